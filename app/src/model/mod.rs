@@ -1,0 +1,10 @@
+//! The view types that cross the wire: small, flat rows keyed by Kubernetes object uid.
+//!
+//! The server projects trimmed Kubernetes objects into these (see the server's `projection`
+//! module); the browser keeps them in keyed stores. No Kubernetes type appears here.
+
+mod rows;
+mod stream;
+
+pub use rows::*;
+pub use stream::*;

@@ -1,0 +1,245 @@
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// How healthy the watch of one cluster is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkState {
+    /// The first list has not finished yet.
+    #[default]
+    Connecting,
+    /// Every watch of the cluster is established and current.
+    Live,
+    /// A watch failed and is being retried with backoff; data shown is as of `since`.
+    Stale,
+}
+
+impl LinkState {
+    /// The CSS/visual variant name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Connecting => "connecting",
+            Self::Live => "live",
+            Self::Stale => "stale",
+        }
+    }
+}
+
+/// One watched cluster (on CKS, one zone).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClusterRow {
+    /// The cluster name (kubeconfig context, or the embedded zone's context name).
+    pub name: String,
+    /// The zone the cluster is in, when known.
+    #[serde(default)]
+    pub zone: Option<String>,
+    pub state: LinkState,
+    /// When `state` began (for `Stale`: the time of the last good data).
+    #[serde(default)]
+    pub since: Option<DateTime<Utc>>,
+    /// The last watch error, if any.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+impl ClusterRow {
+    /// The key of a cluster row: its name.
+    pub fn key(&self) -> &str {
+        &self.name
+    }
+}
+
+/// How a condition should look: derived from type, status and reason by
+/// [`crate::domain::conditions::severity`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Healthy.
+    Ok,
+    /// Normal transition (e.g. scaling towards target).
+    Progressing,
+    /// Needs attention; will likely resolve on its own (e.g. queued for capacity).
+    Warning,
+    /// Will not resolve without action (e.g. invalid spec, zero quota).
+    Error,
+    /// Not reported, or a value this build does not know.
+    #[default]
+    Unknown,
+}
+
+impl Severity {
+    /// The CSS/visual variant name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Progressing => "progressing",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+/// One NodePool condition, ready to show.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConditionView {
+    /// Condition type, e.g. `Capacity`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False`, `Unknown`, or absent (empty) when the pool does not report it.
+    pub status: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+    /// When the condition last changed status.
+    #[serde(default)]
+    pub last_transition: Option<DateTime<Utc>>,
+    pub severity: Severity,
+}
+
+/// One NodePool, as the Node Pools dashboard shows it. Keyed by the NodePool's uid.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolRow {
+    /// The NodePool's `metadata.uid`.
+    pub key: String,
+    /// Provider of the pool: `cks` for CoreWeave NodePools.
+    pub provider: String,
+    pub cluster: String,
+    #[serde(default)]
+    pub zone: Option<String>,
+    pub name: String,
+    /// `spec.computeClass` as sent (`default`, `spot`, or an unknown value verbatim).
+    pub compute_class: String,
+    pub instance_type: String,
+    /// GPUs per node from the shipped catalog; `None` for an unknown instance type.
+    #[serde(default)]
+    pub gpus_per_node: Option<u32>,
+    pub target_nodes: i32,
+    #[serde(default)]
+    pub min_nodes: Option<i32>,
+    #[serde(default)]
+    pub max_nodes: Option<i32>,
+    pub autoscaling: bool,
+    /// `status.queuedNodes`, `None` when the pool has no status yet.
+    #[serde(default)]
+    pub queued_nodes: Option<i32>,
+    #[serde(default)]
+    pub in_progress: Option<i32>,
+    #[serde(default)]
+    pub current_nodes: Option<i32>,
+    /// The five CoreWeave conditions in fixed order, then any others the pool reports.
+    pub conditions: Vec<ConditionView>,
+    /// Nodes of this pool seen in the cluster that are cordoned.
+    #[serde(default)]
+    pub nodes_cordoned: u32,
+    /// Nodes of this pool carrying `qos.coreweave.cloud/pending-preemption=true`.
+    #[serde(default)]
+    pub nodes_preempting: u32,
+    #[serde(default)]
+    pub created: Option<DateTime<Utc>>,
+    /// Why this pool needs attention, one sentence each; empty when healthy.
+    #[serde(default)]
+    pub problems: Vec<String>,
+    /// Set when the object could not be read as a NodePool: the reason, shown in place of
+    /// the fields that could not be read.
+    #[serde(default)]
+    pub malformed: Option<String>,
+    /// Details shown on the pool page.
+    #[serde(default)]
+    pub detail: PoolDetail,
+}
+
+impl PoolRow {
+    /// Whether the dashboard's "has a problem" filter keeps this pool.
+    pub fn has_problem(&self) -> bool {
+        !self.problems.is_empty() || self.malformed.is_some()
+    }
+}
+
+/// The rest of a NodePool's spec and status, for the pool page.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolDetail {
+    #[serde(default)]
+    pub node_labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub node_annotations: BTreeMap<String, String>,
+    /// Taints as `key=value:Effect`.
+    #[serde(default)]
+    pub node_taints: Vec<String>,
+    /// `image.name` / kernel / release train, as one line; `None` when unset.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// `gpu.version`; note that it is ignored when `image` is set.
+    #[serde(default)]
+    pub gpu_version: Option<String>,
+    #[serde(default)]
+    pub scale_down_strategy: Option<String>,
+    #[serde(default)]
+    pub update_strategy: Option<String>,
+    #[serde(default)]
+    pub node_profile: Option<String>,
+    /// Summary lines of `status.pendingNodeConfiguration`.
+    #[serde(default)]
+    pub pending_configuration: Vec<String>,
+    /// Spec or status fields this build does not know, as `path = JSON`.
+    #[serde(default)]
+    pub unknown_fields: Vec<String>,
+    /// `metadata.generation`.
+    #[serde(default)]
+    pub generation: Option<i64>,
+}
+
+/// One Kubernetes Node. Keyed by the Node's uid.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeRow {
+    pub key: String,
+    pub cluster: String,
+    pub name: String,
+    /// The NodePool from `compute.coreweave.com/node-pool`; `None` when the label is missing.
+    #[serde(default)]
+    pub pool: Option<String>,
+    #[serde(default)]
+    pub instance_type: Option<String>,
+    #[serde(default)]
+    pub zone: Option<String>,
+    /// `node.coreweave.cloud/state`, e.g. `production`.
+    #[serde(default)]
+    pub state: Option<String>,
+    /// The `Ready` condition; `None` when not reported.
+    #[serde(default)]
+    pub ready: Option<bool>,
+    /// `spec.unschedulable`.
+    pub cordoned: bool,
+    /// `qos.coreweave.cloud/pending-preemption=true` is set (T=0 of a preemption).
+    pub pending_preemption: bool,
+    /// `qos.coreweave.cloud/evicted-at` as sent (T+2 min: the drain has started).
+    #[serde(default)]
+    pub evicted_at: Option<String>,
+    /// Pods bound to the node.
+    pub pods: u32,
+    #[serde(default)]
+    pub created: Option<DateTime<Utc>>,
+}
+
+/// One Kubernetes Event about a NodePool or a Node. Keyed by the Event's uid.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EventRow {
+    pub key: String,
+    pub cluster: String,
+    /// The NodePool the event concerns: the involved NodePool, or the involved node's pool.
+    #[serde(default)]
+    pub pool: Option<String>,
+    /// `Kind/name` of the involved object.
+    pub object: String,
+    /// `Normal` or `Warning`.
+    pub type_: String,
+    pub reason: String,
+    pub message: String,
+    pub count: i32,
+    /// Last time the event was seen.
+    #[serde(default)]
+    pub last_seen: Option<DateTime<Utc>>,
+}

@@ -1,0 +1,112 @@
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ClusterRow, EventRow, NodeRow, PoolRow};
+
+/// What a stream (or snapshot) covers.
+///
+/// The dashboard needs only pools and clusters; a pool page also needs that pool's nodes and
+/// events. Scoping keeps a 10k-node fleet out of a browser that shows 40 pools.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Scope {
+    /// `Some((cluster, pool name))` to include that pool's nodes and events.
+    #[serde(default)]
+    pub pool: Option<(String, String)>,
+}
+
+impl Scope {
+    /// The dashboard scope: every pool and cluster, no nodes or events.
+    pub fn pools() -> Self {
+        Self { pool: None }
+    }
+
+    /// One pool's page: every pool and cluster, plus the nodes and events of this pool.
+    pub fn pool(cluster: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            pool: Some((cluster.into(), name.into())),
+        }
+    }
+
+    /// The query string of the stream URL for this scope (empty for [`Scope::pools`]).
+    pub fn query(&self) -> String {
+        match &self.pool {
+            Some((c, n)) => format!("cluster={}&pool={}", encode(c), encode(n)),
+            None => String::new(),
+        }
+    }
+
+    /// Whether a node or event row of `cluster`/`pool` belongs in this scope.
+    pub fn wants(&self, cluster: &str, pool: Option<&str>) -> bool {
+        match (&self.pool, pool) {
+            (Some((c, n)), Some(p)) => c == cluster && n == p,
+            _ => false,
+        }
+    }
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The kinds of row a stream carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowKind {
+    Cluster,
+    Pool,
+    Node,
+    Event,
+}
+
+/// Everything in a scope at one revision.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// The hub revision this snapshot is current at; deltas after it have `rev > this`.
+    pub rev: u64,
+    pub clusters: Vec<ClusterRow>,
+    pub pools: Vec<PoolRow>,
+    pub nodes: Vec<NodeRow>,
+    pub events: Vec<EventRow>,
+}
+
+/// One change to one row. The unit of the live stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Delta {
+    /// The hub revision after this change; strictly increasing.
+    pub rev: u64,
+    pub kind: RowKind,
+    /// The row's key (object uid; cluster name for clusters).
+    pub key: String,
+    pub change: Change,
+}
+
+/// What happened to a row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// A row that did not exist: the whole row as JSON.
+    Add(Value),
+    /// An existing row changed: a JSON merge patch (RFC 7386) of its fields, carrying only
+    /// the fields that changed. See [`crate::live::patch`].
+    Patch(Value),
+    /// The row is gone.
+    Remove,
+}
+
+/// A message of the live stream (`GET /api/v1/stream`, Server-Sent Events).
+///
+/// The SSE `event:` field is `snapshot` or `delta`, the `id:` field the revision, and `data:`
+/// this value as JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum StreamMessage {
+    Snapshot(Snapshot),
+    Delta(Delta),
+}

@@ -1,0 +1,1 @@
+//! Command-line flags and environment. Placeholder until the spine wires it.

@@ -1,0 +1,149 @@
+//! The embedded cluster: one in-process Kubernetes API server per simulated CKS zone, and the
+//! CoreWeave behaviour model that drives them.
+//!
+//! # Layout
+//! - [`api`]: the API server (storage with resourceVersions; list/watch/get/create/patch/
+//!   delete; discovery, OpenAPI and tables for kubectl). It knows nothing of CoreWeave.
+//! - [`sim`]: the behaviour model (NodePool controller, node boot, Spot preemption, workloads)
+//!   and the seeded scenario. It talks to [`api`] only through kube-rs, as a real controller
+//!   talks to a real API server.
+//! - `kubeconfig`: the kubeconfig written for kubectl, one context per zone.
+//!
+//! Access: each API server accepts two bearer tokens made at start. The admin token (in the
+//! written kubeconfig, and used by the behaviour model) may do everything; the reader token,
+//! used by spotboard's own watchers, may only get, list and watch, like the read-only
+//! ClusterRole shipped for real clusters.
+
+pub mod api;
+mod kubeconfig;
+pub mod sim;
+
+use std::path::PathBuf;
+
+use kube::Client;
+
+use crate::{Error, Result};
+
+pub use api::Tokens;
+
+/// How to start the embedded cluster.
+#[derive(Clone, Debug)]
+pub struct EmbeddedOptions {
+    /// Zones to simulate, one API server each (names from `coreweave-zones.txt`).
+    pub zones: Vec<String>,
+    /// Seed of the scenario's random choices; the same seed plays the same run.
+    pub seed: u64,
+    /// Time scale: 60 plays a 7-minute preemption in 7 seconds.
+    pub speed: f64,
+    /// Extra nodes to create across the zones for scale tests (`--nodes`), on top of the
+    /// scenario's own.
+    pub extra_nodes: usize,
+    /// Pods per extra node (`--pods-per-node`).
+    pub pods_per_node: usize,
+    /// Whether to seed the scenario and run the behaviour model. Off for tests that want an
+    /// empty API server.
+    pub simulate: bool,
+    /// Where to write the kubeconfig.
+    pub kubeconfig_path: PathBuf,
+}
+
+/// One zone's API server.
+#[derive(Clone, Debug)]
+pub struct Zone {
+    /// Zone name, e.g. `US-EAST-04A`.
+    pub zone: String,
+    /// Context name in the written kubeconfig, e.g. `spotboard-us-east-04a`.
+    pub context: String,
+    /// Base URL, `http://127.0.0.1:<port>`.
+    pub url: String,
+}
+
+/// A running embedded cluster. Dropping it stops its API servers and behaviour model.
+pub struct EmbeddedCluster {
+    pub zones: Vec<Zone>,
+    pub kubeconfig_path: PathBuf,
+    tokens: Tokens,
+    _servers: Vec<api::ApiServer>,
+    _sim: Vec<sim::SimHandle>,
+}
+
+impl EmbeddedCluster {
+    /// Binds one API server per zone on 127.0.0.1 (ephemeral ports), writes the kubeconfig,
+    /// seeds the scenario and starts the behaviour model.
+    ///
+    /// Errors: binding a port, writing the kubeconfig, or seeding through the API.
+    pub async fn start(opts: EmbeddedOptions) -> Result<Self> {
+        let tokens = Tokens::generate();
+        let mut zones = Vec::new();
+        let mut servers = Vec::new();
+        for zone in &opts.zones {
+            let server = api::ApiServer::start(zone, tokens.clone()).await?;
+            zones.push(Zone {
+                zone: zone.clone(),
+                context: context_name(zone),
+                url: server.url(),
+            });
+            servers.push(server);
+        }
+        kubeconfig::write(&opts.kubeconfig_path, &zones, &tokens.admin)?;
+        let mut cluster = Self {
+            zones,
+            kubeconfig_path: opts.kubeconfig_path.clone(),
+            tokens,
+            _servers: servers,
+            _sim: Vec::new(),
+        };
+        if opts.simulate {
+            let sim_opts = sim::SimOptions {
+                seed: opts.seed,
+                speed: opts.speed,
+                extra_nodes: opts.extra_nodes,
+                pods_per_node: opts.pods_per_node,
+                zone_count: cluster.zones.len(),
+            };
+            for (index, zone) in cluster.zones.clone().iter().enumerate() {
+                let client = cluster.admin_client(&zone.zone)?;
+                let handle = sim::start(&zone.zone, index, client, &sim_opts).await?;
+                cluster._sim.push(handle);
+            }
+        }
+        Ok(cluster)
+    }
+
+    /// A client with the read-only token, as spotboard's watchers use.
+    pub fn reader_client(&self, zone: &str) -> Result<Client> {
+        self.client(zone, &self.tokens.reader)
+    }
+
+    /// A client with the admin token, as kubectl and the behaviour model use.
+    pub fn admin_client(&self, zone: &str) -> Result<Client> {
+        self.client(zone, &self.tokens.admin)
+    }
+
+    fn client(&self, zone: &str, token: &str) -> Result<Client> {
+        let z = self
+            .zones
+            .iter()
+            .find(|z| z.zone == zone)
+            .ok_or_else(|| Error::Embedded(format!("no embedded zone {zone}")))?;
+        client_for(&z.url, token, &z.context)
+    }
+}
+
+/// The kubeconfig context name of a zone.
+pub fn context_name(zone: &str) -> String {
+    format!("spotboard-{}", zone.to_ascii_lowercase())
+}
+
+/// A kube-rs client for an http:// API server with a bearer token.
+pub fn client_for(url: &str, token: &str, cluster: &str) -> Result<Client> {
+    let uri = url
+        .parse()
+        .map_err(|e| Error::Embedded(format!("bad url {url}: {e}")))?;
+    let mut config = kube::Config::new(uri);
+    config.auth_info.token = Some(token.to_string().into());
+    Client::try_from(config).map_err(|source| Error::Kube {
+        cluster: cluster.to_string(),
+        source,
+    })
+}

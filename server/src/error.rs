@@ -1,0 +1,57 @@
+//! The error type of the `server` crate.
+
+use std::net::SocketAddr;
+
+/// What can stop spotboard from starting or serving.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading a kubeconfig or reaching a cluster failed.
+    #[error("kubernetes client for {cluster}: {source}")]
+    Kube {
+        cluster: String,
+        #[source]
+        source: kube::Error,
+    },
+    /// A kubeconfig could not be read or did not have the named context.
+    #[error("kubeconfig: {0}")]
+    Kubeconfig(String),
+    /// The NodePool CRD is not installed on a cluster that was asked for.
+    #[error(
+        "cluster {cluster} does not serve compute.coreweave.com/v1alpha1 NodePool. Is this a CKS \
+         cluster? Install the CRD with `spotboard crd | kubectl apply -f -` to watch it anyway"
+    )]
+    CrdMissing { cluster: String },
+    /// Binding the listen address failed.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A configuration choice is unsafe or inconsistent; the text says what to change.
+    #[error("configuration: {0}")]
+    Config(String),
+    /// Any other I/O failure (writing the embedded kubeconfig, serving).
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The embedded cluster's API server refused or failed a request.
+    #[error("embedded cluster: {0}")]
+    Embedded(String),
+}
+
+impl Error {
+    /// Wraps an I/O error with what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
