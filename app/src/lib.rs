@@ -1,8 +1,34 @@
-//! spotboard's shared crate (partial while the spine is assembled).
+//! spotboard's shared crate: the UI (Leptos, SSR + hydrate), the view types that cross the
+//! wire, and the pure domain logic both sides use.
+//!
+//! # Layout
+//! - [`nodepool`]: CoreWeave's `NodePool` CRD as Rust types (the `kube` derive only under `ssr`).
+//! - [`labels`]: CKS label, annotation and event names from the seeds.
+//! - [`catalog`]: the shipped instance types and zones, with their source and date.
+//! - [`model`]: the rows and stream messages the browser receives.
+//! - [`domain`]: pure logic: condition severity, what makes a pool a problem, filters and sorting.
+//! - [`live`]: the browser side of the stream: merge patches, keyed stores, connection state.
+//! - [`pages`] and [`components`]: what a person sees.
+//! - [`error`]: this crate's error type.
+
 pub mod catalog;
+pub mod components;
 pub mod domain;
 pub mod error;
 pub mod labels;
+pub mod live;
 pub mod model;
 pub mod nodepool;
+pub mod pages;
+mod shell;
+
 pub use error::{Error, Result};
+pub use shell::{App, shell};
+
+/// The browser entry point: hydrates the server-rendered page.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(App);
+}

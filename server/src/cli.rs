@@ -1,1 +1,93 @@
-//! Command-line flags and environment. Placeholder until the spine wires it.
+//! Command-line flags and environment.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+/// spotboard: a live dashboard for Kubernetes Spot node pools (CoreWeave CKS NodePools).
+///
+/// With no cluster flags it starts an embedded CKS-like cluster (one Kubernetes API server
+/// per zone, kubectl works against it) and serves the dashboard on http://127.0.0.1:3000.
+#[derive(Parser, Debug)]
+#[command(name = "spotboard", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+/// What to run.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Serve the dashboard (the default).
+    Serve,
+    /// Run only the embedded cluster, for kubectl and for benchmarks that measure the
+    /// dashboard apart from it. Prints the kubeconfig path and waits.
+    Embedded,
+    /// Print the NodePool CustomResourceDefinition as YAML.
+    Crd,
+}
+
+/// Flags of `serve` (and `embedded`, for the embedded cluster's flags).
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address to serve on. Anything but loopback needs --auth-proxy-header.
+    #[arg(long, env = "SPOTBOARD_LISTEN", default_value = "127.0.0.1:3000")]
+    pub listen: SocketAddr,
+
+    /// Watch real clusters from this kubeconfig instead of the embedded cluster.
+    #[arg(long, env = "SPOTBOARD_KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// A kubeconfig context to watch (repeatable). Default: the current context.
+    #[arg(long = "context", requires = "kubeconfig")]
+    pub contexts: Vec<String>,
+
+    /// Watch the cluster this pod runs in (service account credentials).
+    #[arg(long, conflicts_with = "kubeconfig")]
+    pub in_cluster: bool,
+
+    /// Where the embedded cluster writes its kubeconfig.
+    /// Default: $TMPDIR/spotboard-embedded.kubeconfig.
+    #[arg(long, env = "SPOTBOARD_EMBEDDED_KUBECONFIG")]
+    pub embedded_kubeconfig: Option<PathBuf>,
+
+    /// Embedded cluster: zones to simulate, one API server each.
+    #[arg(long, value_delimiter = ',', default_value = "US-EAST-04A,US-CENTRAL-07A,EU-SOUTH-04A")]
+    pub zones: Vec<String>,
+
+    /// Embedded cluster: random seed; the same seed plays the same scenario.
+    #[arg(long, env = "SPOTBOARD_SEED", default_value_t = 42)]
+    pub seed: u64,
+
+    /// Embedded cluster: time scale. 60 plays a 7-minute CKS preemption in 7 seconds.
+    #[arg(long, env = "SPOTBOARD_SPEED", default_value_t = 1.0)]
+    pub speed: f64,
+
+    /// Embedded cluster: extra nodes for scale tests, spread over the zones.
+    #[arg(long, env = "SPOTBOARD_NODES", default_value_t = 0)]
+    pub nodes: usize,
+
+    /// Embedded cluster: pods on each extra node.
+    #[arg(long, default_value_t = 5)]
+    pub pods_per_node: usize,
+
+    /// Trust an authenticating proxy that puts the user's name in this header; required to
+    /// listen on a non-loopback address.
+    #[arg(long, env = "SPOTBOARD_AUTH_PROXY_HEADER")]
+    pub auth_proxy_header: Option<String>,
+
+    /// Directory of the built site (wasm, JS, CSS). cargo-leptos sets LEPTOS_SITE_ROOT.
+    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    pub site_root: String,
+}
+
+impl ServeArgs {
+    /// The embedded kubeconfig path, defaulted.
+    pub fn embedded_kubeconfig_path(&self) -> PathBuf {
+        self.embedded_kubeconfig
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("spotboard-embedded.kubeconfig"))
+    }
+}

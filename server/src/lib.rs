@@ -3,12 +3,24 @@
 //!
 //! # Layout
 //! - [`cli`]: flags and environment.
+//! - [`run`]: wiring: clusters → watchers → hub → HTTP.
 //! - [`embedded`]: the embedded cluster (an API server per zone plus the CoreWeave behaviour
-//!   model) that is the default input and the input of every test.
+//!   model), the default input and the input of every test.
+//! - [`watch`]: one watcher per kind per cluster; objects trimmed to records.
+//! - [`projection`]: pure functions from records to the view rows of `app::model`.
+//! - [`hub`]: the current view, its revision, keyed deltas, resume ring, subscribers.
+//! - [`http`]: pages (Leptos SSR), the SSE stream, the JSON API, health, guards.
+//! - [`crd`]: the NodePool CRD as YAML.
 //! - [`error`]: this crate's error type.
 
 pub mod cli;
+pub mod crd;
 pub mod embedded;
 pub mod error;
+pub mod http;
+pub mod hub;
+pub mod projection;
+pub mod run;
+pub mod watch;
 
 pub use error::{Error, Result};

@@ -1,1 +1,57 @@
-fn main() {}
+//! The `spotboard` binary: parse flags, set up logging, run.
+
+use clap::Parser;
+use server::{
+    cli::{Cli, Command},
+    crd,
+    embedded::EmbeddedCluster,
+    run,
+};
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,kube=warn,tower_http=warn".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Crd => {
+            print!("{}", crd::yaml());
+            Ok(())
+        }
+        Command::Embedded => embedded(&cli.serve).await,
+        Command::Serve => serve(&cli.serve).await,
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("spotboard: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: &server::cli::ServeArgs) -> server::Result<()> {
+    let running = run::start(args, shutdown_signal()).await?;
+    tracing::info!("serving the dashboard on http://{}", running.addr);
+    running.wait().await
+}
+
+async fn embedded(args: &server::cli::ServeArgs) -> server::Result<()> {
+    let cluster = EmbeddedCluster::start(run::embedded_options(args, true)).await?;
+    println!("KUBECONFIG={}", cluster.kubeconfig_path.display());
+    for z in &cluster.zones {
+        println!("{} {} {}", z.context, z.zone, z.url);
+    }
+    shutdown_signal().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    // If Ctrl-C cannot be installed there is no way to ask for shutdown; run until killed.
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}

@@ -100,13 +100,13 @@ pub enum Change {
     Remove,
 }
 
-/// A message of the live stream (`GET /api/v1/stream`, Server-Sent Events).
+/// The names of the Server-Sent Events of the live stream (`GET /api/v1/stream`).
 ///
-/// The SSE `event:` field is `snapshot` or `delta`, the `id:` field the revision, and `data:`
-/// this value as JSON.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "type")]
-pub enum StreamMessage {
-    Snapshot(Snapshot),
-    Delta(Delta),
+/// `snapshot` carries a [`Snapshot`], `delta` a [`Delta`], both as JSON in `data:`; the SSE
+/// `id:` is the revision, so a reconnecting browser's `Last-Event-ID` says where to resume.
+pub mod sse {
+    /// Event name of a [`super::Snapshot`].
+    pub const SNAPSHOT: &str = "snapshot";
+    /// Event name of a [`super::Delta`].
+    pub const DELTA: &str = "delta";
 }

@@ -120,6 +120,16 @@ impl EmbeddedCluster {
         self.client(zone, &self.tokens.admin)
     }
 
+    /// Simulates an API outage of one zone: while on, its API server answers 503 and ends
+    /// open watches (see [`api::ApiServer::set_outage`]). For "stale since" tests and demos.
+    pub fn set_outage(&self, zone: &str, on: bool) {
+        for (z, server) in self.zones.iter().zip(&self._servers) {
+            if z.zone == zone {
+                server.set_outage(on);
+            }
+        }
+    }
+
     fn client(&self, zone: &str, token: &str) -> Result<Client> {
         let z = self
             .zones

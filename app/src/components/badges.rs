@@ -1,0 +1,70 @@
+//! Badges: conditions, compute class, link and connection states.
+
+use leptos::prelude::*;
+
+use crate::{
+    components::time::{clock, stamp},
+    model::{ClusterRow, ConditionView, LinkState},
+};
+
+/// One condition as a coloured badge; status, reason, message and last transition on hover
+/// and for screen readers.
+#[component]
+pub fn ConditionBadge(cond: ConditionView) -> impl IntoView {
+    let reason = if cond.reason.is_empty() {
+        if cond.status.is_empty() {
+            "not reported".to_string()
+        } else {
+            cond.status.clone()
+        }
+    } else {
+        cond.reason.clone()
+    };
+    let title = format!(
+        "{}: {} ({})\n{}\nLast transition: {}",
+        cond.type_,
+        if cond.status.is_empty() { "not reported" } else { &cond.status },
+        reason,
+        cond.message,
+        stamp(cond.last_transition)
+    );
+    let class = format!("badge cond sev-{}", cond.severity.as_str());
+    view! {
+        <span class=class title=title.clone() aria-label=title tabindex="0" data-type=cond.type_.clone()>
+            <span class="cond-type">{short_type(&cond.type_)}</span>
+            <span class="cond-reason">{reason}</span>
+        </span>
+    }
+}
+
+fn short_type(t: &str) -> String {
+    match t {
+        "NodeReconfigurationRequired" => "Reconfig".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The computeClass as a badge (`spot` stands out; unknown classes show verbatim).
+#[component]
+pub fn ClassBadge(class: String) -> impl IntoView {
+    let variant = match class.as_str() {
+        "spot" => "spot",
+        "default" => "default",
+        _ => "other",
+    };
+    view! { <span class=format!("badge class-{variant}")>{class}</span> }
+}
+
+/// A watched cluster's link state: live, connecting, or stale since the last good data.
+#[component]
+pub fn ClusterBadge(row: Signal<ClusterRow>) -> impl IntoView {
+    let text = move || {
+        row.with(|r| match (r.state, r.since) {
+            (LinkState::Stale, Some(t)) => format!("{} · stale since {}", r.name, clock(t)),
+            (state, _) => format!("{} · {}", r.name, state.as_str()),
+        })
+    };
+    let title = move || row.with(|r| r.message.clone().unwrap_or_default());
+    let class = move || format!("badge link-{}", row.with(|r| r.state.as_str()));
+    view! { <span class=class title=title data-cluster=move || row.with(|r| r.name.clone())>{text}</span> }
+}

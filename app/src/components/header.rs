@@ -1,0 +1,66 @@
+//! The page header: navigation, the stream's state, and the theme switch.
+
+use leptos::prelude::*;
+use leptos_router::components::A;
+use leptos_use::{ColorMode, UseColorModeReturn, use_color_mode};
+
+use crate::{
+    components::time::clock,
+    live::{ConnState, LiveStore},
+};
+
+/// The header on every page.
+#[component]
+pub fn Header() -> impl IntoView {
+    view! {
+        <header class="topbar">
+            <a class="skip" href="#main">"Skip to content"</a>
+            <A href="/" attr:class="brand">"spotboard"</A>
+            <nav aria-label="Main">
+                <A href="/">"Node Pools"</A>
+            </nav>
+            <div class="spacer"></div>
+            <ConnBadge />
+            <ThemeToggle />
+        </header>
+    }
+}
+
+/// The stream's state: live, connecting, or reconnecting with the time of the last data.
+#[component]
+fn ConnBadge() -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let text = move || match live.conn.get() {
+        ConnState::Live => "live".to_string(),
+        ConnState::Connecting => "connecting".to_string(),
+        ConnState::Reconnecting => match live.last_message.get() {
+            Some(t) => format!("reconnecting · stale since {}", clock(t)),
+            None => "reconnecting".to_string(),
+        },
+    };
+    let class = move || format!("badge conn conn-{}", live.conn.get().as_str());
+    view! {
+        <span class=class role="status" aria-live="polite" data-testid="conn">
+            {text}
+        </span>
+    }
+}
+
+/// Light / dark / system theme, remembered in local storage.
+#[component]
+fn ThemeToggle() -> impl IntoView {
+    let UseColorModeReturn { mode, set_mode, .. } = use_color_mode();
+    let next = move || match mode.get() {
+        ColorMode::Dark => ColorMode::Light,
+        _ => ColorMode::Dark,
+    };
+    let label = move || match mode.get() {
+        ColorMode::Dark => "Light theme",
+        _ => "Dark theme",
+    };
+    view! {
+        <button class="theme" type="button" on:click=move |_| set_mode.set(next())>
+            {label}
+        </button>
+    }
+}

@@ -1,0 +1,5 @@
+//! Reusable pieces of the pages.
+
+pub mod badges;
+pub mod header;
+pub mod time;

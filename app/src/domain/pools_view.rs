@@ -1,0 +1,244 @@
+//! The Node Pools dashboard's filters and sort order, as pure functions of the URL query.
+//!
+//! Filters and sort live in the URL (`?zone=US-EAST-04A&class=spot&problem=1&sort=current&desc=1`)
+//! so a filtered view can be bookmarked and shared.
+
+use std::cmp::Ordering;
+
+use crate::model::PoolRow;
+
+/// Columns the dashboard can sort by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortKey {
+    #[default]
+    Name,
+    Cluster,
+    InstanceType,
+    ComputeClass,
+    Target,
+    Current,
+    Queued,
+    InProgress,
+    Age,
+    Problems,
+}
+
+impl SortKey {
+    /// Every key with its URL name.
+    pub const ALL: [(SortKey, &'static str); 10] = [
+        (SortKey::Name, "name"),
+        (SortKey::Cluster, "cluster"),
+        (SortKey::InstanceType, "type"),
+        (SortKey::ComputeClass, "class"),
+        (SortKey::Target, "target"),
+        (SortKey::Current, "current"),
+        (SortKey::Queued, "queued"),
+        (SortKey::InProgress, "inprogress"),
+        (SortKey::Age, "age"),
+        (SortKey::Problems, "problems"),
+    ];
+
+    /// The URL name of this key.
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map(|(_, s)| *s)
+            .unwrap_or("name")
+    }
+
+    /// Parses a URL name; unknown names sort by name.
+    pub fn parse(s: &str) -> Self {
+        Self::ALL
+            .iter()
+            .find(|(_, n)| *n == s)
+            .map(|(k, _)| *k)
+            .unwrap_or_default()
+    }
+}
+
+/// The dashboard's filter and sort state, as held in the URL query.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PoolQuery {
+    /// Keep only pools in this zone (or, when the zone is unknown, this cluster).
+    pub zone: Option<String>,
+    /// Keep only pools of this computeClass.
+    pub class: Option<String>,
+    /// Keep only pools of this instance type.
+    pub instance_type: Option<String>,
+    /// Keep only pools with a problem (see [`PoolRow::has_problem`]).
+    pub problem: bool,
+    /// Free-text match on the pool name.
+    pub text: Option<String>,
+    pub sort: SortKey,
+    pub desc: bool,
+}
+
+impl PoolQuery {
+    /// Reads the query from URL parameters (`get(name)` returns the value of `?name=`).
+    pub fn from_params(get: impl Fn(&str) -> Option<String>) -> Self {
+        let non_empty = |k: &str| get(k).filter(|v| !v.is_empty());
+        Self {
+            zone: non_empty("zone"),
+            class: non_empty("class"),
+            instance_type: non_empty("type"),
+            problem: matches!(get("problem").as_deref(), Some("1" | "true")),
+            text: non_empty("q"),
+            sort: get("sort").map(|s| SortKey::parse(&s)).unwrap_or_default(),
+            desc: matches!(get("desc").as_deref(), Some("1" | "true")),
+        }
+    }
+
+    /// The URL parameters of this query, defaults left out.
+    pub fn to_params(&self) -> Vec<(&'static str, String)> {
+        let mut p = Vec::new();
+        if let Some(z) = &self.zone {
+            p.push(("zone", z.clone()));
+        }
+        if let Some(c) = &self.class {
+            p.push(("class", c.clone()));
+        }
+        if let Some(t) = &self.instance_type {
+            p.push(("type", t.clone()));
+        }
+        if self.problem {
+            p.push(("problem", "1".into()));
+        }
+        if let Some(q) = &self.text {
+            p.push(("q", q.clone()));
+        }
+        if self.sort != SortKey::Name {
+            p.push(("sort", self.sort.as_str().into()));
+        }
+        if self.desc {
+            p.push(("desc", "1".into()));
+        }
+        p
+    }
+
+    /// Whether a pool passes every filter.
+    pub fn matches(&self, row: &PoolRow) -> bool {
+        let zone_ok = self
+            .zone
+            .as_ref()
+            .is_none_or(|z| row.zone.as_deref().unwrap_or(&row.cluster) == z);
+        let class_ok = self.class.as_ref().is_none_or(|c| &row.compute_class == c);
+        let type_ok = self
+            .instance_type
+            .as_ref()
+            .is_none_or(|t| &row.instance_type == t);
+        let text_ok = self
+            .text
+            .as_ref()
+            .is_none_or(|q| row.name.to_lowercase().contains(&q.to_lowercase()));
+        zone_ok && class_ok && type_ok && text_ok && (!self.problem || row.has_problem())
+    }
+
+    /// The order of two pools under this query's sort; ties fall back to cluster then name so
+    /// the order is stable while rows update.
+    pub fn compare(&self, a: &PoolRow, b: &PoolRow) -> Ordering {
+        let primary = match self.sort {
+            SortKey::Name => a.name.cmp(&b.name),
+            SortKey::Cluster => a.cluster.cmp(&b.cluster),
+            SortKey::InstanceType => a.instance_type.cmp(&b.instance_type),
+            SortKey::ComputeClass => a.compute_class.cmp(&b.compute_class),
+            SortKey::Target => a.target_nodes.cmp(&b.target_nodes),
+            SortKey::Current => a.current_nodes.cmp(&b.current_nodes),
+            SortKey::Queued => a.queued_nodes.cmp(&b.queued_nodes),
+            SortKey::InProgress => a.in_progress.cmp(&b.in_progress),
+            // Newest first reads as "youngest age first" only with desc; keep ascending = oldest.
+            SortKey::Age => a.created.cmp(&b.created),
+            SortKey::Problems => (a.problems.len() + usize::from(a.malformed.is_some()))
+                .cmp(&(b.problems.len() + usize::from(b.malformed.is_some()))),
+        };
+        let primary = if self.desc {
+            primary.reverse()
+        } else {
+            primary
+        };
+        primary
+            .then_with(|| a.cluster.cmp(&b.cluster))
+            .then_with(|| a.name.cmp(&b.name))
+    }
+}
+
+/// Distinct values of a field over the pools, sorted, for filter drop-downs.
+pub fn distinct<'a>(rows: impl Iterator<Item = &'a PoolRow>, f: impl Fn(&PoolRow) -> String) -> Vec<String> {
+    let mut v: Vec<String> = rows.map(f).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(name: &str, cluster: &str, class: &str, current: i32, problem: bool) -> PoolRow {
+        PoolRow {
+            key: format!("{cluster}/{name}"),
+            name: name.into(),
+            cluster: cluster.into(),
+            zone: Some(cluster.to_uppercase()),
+            compute_class: class.into(),
+            instance_type: "gd-8xa100-i128".into(),
+            current_nodes: Some(current),
+            problems: if problem { vec!["quota".into()] } else { vec![] },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn query_round_trips_through_params() {
+        let q = PoolQuery {
+            zone: Some("US-EAST-04A".into()),
+            class: Some("spot".into()),
+            problem: true,
+            sort: SortKey::Current,
+            desc: true,
+            ..Default::default()
+        };
+        let params = q.to_params();
+        let back = PoolQuery::from_params(|k| params.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()));
+        assert_eq!(back, q);
+        assert!(PoolQuery::default().to_params().is_empty());
+    }
+
+    #[test]
+    fn filters_combine() {
+        let rows = [
+            pool("a", "us-east-04a", "spot", 1, false),
+            pool("b", "us-east-04a", "default", 2, true),
+            pool("c", "eu-south-04a", "spot", 3, true),
+        ];
+        let q = PoolQuery {
+            class: Some("spot".into()),
+            problem: true,
+            ..Default::default()
+        };
+        let kept: Vec<_> = rows.iter().filter(|r| q.matches(r)).map(|r| r.name.as_str()).collect();
+        assert_eq!(kept, ["c"]);
+        let q = PoolQuery {
+            zone: Some("US-EAST-04A".into()),
+            ..Default::default()
+        };
+        assert_eq!(rows.iter().filter(|r| q.matches(r)).count(), 2);
+    }
+
+    #[test]
+    fn sort_is_stable_and_reversible() {
+        let mut rows = vec![
+            pool("b", "z1", "spot", 5, false),
+            pool("a", "z2", "spot", 5, false),
+            pool("c", "z1", "spot", 1, false),
+        ];
+        let q = PoolQuery {
+            sort: SortKey::Current,
+            desc: true,
+            ..Default::default()
+        };
+        rows.sort_by(|a, b| q.compare(a, b));
+        let names: Vec<_> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["b", "a", "c"]);
+    }
+}

@@ -1,0 +1,298 @@
+//! Keyed reactive stores for the rows of the live stream.
+//!
+//! Each row lives in its own signal inside a keyed index. A patch to a row updates only that
+//! row's signal, so only the views reading that row re-render; the index signal changes only
+//! when rows are added or removed, which is when a keyed `<For>` has work to do.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::model::{Change, ClusterRow, Delta, EventRow, NodeRow, PoolRow, RowKind, Snapshot};
+
+use super::patch;
+
+/// Rows of one kind, keyed by their key (object uid, or cluster name).
+pub struct Keyed<T: Send + Sync + 'static> {
+    index: RwSignal<BTreeMap<String, RwSignal<T>>>,
+}
+
+impl<T: Send + Sync + 'static> Clone for Keyed<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Send + Sync + 'static> Copy for Keyed<T> {}
+
+impl<T> Keyed<T>
+where
+    T: Clone + PartialEq + Serialize + DeserializeOwned + Send + Sync + 'static,
+{
+    fn new() -> Self {
+        Self {
+            index: RwSignal::new(BTreeMap::new()),
+        }
+    }
+
+    /// The keys, tracked: changes when rows are added or removed.
+    pub fn keys(&self) -> Vec<String> {
+        self.index.with(|m| m.keys().cloned().collect())
+    }
+
+    /// The signal of one row, if present (tracks the index).
+    pub fn get(&self, key: &str) -> Option<RwSignal<T>> {
+        self.index.with(|m| m.get(key).copied())
+    }
+
+    /// Every row signal, tracked on the index only.
+    pub fn signals(&self) -> Vec<RwSignal<T>> {
+        self.index.with(|m| m.values().copied().collect())
+    }
+
+    /// Every row's current value, tracked on the index and every row.
+    pub fn values(&self) -> Vec<T> {
+        self.index.with(|m| m.values().map(|s| s.get()).collect())
+    }
+
+    /// Number of rows, tracked on the index.
+    pub fn len(&self) -> usize {
+        self.index.with(|m| m.len())
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Replaces every row, keeping the signals of rows that stay (so their views stay mounted).
+    fn replace(&self, rows: Vec<T>, key: impl Fn(&T) -> String) {
+        let mut fresh = BTreeMap::new();
+        let old = self.index.get_untracked();
+        let mut changed_keys = old.len() != rows.len();
+        for row in rows {
+            let k = key(&row);
+            match old.get(&k) {
+                Some(sig) => {
+                    if sig.with_untracked(|r| r != &row) {
+                        sig.set(row);
+                    }
+                    fresh.insert(k, *sig);
+                }
+                None => {
+                    changed_keys = true;
+                    fresh.insert(k, RwSignal::new(row));
+                }
+            }
+        }
+        if changed_keys {
+            self.index.set(fresh);
+        }
+    }
+
+    fn apply(&self, key: &str, change: &Change) -> Result<(), String> {
+        match change {
+            Change::Add(v) => {
+                let row: T = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+                match self.index.with_untracked(|m| m.get(key).copied()) {
+                    Some(sig) => sig.set(row),
+                    None => self.index.update(|m| {
+                        m.insert(key.to_string(), RwSignal::new(row));
+                    }),
+                }
+            }
+            Change::Patch(p) => {
+                let Some(sig) = self.index.with_untracked(|m| m.get(key).copied()) else {
+                    return Err(format!("patch for unknown row {key}"));
+                };
+                let mut row = sig.get_untracked();
+                patch::apply(&mut row, p).map_err(|e| e.to_string())?;
+                sig.set(row);
+            }
+            Change::Remove => {
+                if self.index.with_untracked(|m| m.contains_key(key)) {
+                    self.index.update(|m| {
+                        m.remove(key);
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The state of this tab's connection to the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnState {
+    /// Showing server-rendered data; the stream has not opened yet.
+    Connecting,
+    /// The stream is open.
+    Live,
+    /// The stream dropped; the browser is retrying. Data is as of the last message.
+    Reconnecting,
+}
+
+impl ConnState {
+    /// The CSS/visual variant name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Connecting => "connecting",
+            Self::Live => "live",
+            Self::Reconnecting => "reconnecting",
+        }
+    }
+}
+
+/// Everything this tab shows, keyed, plus the connection state. Provided as context by
+/// [`crate::App`].
+#[derive(Clone, Copy)]
+pub struct LiveStore {
+    /// The last revision applied.
+    pub rev: RwSignal<u64>,
+    pub conn: RwSignal<ConnState>,
+    /// When the last snapshot or delta arrived (for "stale since").
+    pub last_message: RwSignal<Option<DateTime<Utc>>>,
+    pub clusters: Keyed<ClusterRow>,
+    pub pools: Keyed<PoolRow>,
+    pub nodes: Keyed<NodeRow>,
+    pub events: Keyed<EventRow>,
+}
+
+impl Default for LiveStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LiveStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self {
+            rev: RwSignal::new(0),
+            conn: RwSignal::new(ConnState::Connecting),
+            last_message: RwSignal::new(None),
+            clusters: Keyed::new(),
+            pools: Keyed::new(),
+            nodes: Keyed::new(),
+            events: Keyed::new(),
+        }
+    }
+
+    /// Replaces the store's contents with a snapshot.
+    pub fn seed(&self, snap: Snapshot) {
+        self.clusters.replace(snap.clusters, |r| r.name.clone());
+        self.pools.replace(snap.pools, |r| r.key.clone());
+        self.nodes.replace(snap.nodes, |r| r.key.clone());
+        self.events.replace(snap.events, |r| r.key.clone());
+        self.rev.set(snap.rev);
+    }
+
+    /// Applies one delta. Deltas at or below the current revision are ignored (they can
+    /// arrive twice around a reconnect).
+    ///
+    /// Errors: the text of a row that could not be decoded or patched; the caller should ask
+    /// for a fresh snapshot.
+    pub fn apply(&self, delta: &Delta) -> Result<(), String> {
+        if delta.rev <= self.rev.get_untracked() {
+            return Ok(());
+        }
+        let r = match delta.kind {
+            RowKind::Cluster => self.clusters.apply(&delta.key, &delta.change),
+            RowKind::Pool => self.pools.apply(&delta.key, &delta.change),
+            RowKind::Node => self.nodes.apply(&delta.key, &delta.change),
+            RowKind::Event => self.events.apply(&delta.key, &delta.change),
+        };
+        self.rev.set(delta.rev);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Scope;
+
+    fn pool(key: &str, current: i32) -> PoolRow {
+        PoolRow {
+            key: key.into(),
+            name: key.into(),
+            current_nodes: Some(current),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_patch_touches_one_row_signal_and_not_the_index() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let store = LiveStore::new();
+            store.seed(Snapshot {
+                rev: 5,
+                pools: vec![pool("a", 1), pool("b", 2)],
+                ..Default::default()
+            });
+            let a = store.pools.get("a").unwrap();
+            let b = store.pools.get("b").unwrap();
+            store
+                .apply(&Delta {
+                    rev: 6,
+                    kind: RowKind::Pool,
+                    key: "b".into(),
+                    change: Change::Patch(serde_json::json!({"current_nodes": 3})),
+                })
+                .unwrap();
+            assert_eq!(b.get_untracked().current_nodes, Some(3));
+            assert_eq!(a.get_untracked().current_nodes, Some(1));
+            // The same signal object is still in the index: views keyed on it stay mounted.
+            assert_eq!(store.pools.get("b").unwrap(), b);
+            assert_eq!(store.rev.get_untracked(), 6);
+        });
+    }
+
+    #[test]
+    fn add_remove_and_stale_deltas() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let store = LiveStore::new();
+            store.seed(Snapshot {
+                rev: 10,
+                pools: vec![pool("a", 1)],
+                ..Default::default()
+            });
+            let add = Delta {
+                rev: 11,
+                kind: RowKind::Pool,
+                key: "c".into(),
+                change: Change::Add(serde_json::to_value(pool("c", 0)).unwrap()),
+            };
+            store.apply(&add).unwrap();
+            assert_eq!(store.pools.keys(), ["a", "c"]);
+            let old = Delta {
+                rev: 9,
+                kind: RowKind::Pool,
+                key: "a".into(),
+                change: Change::Remove,
+            };
+            store.apply(&old).unwrap();
+            assert_eq!(store.pools.len(), 2, "a delta older than the store is ignored");
+            store
+                .apply(&Delta {
+                    rev: 12,
+                    kind: RowKind::Pool,
+                    key: "a".into(),
+                    change: Change::Remove,
+                })
+                .unwrap();
+            assert_eq!(store.pools.keys(), ["c"]);
+            let bad = Delta {
+                rev: 13,
+                kind: RowKind::Pool,
+                key: "zzz".into(),
+                change: Change::Patch(serde_json::json!({})),
+            };
+            assert!(store.apply(&bad).is_err());
+            let _ = Scope::pools();
+        });
+    }
+}

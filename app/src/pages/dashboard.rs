@@ -1,0 +1,301 @@
+//! `/`: every NodePool across the watched clusters, live.
+
+use leptos::prelude::*;
+use leptos_router::{
+    components::A,
+    hooks::{use_navigate, use_query_map},
+};
+
+use crate::{
+    components::{
+        badges::{ClassBadge, ClusterBadge, ConditionBadge},
+        time::{age, use_now},
+    },
+    domain::pools_view::{PoolQuery, SortKey, distinct},
+    live::{LiveStore, use_live},
+    model::{PoolRow, Scope},
+};
+
+/// The Node Pools dashboard.
+#[component]
+pub fn Dashboard() -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let snapshot = use_live(Scope::pools);
+    let query_map = use_query_map();
+    let query = Memo::new(move |_| query_map.with(|q| PoolQuery::from_params(|k| q.get(k))));
+
+    let navigate = use_navigate();
+    let set_query = move |q: PoolQuery| {
+        let params: Vec<String> = q
+            .to_params()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={}", urlencode(&v)))
+            .collect();
+        let url = if params.is_empty() {
+            "/".to_string()
+        } else {
+            format!("/?{}", params.join("&"))
+        };
+        navigate(&url, leptos_router::NavigateOptions { replace: true, scroll: false, ..Default::default() });
+    };
+
+    // Only the keys in display order: a patch to one pool re-renders that row, and re-sorts
+    // only when the sort column changed.
+    let keys = Memo::new(move |_| {
+        let q = query.get();
+        let mut rows: Vec<PoolRow> = live.pools.values().into_iter().filter(|r| q.matches(r)).collect();
+        rows.sort_by(|a, b| q.compare(a, b));
+        rows.into_iter().map(|r| r.key).collect::<Vec<_>>()
+    });
+
+    view! {
+        <section class="page-head">
+            <h1>"Node Pools"</h1>
+            <Clusters />
+        </section>
+        <Filters query set_query=set_query.clone() />
+        <Suspense fallback=|| view! { <p class="loading" role="status">"Loading node pools…"</p> }>
+            {move || snapshot.get().map(|r| match r {
+                Err(e) => view! { <p class="error" role="alert">"Could not load the node pools: " {e.to_string()}</p> }.into_any(),
+                Ok(_) => view! { <PoolTable keys query set_query=set_query.clone() /> }.into_any(),
+            })}
+        </Suspense>
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[component]
+fn Clusters() -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    view! {
+        <div class="clusters" aria-label="Watched clusters">
+            <For each=move || live.clusters.keys() key=|k| k.clone() let:key>
+                {live.clusters.get(&key).map(|row| view! { <ClusterBadge row=row.into() /> })}
+            </For>
+        </div>
+    }
+}
+
+#[component]
+fn Filters<F>(query: Memo<PoolQuery>, set_query: F) -> impl IntoView
+where
+    F: Fn(PoolQuery) + Clone + Send + Sync + 'static,
+{
+    let live = expect_context::<LiveStore>();
+    let options = move |f: fn(&PoolRow) -> String| {
+        let rows = live.pools.values();
+        distinct(rows.iter(), f)
+    };
+    let select = {
+        let set_query = set_query.clone();
+        move |label: &'static str, name: &'static str, get: fn(&PoolQuery) -> Option<String>, set: fn(&mut PoolQuery, Option<String>), f: fn(&PoolRow) -> String| {
+            let set_query = set_query.clone();
+            view! {
+                <label>
+                    {label}
+                    <select
+                        name=name
+                        prop:value=move || get(&query.get()).unwrap_or_default()
+                        on:change=move |ev| {
+                            let v = event_target_value(&ev);
+                            let mut q = query.get_untracked();
+                            set(&mut q, (!v.is_empty()).then_some(v));
+                            set_query(q);
+                        }
+                    >
+                        <option value="">"All"</option>
+                        {move || {
+                            let current = get(&query.get()).unwrap_or_default();
+                            options(f)
+                                .into_iter()
+                                .map(|o| {
+                                    let selected = o == current;
+                                    view! { <option value=o.clone() selected=selected>{o.clone()}</option> }
+                                })
+                                .collect_view()
+                        }}
+                    </select>
+                </label>
+            }
+        }
+    };
+    let set_problem = set_query.clone();
+    let set_text = set_query.clone();
+    view! {
+        <form class="filters" role="search" on:submit=|ev| ev.prevent_default()>
+            {select("Zone", "zone", |q| q.zone.clone(), |q, v| q.zone = v, |r| r.zone.clone().unwrap_or_else(|| r.cluster.clone()))}
+            {select("Class", "class", |q| q.class.clone(), |q, v| q.class = v, |r| r.compute_class.clone())}
+            {select("Instance type", "type", |q| q.instance_type.clone(), |q, v| q.instance_type = v, |r| r.instance_type.clone())}
+            <label class="check">
+                <input
+                    type="checkbox"
+                    name="problem"
+                    prop:checked=move || query.get().problem
+                    on:change=move |ev| {
+                        let mut q = query.get_untracked();
+                        q.problem = event_target_checked(&ev);
+                        set_problem(q);
+                    }
+                />
+                "Has a problem"
+            </label>
+            <label>
+                "Name"
+                <input
+                    type="search"
+                    name="q"
+                    placeholder="filter by name"
+                    prop:value=move || query.get().text.unwrap_or_default()
+                    on:input=move |ev| {
+                        let v = event_target_value(&ev);
+                        let mut q = query.get_untracked();
+                        q.text = (!v.is_empty()).then_some(v);
+                        set_text(q);
+                    }
+                />
+            </label>
+        </form>
+    }
+}
+
+#[component]
+fn PoolTable<F>(keys: Memo<Vec<String>>, query: Memo<PoolQuery>, set_query: F) -> impl IntoView
+where
+    F: Fn(PoolQuery) + Clone + Send + Sync + 'static,
+{
+    let live = expect_context::<LiveStore>();
+    let header = move |label: &'static str, key: SortKey| {
+        let set_query = set_query.clone();
+        let aria = move || {
+            let q = query.get();
+            if q.sort != key {
+                "none"
+            } else if q.desc {
+                "descending"
+            } else {
+                "ascending"
+            }
+        };
+        view! {
+            <th aria-sort=aria scope="col">
+                <button
+                    type="button"
+                    class="sort"
+                    on:click=move |_| {
+                        let mut q = query.get_untracked();
+                        q.desc = q.sort == key && !q.desc;
+                        q.sort = key;
+                        set_query(q);
+                    }
+                >
+                    {label}
+                </button>
+            </th>
+        }
+    };
+    view! {
+        <Show
+            when=move || !keys.get().is_empty()
+            fallback=move || {
+                if live.pools.is_empty() {
+                    view! { <p class="empty">"No NodePools in the watched clusters yet. Create one with kubectl apply, and it appears here."</p> }
+                } else {
+                    view! { <p class="empty">"No pools match these filters."</p> }
+                }
+            }
+        >
+            <div class="table-wrap">
+                <table class="pools" data-testid="pools">
+                    <thead>
+                        <tr>
+                            {header("Name", SortKey::Name)}
+                            {header("Cluster / zone", SortKey::Cluster)}
+                            {header("Instance type", SortKey::InstanceType)}
+                            {header("Class", SortKey::ComputeClass)}
+                            {header("Target", SortKey::Target)}
+                            {header("Current", SortKey::Current)}
+                            {header("Queued", SortKey::Queued)}
+                            {header("In progress", SortKey::InProgress)}
+                            <th scope="col">"Min / max"</th>
+                            <th scope="col">"Conditions"</th>
+                            {header("Problems", SortKey::Problems)}
+                            {header("Age", SortKey::Age)}
+                        </tr>
+                    </thead>
+                    <tbody>
+                        <For each=move || keys.get() key=|k| k.clone() let:key>
+                            {live.pools.get(&key).map(|row| view! { <PoolRowView row /> })}
+                        </For>
+                    </tbody>
+                </table>
+            </div>
+        </Show>
+    }
+}
+
+fn count(v: Option<i32>) -> String {
+    v.map(|n| n.to_string()).unwrap_or_else(|| "—".into())
+}
+
+#[component]
+fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
+    let now = use_now();
+    let href = move || row.with(|r| format!("/pools/{}/{}", urlencode(&r.cluster), urlencode(&r.name)));
+    let problems = move || {
+        row.with(|r| {
+            let mut p = r.problems.clone();
+            if let Some(m) = &r.malformed {
+                p.insert(0, format!("Malformed object: {m}"));
+            }
+            p
+        })
+    };
+    view! {
+        <tr data-pool=move || row.with(|r| r.name.clone()) data-cluster=move || row.with(|r| r.cluster.clone())>
+            <th scope="row">
+                <A href=href>{move || row.with(|r| r.name.clone())}</A>
+            </th>
+            <td>
+                {move || row.with(|r| r.cluster.clone())}
+                <span class="muted">{move || row.with(|r| r.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default())}</span>
+            </td>
+            <td>
+                <code>{move || row.with(|r| r.instance_type.clone())}</code>
+                <span class="muted">{move || row.with(|r| r.gpus_per_node.filter(|g| *g > 0).map(|g| format!(" · {g} GPU")).unwrap_or_default())}</span>
+            </td>
+            <td>{move || view! { <ClassBadge class=row.with(|r| r.compute_class.clone()) /> }}</td>
+            <td class="num" data-col="target">{move || row.with(|r| r.target_nodes.to_string())}</td>
+            <td class="num" data-col="current">{move || row.with(|r| count(r.current_nodes))}</td>
+            <td class="num" data-col="queued">{move || row.with(|r| count(r.queued_nodes))}</td>
+            <td class="num" data-col="inprogress">{move || row.with(|r| count(r.in_progress))}</td>
+            <td class="num">
+                {move || row.with(|r| match (r.min_nodes, r.max_nodes) {
+                    (None, None) => "—".to_string(),
+                    (min, max) => format!("{} / {}", count(min), count(max)),
+                })}
+                {move || row.with(|r| r.autoscaling).then(|| view! { <span class="badge auto" title="autoscaling">"auto"</span> })}
+            </td>
+            <td class="conds">
+                {move || row.with(|r| r.conditions.iter().cloned().map(|c| view! { <ConditionBadge cond=c /> }).collect_view())}
+                {move || row.with(|r| (r.nodes_preempting > 0).then(|| {
+                    let n = r.nodes_preempting;
+                    view! { <span class="badge preempting" title="nodes with qos.coreweave.cloud/pending-preemption=true">{format!("{n} preempting")}</span> }
+                }))}
+            </td>
+            <td class="problems">
+                <ul>{move || problems().into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}</ul>
+            </td>
+            <td class="num" title=move || crate::components::time::stamp(row.with(|r| r.created))>
+                {move || age(row.with(|r| r.created), now.get())}
+            </td>
+        </tr>
+    }
+}

@@ -1,0 +1,116 @@
+//! `/pools/:cluster/:name`: one NodePool's spec, conditions, nodes and events, live.
+
+use leptos::prelude::*;
+use leptos_router::{components::A, hooks::use_params_map};
+
+use crate::{
+    components::{
+        badges::{ClassBadge, ConditionBadge},
+        time::stamp,
+    },
+    live::{LiveStore, use_live},
+    model::{PoolRow, Scope},
+};
+
+use super::pool_parts::{EventList, NodeTable, SpecList};
+
+/// The pool detail page.
+#[component]
+pub fn PoolPage() -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let params = use_params_map();
+    let cluster = move || params.with(|p| p.get("cluster").unwrap_or_default());
+    let name = move || params.with(|p| p.get("name").unwrap_or_default());
+    let snapshot = use_live(move || Scope::pool(cluster(), name()));
+    let pool = Memo::new(move |_| {
+        let (c, n) = (cluster(), name());
+        live.pools
+            .signals()
+            .into_iter()
+            .find(|s| s.with(|r| r.cluster == c && r.name == n))
+    });
+
+    view! {
+        <nav class="crumbs" aria-label="Breadcrumb">
+            <A href="/">"Node Pools"</A>
+            " / "
+            {cluster}
+            " / "
+            <span aria-current="page">{name}</span>
+        </nav>
+        <Suspense fallback=|| view! { <p class="loading" role="status">"Loading pool…"</p> }>
+            {move || snapshot.get().map(|r| match r {
+                Err(e) => view! { <p class="error" role="alert">"Could not load the pool: " {e.to_string()}</p> }.into_any(),
+                Ok(_) => match pool.get() {
+                    None => view! {
+                        <section class="empty">
+                            <h1>{name}</h1>
+                            <p>"No NodePool of this name in cluster " {cluster} ". It may have been deleted; the page updates if it appears."</p>
+                        </section>
+                    }.into_any(),
+                    Some(row) => view! { <PoolDetail row /> }.into_any(),
+                },
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
+    let f = move |g: fn(&PoolRow) -> Option<i32>| move || row.with(|r| g(r).map(|n| n.to_string()).unwrap_or_else(|| "—".into()));
+    view! {
+        <section class="page-head">
+            <h1>
+                {move || row.with(|r| r.name.clone())}
+                " "
+                {move || view! { <ClassBadge class=row.with(|r| r.compute_class.clone()) /> }}
+            </h1>
+            <p class="muted">
+                <code>{move || row.with(|r| r.instance_type.clone())}</code>
+                " · " {move || row.with(|r| r.cluster.clone())}
+                {move || row.with(|r| r.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default())}
+                " · created " {move || stamp(row.with(|r| r.created))}
+            </p>
+        </section>
+        {move || row.with(|r| r.malformed.clone()).map(|m| view! {
+            <p class="error" role="alert">"This object could not be read as a NodePool: " {m}</p>
+        })}
+        <section class="counts" aria-label="Node counts">
+            <div><span class="label">"Target"</span><span class="value" data-count="target">{move || row.with(|r| r.target_nodes.to_string())}</span></div>
+            <div><span class="label">"Current"</span><span class="value" data-count="current">{f(|r| r.current_nodes)}</span></div>
+            <div><span class="label">"Queued"</span><span class="value" data-count="queued">{f(|r| r.queued_nodes)}</span></div>
+            <div><span class="label">"In progress"</span><span class="value" data-count="inprogress">{f(|r| r.in_progress)}</span></div>
+            <div><span class="label">"Min / max"</span><span class="value">{f(|r| r.min_nodes)} " / " {f(|r| r.max_nodes)}</span></div>
+            <div><span class="label">"Preempting"</span><span class="value" data-count="preempting">{move || row.with(|r| r.nodes_preempting.to_string())}</span></div>
+        </section>
+        {move || {
+            let p = row.with(|r| r.problems.clone());
+            (!p.is_empty()).then(|| view! {
+                <section class="problems-box" aria-label="Problems">
+                    <h2>"Needs attention"</h2>
+                    <ul>{p.into_iter().map(|x| view! { <li>{x}</li> }).collect_view()}</ul>
+                </section>
+            })
+        }}
+        <section>
+            <h2>"Conditions"</h2>
+            <table class="conditions">
+                <thead><tr><th scope="col">"Type"</th><th scope="col">"Status"</th><th scope="col">"Reason"</th><th scope="col">"Message"</th><th scope="col">"Last transition"</th></tr></thead>
+                <tbody>
+                    {move || row.with(|r| r.conditions.clone()).into_iter().map(|c| view! {
+                        <tr data-condition=c.type_.clone()>
+                            <th scope="row"><ConditionBadge cond=c.clone() /></th>
+                            <td>{if c.status.is_empty() { "not reported".to_string() } else { c.status.clone() }}</td>
+                            <td>{c.reason.clone()}</td>
+                            <td>{c.message.clone()}</td>
+                            <td>{stamp(c.last_transition)}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </section>
+        <SpecList row />
+        <NodeTable row />
+        <EventList row />
+    }
+}

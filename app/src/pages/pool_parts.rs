@@ -1,0 +1,166 @@
+//! The parts of the pool page: spec, nodes, events.
+
+use leptos::prelude::*;
+
+use crate::{
+    components::time::{age, stamp, use_now},
+    live::LiveStore,
+    model::{NodeRow, PoolRow},
+};
+
+/// The pool's spec and configuration status as a definition list.
+#[component]
+pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {
+    let items = move || {
+        row.with(|r| {
+            let d = &r.detail;
+            let mut v: Vec<(&'static str, String)> = vec![
+                ("autoscaling", r.autoscaling.to_string()),
+                ("lifecycle.scaleDownStrategy", d.scale_down_strategy.clone().unwrap_or_else(|| "IdleOnly (default)".into())),
+                ("nodeConfigurationUpdateStrategy.type", d.update_strategy.clone().unwrap_or_else(|| "OnSpecUpdate (default)".into())),
+            ];
+            if let Some(i) = &d.image {
+                v.push(("image", i.clone()));
+            }
+            if let Some(g) = &d.gpu_version {
+                let note = if d.image.is_some() { " (ignored: image is set and wins)" } else { "" };
+                v.push(("gpu.version", format!("{g}{note}")));
+            }
+            for (k, val) in &d.node_labels {
+                v.push(("nodeLabels", format!("{k}={val}")));
+            }
+            for (k, val) in &d.node_annotations {
+                v.push(("nodeAnnotations", format!("{k}={val}")));
+            }
+            for t in &d.node_taints {
+                v.push(("nodeTaints", t.clone()));
+            }
+            if let Some(p) = &d.node_profile {
+                v.push(("status.nodeProfile", p.clone()));
+            }
+            for s in &d.pending_configuration {
+                v.push(("status.pendingNodeConfiguration", s.clone()));
+            }
+            for u in &d.unknown_fields {
+                v.push(("unknown field (shown as sent)", u.clone()));
+            }
+            if let Some(g) = d.generation {
+                v.push(("metadata.generation", g.to_string()));
+            }
+            v
+        })
+    };
+    view! {
+        <section>
+            <h2>"Spec"</h2>
+            <dl class="spec">
+                {move || items().into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
+            </dl>
+        </section>
+    }
+}
+
+/// The pool's nodes, keyed by uid.
+#[component]
+pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let keys = Memo::new(move |_| {
+        let (cluster, name) = row.with(|r| (r.cluster.clone(), r.name.clone()));
+        let mut nodes: Vec<NodeRow> = live
+            .nodes
+            .values()
+            .into_iter()
+            .filter(|n| n.cluster == cluster && n.pool.as_deref() == Some(name.as_str()))
+            .collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        nodes.into_iter().map(|n| n.key).collect::<Vec<_>>()
+    });
+    view! {
+        <section>
+            <h2>"Nodes"</h2>
+            <Show when=move || !keys.get().is_empty() fallback=|| view! { <p class="empty">"No nodes in this pool right now."</p> }>
+                <div class="table-wrap">
+                    <table class="nodes" data-testid="nodes">
+                        <thead><tr>
+                            <th scope="col">"Name"</th><th scope="col">"State"</th><th scope="col">"Ready"</th>
+                            <th scope="col">"Schedulable"</th><th scope="col">"Preemption"</th><th scope="col">"Pods"</th><th scope="col">"Age"</th>
+                        </tr></thead>
+                        <tbody>
+                            <For each=move || keys.get() key=|k| k.clone() let:key>
+                                {live.nodes.get(&key).map(|n| view! { <NodeRowView node=n /> })}
+                            </For>
+                        </tbody>
+                    </table>
+                </div>
+            </Show>
+        </section>
+    }
+}
+
+#[component]
+fn NodeRowView(node: RwSignal<NodeRow>) -> impl IntoView {
+    let now = use_now();
+    let preemption = move || {
+        node.with(|n| match (&n.evicted_at, n.pending_preemption) {
+            (Some(at), _) => ("draining", format!("drain started {at}")),
+            (None, true) => ("pending", "pending (cordoned, T=0)".to_string()),
+            (None, false) => ("none", "—".to_string()),
+        })
+    };
+    view! {
+        <tr data-node=move || node.with(|n| n.name.clone())>
+            <th scope="row"><code>{move || node.with(|n| n.name.clone())}</code></th>
+            <td>{move || node.with(|n| n.state.clone().unwrap_or_else(|| "—".into()))}</td>
+            <td>{move || node.with(|n| match n.ready { Some(true) => "Ready", Some(false) => "NotReady", None => "unknown" })}</td>
+            <td>{move || node.with(|n| if n.cordoned { view! { <span class="badge sev-warning">"cordoned"</span> }.into_any() } else { "yes".into_any() })}</td>
+            <td data-preemption=move || preemption().0>
+                {move || {
+                    let (kind, text) = preemption();
+                    view! { <span class=format!("badge preempt-{kind}")>{text}</span> }
+                }}
+            </td>
+            <td class="num">{move || node.with(|n| n.pods.to_string())}</td>
+            <td class="num" title=move || stamp(node.with(|n| n.created))>{move || age(node.with(|n| n.created), now.get())}</td>
+        </tr>
+    }
+}
+
+/// The pool's recent events, newest first.
+#[component]
+pub fn EventList(row: RwSignal<PoolRow>) -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let now = use_now();
+    let events = Memo::new(move |_| {
+        let (cluster, name) = row.with(|r| (r.cluster.clone(), r.name.clone()));
+        let mut ev: Vec<_> = live
+            .events
+            .values()
+            .into_iter()
+            .filter(|e| e.cluster == cluster && e.pool.as_deref() == Some(name.as_str()))
+            .collect();
+        ev.sort_by(|a, b| b.last_seen.cmp(&a.last_seen).then_with(|| a.key.cmp(&b.key)));
+        ev.truncate(100);
+        ev
+    });
+    view! {
+        <section>
+            <h2>"Events"</h2>
+            <Show when=move || !events.get().is_empty() fallback=|| view! { <p class="empty">"No recent events."</p> }>
+                <table class="events" data-testid="events">
+                    <thead><tr><th scope="col">"Last seen"</th><th scope="col">"Type"</th><th scope="col">"Reason"</th><th scope="col">"Object"</th><th scope="col">"Message"</th></tr></thead>
+                    <tbody>
+                        <For each=move || events.get() key=|e| (e.key.clone(), e.count) let:e>
+                            <tr class=format!("ev-{}", e.type_.to_lowercase())>
+                                <td title=stamp(e.last_seen)>{move || age(e.last_seen, now.get())}</td>
+                                <td>{e.type_.clone()}</td>
+                                <td>{e.reason.clone()}</td>
+                                <td><code>{e.object.clone()}</code></td>
+                                <td>{e.message.clone()}{(e.count > 1).then(|| format!(" (×{})", e.count))}</td>
+                            </tr>
+                        </For>
+                    </tbody>
+                </table>
+            </Show>
+        </section>
+    }
+}

@@ -1,0 +1,52 @@
+//! The HTML shell and the router.
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::{
+    components::{Route, Router, Routes},
+    path,
+};
+
+use crate::{components::header::Header, live::LiveStore, pages};
+
+/// The whole HTML document, rendered by the server around [`App`].
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <meta name="color-scheme" content="light dark" />
+                <AutoReload options=options.clone() />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body>
+                <App />
+            </body>
+        </html>
+    }
+}
+
+/// The application: one [`LiveStore`] per tab, a header, and the pages.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    provide_context(LiveStore::new());
+    crate::components::time::provide_now();
+
+    view! {
+        <Stylesheet id="leptos" href="/pkg/spotboard.css" />
+        <Title text="spotboard" />
+        <Router>
+            <Header />
+            <main id="main">
+                <Routes fallback=|| view! { <pages::NotFound /> }>
+                    <Route path=path!("/") view=pages::Dashboard />
+                    <Route path=path!("/pools/:cluster/:name") view=pages::PoolPage />
+                </Routes>
+            </main>
+        </Router>
+    }
+}

@@ -1,0 +1,44 @@
+import { expect, test } from "@playwright/test";
+import { pools } from "./helpers";
+
+test("the dashboard shows the seeded pools with their five conditions", async ({ page, request }) => {
+  const api = await pools(request);
+  expect(api.length).toBeGreaterThan(3);
+  const example = api.find((p) => p.name === "example-nodepool");
+  expect(example, "the seed's example-nodepool is in the scenario").toBeTruthy();
+
+  await page.goto("/");
+  const row = page.locator(`tr[data-pool="example-nodepool"]`);
+  await expect(row).toBeVisible();
+  await expect(row.locator("code")).toHaveText("gd-8xa100-i128");
+  await expect(row.locator('td[data-col="target"]')).toHaveText("1");
+  for (const type of ["Validated", "Capacity", "Quota", "AtTarget", "NodeReconfigurationRequired"]) {
+    await expect(row.locator(`.cond[data-type="${type}"]`)).toHaveCount(1);
+  }
+  // Every pool of the API is a row of the page.
+  await expect(page.locator("table.pools tbody tr")).toHaveCount(api.length);
+  await expect(page.getByTestId("conn")).toHaveText("live");
+});
+
+test("filters live in the URL and survive a reload", async ({ page, request }) => {
+  const api = await pools(request);
+  const spot = api.filter((p) => p.compute_class === "spot").length;
+  expect(spot).toBeGreaterThan(0);
+  await page.goto("/");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await page.getByLabel("Class").selectOption("spot");
+  await expect(page).toHaveURL(/class=spot/);
+  await expect(page.locator("table.pools tbody tr")).toHaveCount(spot);
+  await page.reload();
+  await expect(page.locator("table.pools tbody tr")).toHaveCount(spot);
+  await expect(page.locator(".class-default")).toHaveCount(0);
+});
+
+test("a foreign Origin is refused on the stream and the server functions", async ({ request }) => {
+  const stream = await request.get("/api/v1/stream", { headers: { Origin: "http://evil.example" } });
+  expect(stream.status()).toBe(403);
+  const sf = await request.post("/api/snapshot", { headers: { Origin: "http://evil.example" }, data: {} });
+  expect(sf.status()).toBe(403);
+  const ok = await request.get("/api/v1/pools");
+  expect(ok.status()).toBe(200);
+});

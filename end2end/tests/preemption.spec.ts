@@ -1,0 +1,28 @@
+import { expect, test } from "@playwright/test";
+import { kubectl, poolDetail, pools } from "./helpers";
+
+test("a spot preemption plays on the pool page: cordon, drain, removal", async ({ page, request }) => {
+  const candidates = (await pools(request)).filter((p) => p.compute_class === "spot" && (p.current_nodes ?? 0) > 0);
+  expect(candidates.length, "a spot pool with nodes").toBeGreaterThan(0);
+  const pool = candidates[0];
+  const detail = await poolDetail(request, pool.cluster, pool.name);
+  const node = detail.nodes.find((n) => !n.pending_preemption);
+  expect(node, "a node not already being preempted").toBeTruthy();
+
+  await page.goto(`/pools/${pool.cluster}/${pool.name}`);
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  const row = page.locator(`tr[data-node="${node!.name}"]`);
+  await expect(row).toBeVisible();
+
+  kubectl(pool.cluster, ["annotate", "node", node!.name, "sim.spotboard.dev/preempt=now"]);
+  // T=0: cordoned and pending-preemption, live.
+  await expect(row.locator("td[data-preemption]")).toHaveAttribute("data-preemption", "pending", { timeout: 5_000 });
+  await expect(row).toContainText("cordoned");
+  await expect(page.getByTestId("events")).toContainText("Preemption pending");
+  // T+2 min (2 s at speed 60): evicted-at, drain.
+  await expect(row.locator("td[data-preemption]")).toHaveAttribute("data-preemption", "draining", { timeout: 15_000 });
+  await expect(page.getByTestId("events")).toContainText("Preemption in progress");
+  // By T+7 min (7 s): the node is gone from the pool.
+  await expect(row).toHaveCount(0, { timeout: 20_000 });
+  await expect(page.getByTestId("events")).toContainText("Deleted for preemption");
+});

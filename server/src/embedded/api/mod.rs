@@ -1,0 +1,203 @@
+//! The embedded Kubernetes API server: one per simulated zone, on 127.0.0.1 with an
+//! ephemeral port, plain HTTP and bearer tokens. kube-rs and real kubectl talk to it with
+//! no extra flags. It knows nothing of CoreWeave; the behaviour model drives it through
+//! kube-rs like any controller.
+//!
+//! Served: core v1 `namespaces`, `nodes`, `pods`, `events`; `compute.coreweave.com/v1alpha1`
+//! `nodepools` (with `/status`); `apiextensions.k8s.io/v1` `customresourcedefinitions`
+//! (read-only, the NodePool CRD). Verbs: get, list (paged, label and field selectors),
+//! watch (resumable, bookmarks, `410 Gone`), create (`dryRun`, `generateName`), update,
+//! patch (JSON, merge, strategic-as-merge, apply-as-merge), delete (graceful for bound
+//! pods, finalizers), deletecollection. Discovery, OpenAPI and `Table` output for kubectl.
+//!
+//! # Layout
+//! - [`resources`]: the served kinds and what discovery and storage know of each.
+//! - [`store`]: objects per kind, the resourceVersion counter, writes; [`history`] the
+//!   bounded change log watches replay; [`object`] metadata rules on create and update;
+//!   [`deletion`] graceful deletion and finalizers; [`patch`] the patch formats;
+//!   [`paging`] `limit`/`continue`; [`selectors`] label and field selectors.
+//! - [`watch`]: watch streams.
+//! - [`table`], [`printers`], [`pod_printer`], [`jsonpath`]: `Table` output for `kubectl get`.
+//! - [`discovery`], [`openapi`], [`validation`]: what kubectl reads before it acts.
+//! - [`routes`], [`auth`], [`request`], [`handlers`], [`responses`], [`status`]: HTTP.
+
+mod auth;
+mod deletion;
+mod discovery;
+mod handlers;
+mod history;
+mod jsonpath;
+mod object;
+mod openapi;
+mod paging;
+mod patch;
+mod pod_printer;
+mod printers;
+mod request;
+mod resources;
+mod responses;
+mod routes;
+mod selectors;
+mod status;
+mod store;
+mod table;
+mod validation;
+mod watch;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::Rng;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use crate::{Error, Result};
+
+pub use history::DEFAULT_HISTORY;
+
+/// The two bearer tokens an API server accepts.
+#[derive(Clone, Debug)]
+pub struct Tokens {
+    /// May do everything.
+    pub admin: String,
+    /// May only get, list and watch (and read discovery and OpenAPI).
+    pub reader: String,
+}
+
+impl Tokens {
+    /// Two random 128-bit tokens, hex-encoded.
+    pub fn generate() -> Self {
+        let mut rng = rand::rng();
+        let mut hex = || {
+            let bytes: [u8; 16] = rng.random();
+            bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        };
+        Self {
+            admin: hex(),
+            reader: hex(),
+        }
+    }
+}
+
+/// Tunables of an API server; tests shorten them to see bookmarks and `410 Gone` quickly.
+#[derive(Clone, Debug)]
+pub struct ApiOptions {
+    /// Changes kept per kind for resuming watches (see [`DEFAULT_HISTORY`]).
+    pub history_limit: usize,
+    /// Time between `BOOKMARK` events on watches that allow them.
+    pub bookmark_interval: Duration,
+}
+
+impl Default for ApiOptions {
+    fn default() -> Self {
+        Self {
+            history_limit: DEFAULT_HISTORY,
+            // Often enough to keep kube-rs' idle timeout (290 s + margin) far away, rarely
+            // enough to be noise.
+            bookmark_interval: Duration::from_secs(30),
+        }
+    }
+}
+
+/// State shared by the handlers of one API server.
+struct Shared {
+    store: Arc<store::Store>,
+    tokens: Tokens,
+    /// While true every request is answered 503 and open watches end.
+    outage: tokio::sync::watch::Sender<bool>,
+    /// Set when the server is dropped, ending open watches.
+    shutdown: tokio::sync::watch::Sender<bool>,
+    options: ApiOptions,
+    addr: SocketAddr,
+}
+
+impl Shared {
+    fn stops(&self) -> watch::Stops {
+        watch::Stops {
+            outage: self.outage.subscribe(),
+            shutdown: self.shutdown.subscribe(),
+        }
+    }
+}
+
+/// A running API server. Dropping it stops serving and ends its open watches.
+pub struct ApiServer {
+    zone: String,
+    url: String,
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+}
+
+impl ApiServer {
+    /// Binds 127.0.0.1 on an ephemeral port and serves an empty cluster (default namespaces
+    /// and the NodePool CRD) for `zone`. Errors: binding the port.
+    pub async fn start(zone: &str, tokens: Tokens) -> Result<Self> {
+        Self::start_with(zone, tokens, ApiOptions::default()).await
+    }
+
+    /// [`ApiServer::start`] with explicit options.
+    pub async fn start_with(zone: &str, tokens: Tokens, options: ApiOptions) -> Result<Self> {
+        let bind = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        let listener = TcpListener::bind(bind)
+            .await
+            .map_err(|source| Error::Bind { addr: bind, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Error::io("reading the embedded API server's address", e))?;
+        let shared = Arc::new(Shared {
+            store: Arc::new(store::Store::new(options.history_limit)),
+            tokens,
+            outage: tokio::sync::watch::channel(false).0,
+            shutdown: tokio::sync::watch::channel(false).0,
+            options,
+            addr,
+        });
+        let app = routes::router(shared.clone());
+        let zone_name = zone.to_string();
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!(zone = %zone_name, error = %e, "embedded API server stopped");
+            }
+        });
+        tracing::info!(zone, %addr, "embedded API server listening");
+        Ok(Self {
+            zone: zone.to_string(),
+            url: format!("http://{addr}"),
+            shared,
+            task,
+        })
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// The zone this server plays.
+    pub fn zone(&self) -> &str {
+        &self.zone
+    }
+
+    /// Starts or ends a simulated outage: while on, every request gets `503` and open
+    /// watches end, so clients see their data go stale.
+    pub fn set_outage(&self, on: bool) {
+        self.shared.outage.send_replace(on);
+    }
+}
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        self.shared.shutdown.send_replace(true);
+        self.task.abort();
+    }
+}
+
+impl std::fmt::Debug for ApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiServer")
+            .field("zone", &self.zone)
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,80 @@
+//! The router: discovery, OpenAPI, version and health as fixed routes; everything else is
+//! a resource request (see [`handlers`](super::handlers)).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::status::ApiError;
+use super::{Shared, auth, discovery, handlers, openapi, responses};
+
+/// The API server's routes over `shared`.
+pub fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/version", get(|| async { responses::json(StatusCode::OK, &discovery::version()) }))
+        .route("/healthz", get(ok))
+        .route("/readyz", get(ok))
+        .route("/livez", get(ok))
+        .route("/api", get(core_versions))
+        .route("/api/{version}", get(core_resources))
+        .route("/apis", get(|| async { responses::json(StatusCode::OK, &discovery::group_list()) }))
+        .route("/apis/{group}", get(api_group))
+        .route("/apis/{group}/{version}", get(group_resources))
+        .route("/openapi/v2", get(openapi_v2))
+        .route("/openapi/v3", get(|| async { responses::json(StatusCode::OK, &openapi::v3_index()) }))
+        .route("/openapi/v3/{*path}", get(openapi_v3))
+        .fallback(handlers::resource)
+        .layer(DefaultBodyLimit::max(handlers::MAX_BODY))
+        .layer(middleware::from_fn_with_state(shared.clone(), auth::middleware))
+        .with_state(shared)
+}
+
+async fn ok() -> &'static str {
+    "ok"
+}
+
+async fn core_versions(State(shared): State<Arc<Shared>>) -> Response {
+    responses::json(StatusCode::OK, &discovery::core_versions(&shared.addr.to_string()))
+}
+
+async fn core_resources(Path(version): Path<String>) -> Response {
+    match discovery::resource_list("", &version) {
+        Some(list) => responses::json(StatusCode::OK, &list),
+        None => ApiError::no_route(&format!("/api/{version}")).into_response(),
+    }
+}
+
+async fn api_group(Path(group): Path<String>) -> Response {
+    match discovery::api_group(&group) {
+        Some(g) => responses::json(StatusCode::OK, &g),
+        None => ApiError::no_route(&format!("/apis/{group}")).into_response(),
+    }
+}
+
+async fn group_resources(Path((group, version)): Path<(String, String)>) -> Response {
+    match discovery::resource_list(&group, &version) {
+        Some(list) => responses::json(StatusCode::OK, &list),
+        None => ApiError::no_route(&format!("/apis/{group}/{version}")).into_response(),
+    }
+}
+
+async fn openapi_v3(Path(path): Path<String>) -> Response {
+    match openapi::v3_document(&path) {
+        Some(doc) => responses::json(StatusCode::OK, doc),
+        None => ApiError::no_route(&format!("/openapi/v3/{path}")).into_response(),
+    }
+}
+
+async fn openapi_v2() -> Response {
+    let mut resp = (StatusCode::OK, openapi::v2_protobuf()).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/com.github.proto-openapi.spec.v2@v1.0+protobuf"),
+    );
+    resp
+}

@@ -1,0 +1,212 @@
+//! Watch streams: newline-delimited JSON events over a chunked response.
+//!
+//! Each watch is one task that replays the kind's change history from its resourceVersion
+//! and then follows it, woken by the store after every write (see `history`). Events hold
+//! `Arc`'d objects, so a watcher costs a cursor, not a copy of the objects.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use bytes::Bytes;
+use chrono::Utc;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::history::{Change, EventType};
+use super::object::{self, Obj};
+use super::resources::Kind;
+use super::selectors::{FieldSelector, LabelSelector};
+use super::status::ApiError;
+use super::store::Store;
+use super::table::{self, Format};
+
+/// Events buffered per watch before the task waits for the client to read.
+const BUFFER: usize = 64;
+
+/// What one watch request asked for.
+#[derive(Debug)]
+pub struct WatchSpec {
+    pub kind: Kind,
+    /// `None`: all namespaces.
+    pub namespace: Option<String>,
+    pub labels: LabelSelector,
+    pub fields: FieldSelector,
+    /// Changes after this resourceVersion are sent; `None` (`""` or `"0"`) first sends the
+    /// current objects as `ADDED`.
+    pub resource_version: Option<u64>,
+    /// `sendInitialEvents=true`: current objects first, then a bookmark annotated
+    /// `k8s.io/initial-events-end` (the streaming-list protocol).
+    pub send_initial_events: bool,
+    /// `allowWatchBookmarks=true`: periodic `BOOKMARK` events.
+    pub bookmarks: bool,
+    /// When the stream ends (`timeoutSeconds`).
+    pub timeout: Duration,
+    pub format: Format,
+}
+
+/// What ends every watch early: the server's outage switch and its shutdown.
+#[derive(Clone, Debug)]
+pub struct Stops {
+    pub outage: watch::Receiver<bool>,
+    pub shutdown: watch::Receiver<bool>,
+}
+
+impl WatchSpec {
+    fn matches(&self, obj: &Value) -> bool {
+        self.namespace
+            .as_deref()
+            .is_none_or(|ns| object::namespace(obj) == ns)
+            && self.labels.matches(obj)
+            && self.fields.matches(obj)
+    }
+
+    /// What this watcher sees of a change: an object that starts matching its selectors
+    /// arrives as `ADDED`, one that stops matching as `DELETED` (its previous version with
+    /// the change's resourceVersion), as from a real API server.
+    pub fn visible(&self, change: &Change) -> Option<(EventType, Obj)> {
+        let now = self.matches(&change.object);
+        match change.kind {
+            EventType::Added | EventType::Deleted => now.then(|| (change.kind, change.object.clone())),
+            EventType::Modified => {
+                let before = change.prev.as_ref().is_some_and(|p| self.matches(p));
+                match (before, now) {
+                    (true, true) => Some((EventType::Modified, change.object.clone())),
+                    (false, true) => Some((EventType::Added, change.object.clone())),
+                    (true, false) => {
+                        let mut gone = change.prev.as_deref().cloned().unwrap_or_default();
+                        object::set_resource_version(&mut gone, change.rv);
+                        Some((EventType::Deleted, Arc::new(gone)))
+                    }
+                    (false, false) => None,
+                }
+            }
+        }
+    }
+
+    /// One event line: `{"type":"ADDED","object":{...}}\n`, the object rendered in the
+    /// requested format.
+    pub fn encode(&self, kind: EventType, obj: &Value) -> Bytes {
+        match self.format {
+            Format::Plain => line(kind.as_str(), obj),
+            Format::Metadata => line(kind.as_str(), &table::partial_metadata(obj)),
+            Format::Table(include) => {
+                let meta = json!({"resourceVersion": object::resource_version(obj)});
+                let t = table::table(self.kind, [obj], include, meta, Utc::now());
+                line(kind.as_str(), &t)
+            }
+        }
+    }
+
+    fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
+        let info = self.kind.info();
+        let mut meta = json!({"resourceVersion": rv.to_string()});
+        if initial_end {
+            meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let obj = json!({"kind": info.kind, "apiVersion": info.api_version, "metadata": meta});
+        line("BOOKMARK", &obj)
+    }
+}
+
+fn line(event_type: &str, obj: &Value) -> Bytes {
+    let mut buf = Vec::with_capacity(512);
+    buf.extend_from_slice(b"{\"type\":\"");
+    buf.extend_from_slice(event_type.as_bytes());
+    buf.extend_from_slice(b"\",\"object\":");
+    serde_json::to_writer(&mut buf, obj).expect("a JSON value serializes");
+    buf.extend_from_slice(b"}\n");
+    Bytes::from(buf)
+}
+
+/// Starts the watch and returns its response body. The stream ends at the timeout, on
+/// outage or shutdown, when the client goes away, or after an `ERROR` event (410 when the
+/// history no longer reaches back to the requested resourceVersion).
+pub fn stream(store: Arc<Store>, spec: WatchSpec, stops: Stops, bookmark_every: Duration) -> Body {
+    let (tx, rx) = mpsc::channel(BUFFER);
+    tokio::spawn(run(store, spec, stops, tx, bookmark_every));
+    Body::from_stream(ReceiverStream::new(rx).map(Ok::<Bytes, Infallible>))
+}
+
+async fn run(store: Arc<Store>, spec: WatchSpec, mut stops: Stops, tx: mpsc::Sender<Bytes>, bookmark_every: Duration) {
+    let deadline = Instant::now() + spec.timeout;
+    let mut notify = store.subscribe(spec.kind);
+    let mut last = match spec.resource_version {
+        Some(rv) if !spec.send_initial_events => rv,
+        _ => {
+            let (objects, rv) = store.snapshot(spec.kind);
+            for o in objects.iter().filter(|o| spec.matches(o)) {
+                if tx.send(spec.encode(EventType::Added, o)).await.is_err() {
+                    return;
+                }
+            }
+            if spec.send_initial_events
+                && spec.bookmarks
+                && tx.send(spec.bookmark(rv, true)).await.is_err()
+            {
+                return;
+            }
+            rv
+        }
+    };
+    let mut ticker = tokio::time::interval_at(Instant::now() + bookmark_every, bookmark_every);
+    loop {
+        let (changes, seen) = match store.changes_since(spec.kind, last) {
+            Ok(found) => found,
+            Err(e) => {
+                let _ = tx.send(line("ERROR", &e.to_status())).await;
+                return;
+            }
+        };
+        for change in &changes {
+            if let Some((kind, obj)) = spec.visible(change)
+                && tx.send(spec.encode(kind, &obj)).await.is_err()
+            {
+                return;
+            }
+        }
+        // Everything of this kind up to `seen` has been sent: bookmarks may carry it.
+        last = seen;
+        tokio::select! {
+            changed = notify.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+            _ = ticker.tick(), if spec.bookmarks => {
+                if tx.send(spec.bookmark(last, false)).await.is_err() {
+                    return;
+                }
+            }
+            _ = tokio::time::sleep_until(deadline) => return,
+            _ = until_set(&mut stops.outage) => return,
+            _ = until_set(&mut stops.shutdown) => return,
+            _ = tx.closed() => return,
+        }
+    }
+}
+
+/// Resolves once the flag is set or its sender is gone. (The `Ref` that `wait_for` yields
+/// is dropped here, so the watch task stays `Send`.)
+async fn until_set(flag: &mut watch::Receiver<bool>) {
+    let _ = flag.wait_for(|on| *on).await;
+}
+
+/// Parses a watch's `resourceVersion`: `""` and `"0"` mean "from the current state".
+/// Errors: 400 for anything that is not a number.
+pub fn parse_resource_version(text: Option<&str>) -> Result<Option<u64>, ApiError> {
+    match text {
+        None | Some("") | Some("0") => Ok(None),
+        Some(t) => t
+            .parse()
+            .map(Some)
+            .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {t:?}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,50 @@
+//! The end of a node's boot: the kubelet registers the Node (Ready, idle) and CoreWeave
+//! records `CWNodeRegistered` on the Node and its NodePool (seed 001).
+
+use std::sync::Arc;
+
+use app::nodepool::NodePoolSpec;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::PostParams;
+use kube::{Api, ResourceExt};
+
+use super::Ctx;
+use super::events::{Component, Involved, Severity};
+use super::nodes::{NewNode, node_object};
+
+/// Creates the Node `node` of pool `pool`. A Node of that name that exists already counts as
+/// registered (a retry after a lost response).
+pub async fn register(ctx: Arc<Ctx>, pool: String, spec: NodePoolSpec, node: String) {
+    let obj = node_object(&NewNode {
+        name: &node,
+        pool: &pool,
+        spec: &spec,
+        zone: &ctx.zone,
+        zone_index: ctx.zone_index,
+        org_id: &ctx.org_id,
+        active: false,
+    });
+    let api: Api<Node> = Api::all(ctx.client.clone());
+    let created = match api.create(&PostParams::default(), &obj).await {
+        Ok(n) => n,
+        Err(kube::Error::Api(e)) if e.code == 409 => return,
+        Err(e) => {
+            tracing::warn!(zone = %ctx.zone, node, "registering node: {e}");
+            return;
+        }
+    };
+    let msg = format!(
+        "Node {node} registered in NodePool {pool} (instance type {}).",
+        spec.instance_type
+    );
+    ctx.events
+        .record(&Involved::of(&created), Severity::Normal, "CWNodeRegistered", &msg, Component::NodePoolOperator)
+        .await;
+    if let Some(p) = ctx.pool(&pool) {
+        ctx.events
+            .record(&Involved::of(p.as_ref()), Severity::Normal, "CWNodeRegistered", &msg, Component::NodePoolOperator)
+            .await;
+    }
+    tracing::debug!(zone = %ctx.zone, node = %created.name_any(), pool, "node registered");
+    ctx.wake_scheduler.notify_one();
+}

@@ -1,0 +1,385 @@
+//! The NodePool operator of one zone (seed 001): for every pool it queues node requests
+//! (within quota), assigns queued nodes when the zone has capacity, boots them (a Node joins
+//! after [`BOOT_TIME`]), removes nodes when `targetNodes` drops, and writes the status with
+//! the five conditions. It also drifts the zone's capacity and starts random Spot
+//! preemptions.
+//!
+//! It runs on every NodePool or Node change (a watch wakes it, so it reacts within
+//! milliseconds at any speed) and otherwise at the next deadline it knows of, at least every
+//! half a real second.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Duration;
+
+use app::domain::validation::validate;
+use app::labels;
+use app::nodepool::{ComputeClass, NodePool, ScaleDownStrategy};
+use k8s_openapi::api::core::v1::Node;
+use kube::ResourceExt;
+use rand::Rng;
+use tokio::time::Instant;
+
+use super::capacity::CapacityClass;
+use super::clock::{mins, rfc3339, secs};
+use super::conditions::{PoolFacts, desired, merge};
+use super::events::{Component, Involved, Severity};
+use super::{Ctx, Removal, boot, preemption, scaledown, status};
+
+/// Simulated time between capacity drift steps.
+pub const DRIFT_STEP: Duration = mins(10);
+/// Simulated time CoreWeave takes to assign a queued node when capacity is free (seconds).
+pub const ASSIGN_TIME: Range<u64> = 15..45;
+/// Simulated time from assignment until the node has booted and registered (seconds): CKS
+/// nodes take minutes (the reference notes "up to ~20 minutes"; the demo keeps 4–8).
+pub const BOOT_TIME: Range<u64> = 240..480;
+/// Longest real wait between passes.
+const MAX_WAIT: Duration = Duration::from_millis(500);
+
+/// A node assigned to a pool and booting.
+#[derive(Debug)]
+pub(crate) struct Booting {
+    pub node: String,
+    pub ready_at: Instant,
+    /// When the Node object was asked for; it counts as booting until the watch shows it.
+    pub registering_since: Option<Instant>,
+}
+
+/// What the operator remembers of a pool between passes (the cloud side of CoreWeave, which
+/// the cluster does not see).
+#[derive(Debug, Default)]
+pub(crate) struct PoolRuntime {
+    pub uid: String,
+    pub name: String,
+    pub instance_type: String,
+    pub class: Option<CapacityClass>,
+    pub queued: u32,
+    pub assign_at: Option<Instant>,
+    pub booting: Vec<Booting>,
+    /// `CWNodePoolCreated` was recorded.
+    pub announced: bool,
+}
+
+impl PoolRuntime {
+    fn held(&self, current: u32) -> u32 {
+        current + self.booting.len() as u32 + self.queued
+    }
+}
+
+/// Runs the operator until the zone shuts down.
+pub async fn run(ctx: Arc<Ctx>) {
+    let mut pools: HashMap<String, PoolRuntime> = HashMap::new();
+    let mut last = Instant::now();
+    let mut next_drift = Instant::now() + ctx.clock.real(DRIFT_STEP);
+    loop {
+        let now = Instant::now();
+        while now >= next_drift {
+            let mut rng = super::lock(&ctx.rng);
+            ctx.capacity().drift(&mut *rng);
+            next_drift += ctx.clock.real(DRIFT_STEP);
+        }
+        random_preemptions(&ctx, ctx.clock.sim(now - last));
+        last = now;
+        let next = reconcile_all(&ctx, &mut pools).await;
+        let wait = next
+            .unwrap_or(now + MAX_WAIT)
+            .min(next_drift)
+            .saturating_duration_since(Instant::now())
+            .min(MAX_WAIT);
+        tokio::select! {
+            _ = ctx.wake.notified() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// One pass over every pool; returns the earliest deadline it is waiting for.
+async fn reconcile_all(ctx: &Arc<Ctx>, runtimes: &mut HashMap<String, PoolRuntime>) -> Option<Instant> {
+    let pools = ctx.pools.state();
+    let mut nodes_by_pool: HashMap<String, Vec<Arc<Node>>> = HashMap::new();
+    for node in ctx.nodes.state() {
+        if let Some(p) = node.labels().get(labels::NODE_POOL) {
+            nodes_by_pool.entry(p.clone()).or_default().push(node);
+        }
+    }
+    let live: HashSet<(String, String)> = pools.iter().map(|p| (p.name_any(), p.uid().unwrap_or_default())).collect();
+    // Pools that are gone: cancel their boots, give the capacity back, remove their nodes.
+    let gone: Vec<String> = runtimes
+        .values()
+        .filter(|r| !live.contains(&(r.name.clone(), r.uid.clone())))
+        .map(|r| r.uid.clone())
+        .collect();
+    for uid in gone {
+        if let Some(rt) = runtimes.remove(&uid) {
+            pool_deleted(ctx, rt).await;
+        }
+    }
+    let names: HashSet<String> = pools.iter().map(|p| p.name_any()).collect();
+    for (pool, nodes) in &nodes_by_pool {
+        if !names.contains(pool) {
+            for n in nodes {
+                scaledown::start(ctx, &n.name_any(), true);
+            }
+        }
+    }
+
+    // Quota use per instance type: nodes held or requested by every pool.
+    let mut usage: BTreeMap<String, u32> = BTreeMap::new();
+    for p in &pools {
+        let current = nodes_by_pool.get(&p.name_any()).map_or(0, Vec::len) as u32;
+        let held = runtimes.get(&p.uid().unwrap_or_default()).map_or(current, |r| r.held(current));
+        *usage.entry(p.spec.instance_type.clone()).or_default() += held;
+    }
+    let mut next: Option<Instant> = None;
+    for pool in &pools {
+        let uid = pool.uid().unwrap_or_default();
+        let rt = runtimes.entry(uid.clone()).or_insert_with(|| PoolRuntime {
+            uid,
+            name: pool.name_any(),
+            ..Default::default()
+        });
+        let nodes = nodes_by_pool.get(&pool.name_any()).map(Vec::as_slice).unwrap_or_default();
+        let deadline = reconcile(ctx, pool, nodes, rt, &mut usage).await;
+        next = match (next, deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    ctx.capacity().set_in_use(usage);
+    next
+}
+
+async fn reconcile(
+    ctx: &Arc<Ctx>,
+    pool: &NodePool,
+    nodes: &[Arc<Node>],
+    rt: &mut PoolRuntime,
+    usage: &mut BTreeMap<String, u32>,
+) -> Option<Instant> {
+    let now = Instant::now();
+    let spec = &pool.spec;
+    let errors = validate(spec);
+    let class = CapacityClass::of(&spec.compute_class);
+    rt.instance_type.clone_from(&spec.instance_type);
+    rt.class = Some(class);
+    let old = pool.status.as_ref().map(|s| s.conditions.clone()).unwrap_or_default();
+    if pool.status.is_none() && !rt.announced {
+        rt.announced = true;
+        let msg = format!(
+            "NodePool {} created: {} {} node(s) of instance type {}.",
+            pool.name_any(),
+            spec.target_nodes,
+            spec.compute_class,
+            spec.instance_type
+        );
+        record(ctx, pool, Severity::Normal, "CWNodePoolCreated", &msg).await;
+    }
+
+    // Boots that became Nodes are current now; boots that are due register their Node.
+    let present: HashSet<String> = nodes.iter().map(|n| n.name_any()).collect();
+    rt.booting.retain(|b| !present.contains(&b.node));
+    for b in rt.booting.iter_mut().filter(|b| b.ready_at <= now) {
+        let stale = b.registering_since.is_some_and(|t| now - t > Duration::from_secs(10));
+        if b.registering_since.is_none() || stale {
+            b.registering_since = Some(now);
+            ctx.spawn(boot::register(ctx.clone(), pool.name_any(), spec.clone(), b.node.clone()));
+        }
+    }
+
+    let current = nodes.len() as u32;
+    let leaving = nodes.iter().filter(|n| ctx.removal(&n.name_any()) == Some(Removal::ScaleDown)).count() as u32;
+    let target = spec.target_nodes.max(0) as u32;
+    let own_before = rt.held(current);
+    let limit = ctx.capacity().quota_limit(&spec.instance_type);
+    let others = usage.get(&spec.instance_type).copied().unwrap_or(0).saturating_sub(own_before);
+    let mut stalled = false;
+    if errors.is_empty() {
+        let have = current - leaving + rt.booting.len() as u32 + rt.queued;
+        if have < target {
+            let room = limit.unwrap_or(0).saturating_sub(others + own_before);
+            let add = (target - have).min(room);
+            if add > 0 {
+                rt.queued += add;
+                rt.assign_at.get_or_insert_with(|| now + ctx.clock.real(secs(rand_in(ctx, ASSIGN_TIME))));
+                let msg = format!("Requested {add} node(s) of instance type {} for NodePool {}.", spec.instance_type, pool.name_any());
+                record(ctx, pool, Severity::Normal, "CWNodeRequestQueued", &msg).await;
+            }
+        } else if have > target {
+            stalled = scale_down(ctx, pool, nodes, rt, have - target).await;
+        }
+        assign(ctx, pool, rt, class, now).await;
+    } else {
+        rt.queued = 0;
+    }
+    let own_after = rt.held(current);
+    usage.insert(spec.instance_type.clone(), others + own_after);
+
+    let (offered, free) = {
+        let cap = ctx.capacity();
+        (cap.offered(&spec.instance_type, class), cap.free(&spec.instance_type, class))
+    };
+    let facts = PoolFacts {
+        spec,
+        zone: &ctx.zone,
+        errors: &errors,
+        current,
+        in_progress: rt.booting.len() as u32,
+        queued: rt.queued,
+        offered,
+        free,
+        quota_limit: limit,
+        quota_used_by_others: others,
+        scale_down_stalled: stalled,
+    };
+    let conditions = merge(&old, desired(&facts), &rfc3339(chrono::Utc::now()), pool.metadata.generation);
+    status::transition_events(ctx, pool, &old, &conditions).await;
+    let st = status::build(pool, current, rt.booting.len() as u32, rt.queued, conditions);
+    status::write(ctx, pool, &st).await;
+
+    let boot_due = rt.booting.iter().filter(|b| b.registering_since.is_none()).map(|b| b.ready_at).min();
+    let assign_due = rt.assign_at.filter(|_| rt.queued > 0);
+    match (boot_due, assign_due) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Assigns queued nodes from the zone's free capacity once the assignment delay has passed;
+/// each assigned node starts booting.
+async fn assign(ctx: &Arc<Ctx>, pool: &NodePool, rt: &mut PoolRuntime, class: CapacityClass, now: Instant) {
+    if rt.queued == 0 {
+        rt.assign_at = None;
+        return;
+    }
+    if rt.assign_at.is_some_and(|t| t > now) {
+        return;
+    }
+    let n = ctx.capacity().take(&pool.spec.instance_type, class, rt.queued);
+    rt.queued -= n;
+    // Still queued: try again after another assignment delay.
+    rt.assign_at = (rt.queued > 0).then(|| now + ctx.clock.real(secs(rand_in(ctx, ASSIGN_TIME))));
+    let gpu = app::catalog::instance_type(&pool.spec.instance_type).is_some_and(|t| t.gpus > 0);
+    for _ in 0..n {
+        let node = super::lock(&ctx.namer).next(gpu);
+        let boot = ctx.clock.real(secs(rand_in(ctx, BOOT_TIME)));
+        let msg = format!("Node {node} assigned to NodePool {}; booting.", pool.name_any());
+        record(ctx, pool, Severity::Normal, "CWNodeAssigned", &msg).await;
+        rt.booting.push(Booting {
+            node,
+            ready_at: now + boot,
+            registering_since: None,
+        });
+    }
+}
+
+/// Removes `excess` nodes' worth from the pool: queued requests first, then boots that have
+/// not registered, then nodes chosen by the scale-down strategy. Returns whether the strategy
+/// found no node it may remove while some must go.
+async fn scale_down(ctx: &Arc<Ctx>, pool: &NodePool, nodes: &[Arc<Node>], rt: &mut PoolRuntime, mut excess: u32) -> bool {
+    let cut = excess.min(rt.queued);
+    rt.queued -= cut;
+    excess -= cut;
+    while excess > 0 {
+        let Some(i) = rt.booting.iter().rposition(|b| b.registering_since.is_none()) else {
+            break;
+        };
+        rt.booting.remove(i);
+        if let Some(class) = rt.class {
+            ctx.capacity().release(&pool.spec.instance_type, class, 1);
+        }
+        excess -= 1;
+    }
+    if excess == 0 {
+        return false;
+    }
+    let strategy = pool.spec.lifecycle.as_ref().and_then(|l| l.scale_down_strategy.clone()).unwrap_or_default();
+    let (idle, busy): (Vec<String>, Vec<String>) = {
+        let index = ctx.pods();
+        nodes
+            .iter()
+            .map(|n| n.name_any())
+            .filter(|n| ctx.removal(n).is_none())
+            .partition(|n| index.idle(n))
+    };
+    let mut chosen: Vec<String> = idle.into_iter().take(excess as usize).collect();
+    if strategy == ScaleDownStrategy::PreferIdle {
+        let more = excess as usize - chosen.len();
+        chosen.extend(busy.into_iter().take(more));
+    }
+    if !chosen.is_empty() {
+        let msg = format!(
+            "Removing {} node(s) to reach targetNodes {} ({strategy}): {}.",
+            chosen.len(),
+            pool.spec.target_nodes,
+            chosen.join(", ")
+        );
+        record(ctx, pool, Severity::Normal, "CWNodePoolRemoveNodes", &msg).await;
+    }
+    let stalled = chosen.len() < excess as usize;
+    for node in chosen {
+        scaledown::start(ctx, &node, false);
+    }
+    stalled
+}
+
+async fn pool_deleted(ctx: &Arc<Ctx>, rt: PoolRuntime) {
+    if let Some(class) = rt.class {
+        ctx.capacity().release(&rt.instance_type, class, rt.booting.len() as u32);
+    }
+    let about = Involved {
+        api_version: "compute.coreweave.com/v1alpha1".into(),
+        kind: "NodePool".into(),
+        name: rt.name.clone(),
+        uid: rt.uid.clone(),
+    };
+    let msg = format!("NodePool {} deleted; its nodes are removed.", rt.name);
+    ctx.events
+        .record(&about, Severity::Normal, "CWNodePoolDeleted", &msg, Component::NodePoolOperator)
+        .await;
+}
+
+async fn record(ctx: &Ctx, pool: &NodePool, severity: Severity, reason: &str, message: &str) {
+    ctx.events
+        .record(&Involved::of(pool), severity, reason, message, Component::NodePoolOperator)
+        .await;
+}
+
+fn rand_in(ctx: &Ctx, r: Range<u64>) -> u64 {
+    super::lock(&ctx.rng).random_range(r)
+}
+
+/// Starts random preemptions for `dt` of simulated time: each node of a Spot pool that is not
+/// already leaving is preempted with [`preemption::chance_in`]; at most one in fifty Spot
+/// nodes (at least two) are in preemption at once, as capacity is reclaimed a few nodes at a
+/// time.
+fn random_preemptions(ctx: &Arc<Ctx>, dt: Duration) {
+    let chance = preemption::chance_in(dt);
+    if chance <= 0.0 {
+        return;
+    }
+    let spot: HashSet<String> = ctx
+        .pools
+        .state()
+        .iter()
+        .filter(|p| p.spec.compute_class == ComputeClass::Spot)
+        .map(|p| p.name_any())
+        .collect();
+    let candidates: Vec<String> = ctx
+        .nodes
+        .state()
+        .iter()
+        .filter(|n| n.labels().get(labels::NODE_POOL).is_some_and(|p| spot.contains(p)))
+        .map(|n| n.name_any())
+        .collect();
+    let limit = (candidates.len() / 50).max(2);
+    let mut running = candidates.iter().filter(|n| ctx.removal(n) == Some(Removal::Preemption)).count();
+    for node in candidates {
+        if running >= limit {
+            break;
+        }
+        if ctx.removal(&node).is_none() && super::lock(&ctx.rng).random_bool(chance) && preemption::start(ctx, &node) {
+            running += 1;
+        }
+    }
+}

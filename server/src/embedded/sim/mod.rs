@@ -1,0 +1,254 @@
+//! The CoreWeave behaviour model of one embedded zone: what makes an empty API server look and
+//! act like a CKS cluster with Spot node pools.
+//!
+//! It talks to the API server only through kube-rs, as CoreWeave's controllers and the
+//! kubelet talk to a real one: it watches NodePools, Nodes and Pods, and writes back status,
+//! Nodes, Pods and Events.
+//!
+//! # Parts
+//! - [`scenario`]: the seeded starting state (pools, nodes at start, capacity, quota).
+//! - [`seed`]: writes the scenario through the API, concurrently.
+//! - [`controller`]: the NodePool operator: requests, capacity assignment, node boot,
+//!   scale-down, the five conditions and the CW* events (seed 001); random Spot preemptions.
+//! - [`preemption`]: the Spot preemption timeline of seed 000.
+//! - [`scaledown`]: node removal for a lower `targetNodes` (IdleOnly / PreferIdle).
+//! - [`pods`], [`scheduler`], [`workloads`]: pods on the nodes, the kubelet's termination,
+//!   ReplicaSet/Job/StatefulSet replacements and their scheduling.
+//! - [`capacity`], [`conditions`], [`clock`]: the pure models underneath.
+//!
+//! Shutdown: dropping the [`SimHandle`] aborts every task of the zone.
+
+mod boot;
+pub mod capacity;
+pub mod clock;
+pub mod conditions;
+mod controller;
+mod events;
+pub mod nodes;
+mod pods;
+mod podspec;
+pub mod preemption;
+mod scaledown;
+pub mod scenario;
+mod scheduler;
+mod seed;
+mod status;
+mod watch;
+mod workloads;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use app::nodepool::NodePool;
+use k8s_openapi::api::core::v1::Node;
+use kube::Client;
+use kube::runtime::reflector::{ObjectRef, Store};
+use rand::rngs::SmallRng;
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+
+use crate::{Error, Result};
+
+pub use capacity::CapacitySnapshot;
+
+/// How to run the behaviour model (see `EmbeddedOptions` for the flags behind them).
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// Seed of every random choice; the same seed plays the same scenario.
+    pub seed: u64,
+    /// Simulated seconds per real second (60 plays a 7-minute preemption in 7 s).
+    pub speed: f64,
+    /// Scale-test nodes across all zones; this zone makes its share.
+    pub extra_nodes: usize,
+    /// Pods on each scale-test node.
+    pub pods_per_node: usize,
+    /// Number of zones the extra nodes and scenario groups are spread over.
+    pub zone_count: usize,
+}
+
+/// A running zone model. Dropping it stops all of the zone's tasks.
+pub struct SimHandle {
+    ctx: Arc<Ctx>,
+}
+
+impl SimHandle {
+    /// The zone this handle runs.
+    pub fn zone(&self) -> &str {
+        &self.ctx.zone
+    }
+
+    /// The zone's capacity and quota now, for publishing.
+    pub fn capacity(&self) -> CapacitySnapshot {
+        self.ctx.capacity().snapshot()
+    }
+}
+
+impl Drop for SimHandle {
+    fn drop(&mut self) {
+        self.ctx.tasks.shutdown();
+    }
+}
+
+/// Seeds the scenario of zone `zone` (number `zone_index` of `opts.zone_count`) through
+/// `client` and starts the behaviour tasks. Seeding is idempotent: objects that already
+/// exist are left as they are.
+///
+/// Errors: the API server refused a write while seeding, or its watches never synced.
+pub async fn start(zone: &str, zone_index: usize, client: Client, opts: &SimOptions) -> Result<SimHandle> {
+    let scenario = scenario::plan(opts.seed, zone_index, opts.zone_count, opts.extra_nodes);
+    let kube_err = |source| Error::Kube {
+        cluster: zone.to_string(),
+        source,
+    };
+    let (nodes, node_writer) = kube::runtime::reflector::store();
+    let (pools, pool_writer) = kube::runtime::reflector::store();
+    let ctx = Arc::new(Ctx {
+        zone: zone.to_string(),
+        zone_index,
+        org_id: scenario.org_id.clone(),
+        seed: opts.seed,
+        client: client.clone(),
+        clock: clock::Clock::new(opts.speed),
+        events: events::Recorder::new(client, zone),
+        capacity: Mutex::new(capacity::CapacityModel::new(
+            zone,
+            scenario.capacity.clone(),
+            scenario.quotas.clone(),
+        )),
+        pods: Mutex::new(pods::PodIndex::default()),
+        nodes,
+        pools,
+        removing: Mutex::new(HashMap::new()),
+        rng: Mutex::new(scenario::rng(opts.seed, zone_index, 3)),
+        namer: Mutex::new(scenario.namer.clone()),
+        wake: Notify::new(),
+        wake_scheduler: Notify::new(),
+        pods_changed: Notify::new(),
+        tasks: Tasks::default(),
+    });
+    seed::seed(&ctx, &scenario, opts.pods_per_node)
+        .await
+        .map_err(kube_err)?;
+    let pods_ready = Arc::new(Notify::new());
+    ctx.spawn(watch::nodes(ctx.clone(), node_writer));
+    ctx.spawn(watch::pools(ctx.clone(), pool_writer));
+    ctx.spawn(pods::watch(ctx.clone(), pods_ready.clone()));
+    let synced = async {
+        ctx.nodes.wait_until_ready().await.ok();
+        ctx.pools.wait_until_ready().await.ok();
+        pods_ready.notified().await;
+    };
+    if tokio::time::timeout(std::time::Duration::from_secs(120), synced).await.is_err() {
+        ctx.tasks.shutdown();
+        return Err(Error::Embedded(format!("zone {zone}: watches did not sync")));
+    }
+    ctx.spawn(controller::run(ctx.clone()));
+    ctx.spawn(scheduler::run(ctx.clone()));
+    ctx.spawn(pods::node_activity(ctx.clone()));
+    Ok(SimHandle { ctx })
+}
+
+/// Why a node is on its way out; a node is removed for one reason at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Removal {
+    Preemption,
+    ScaleDown,
+}
+
+/// The state one zone's tasks share. Locks are `std` mutexes, never held across an await.
+pub(crate) struct Ctx {
+    pub zone: String,
+    pub zone_index: usize,
+    pub org_id: String,
+    pub seed: u64,
+    pub client: Client,
+    pub clock: clock::Clock,
+    pub events: events::Recorder,
+    capacity: Mutex<capacity::CapacityModel>,
+    pods: Mutex<pods::PodIndex>,
+    pub nodes: Store<Node>,
+    pub pools: Store<NodePool>,
+    removing: Mutex<HashMap<String, Removal>>,
+    pub rng: Mutex<SmallRng>,
+    pub namer: Mutex<scenario::NodeNamer>,
+    /// Wakes the NodePool controller (a pool or node changed, a removal finished).
+    pub wake: Notify,
+    /// Wakes the scheduler (a pod is pending, a node joined).
+    pub wake_scheduler: Notify,
+    /// Pulsed after every pod change, for tasks waiting for a node to drain.
+    pub pods_changed: Notify,
+    tasks: Tasks,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic in another task while holding a lock leaves plain data; go on with it.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Ctx {
+    pub fn node(&self, name: &str) -> Option<Arc<Node>> {
+        self.nodes.get(&ObjectRef::new(name))
+    }
+
+    pub fn pool(&self, name: &str) -> Option<Arc<NodePool>> {
+        self.pools.get(&ObjectRef::new(name))
+    }
+
+    pub fn pods(&self) -> MutexGuard<'_, pods::PodIndex> {
+        lock(&self.pods)
+    }
+
+    pub fn capacity(&self) -> MutexGuard<'_, capacity::CapacityModel> {
+        lock(&self.capacity)
+    }
+
+    /// Marks `node` as being removed for `why`; false if it already is.
+    pub fn claim_removal(&self, node: &str, why: Removal) -> bool {
+        let mut r = lock(&self.removing);
+        if r.contains_key(node) {
+            return false;
+        }
+        r.insert(node.to_string(), why);
+        true
+    }
+
+    pub fn release_removal(&self, node: &str) {
+        lock(&self.removing).remove(node);
+    }
+
+    /// Why `node` is being removed, if it is.
+    pub fn removal(&self, node: &str) -> Option<Removal> {
+        lock(&self.removing).get(node).copied()
+    }
+
+    /// Runs `fut` until it ends or the zone shuts down.
+    pub fn spawn(&self, fut: impl Future<Output = ()> + Send + 'static) {
+        self.tasks.spawn(fut);
+    }
+}
+
+/// Every task of a zone, aborted together.
+#[derive(Default)]
+struct Tasks {
+    inner: Mutex<(JoinSet<()>, bool)>,
+}
+
+impl Tasks {
+    fn spawn(&self, fut: impl Future<Output = ()> + Send + 'static) {
+        let mut inner = lock(&self.inner);
+        let (set, closed) = &mut *inner;
+        if *closed {
+            return;
+        }
+        // Reap finished tasks so a long run does not accumulate them.
+        while set.try_join_next().is_some() {}
+        set.spawn(fut);
+    }
+
+    fn shutdown(&self) {
+        let mut inner = lock(&self.inner);
+        inner.1 = true;
+        inner.0.abort_all();
+    }
+}

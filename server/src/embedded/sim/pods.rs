@@ -1,0 +1,341 @@
+//! Pods as the behaviour model sees them: a compact index fed by a Pod watch, and what happens
+//! when pods change: the kubelet's termination at the end of the grace period, replacements
+//! by the pods' owners (ReplicaSet, Job, StatefulSet, DaemonSet), and each node's `CWActive`
+//! condition (seed 002: a node with non-interruptible pods is active).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use app::labels;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{DeleteParams, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
+use tokio::sync::Notify;
+
+use super::Ctx;
+use super::clock::secs;
+use super::nodes::{active_condition, condition_status, set_condition};
+use super::workloads;
+
+/// `(namespace, name)`.
+pub type PodKey = (String, String);
+
+/// A pod's eviction strategy (seed 002, "Pod interruption and eviction policies").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// No label: CKS treats the node as active and does not scale it down.
+    NonInterruptible,
+    /// `qos.coreweave.cloud/interruptable: "true"`.
+    Interruptible,
+    /// `qos.coreweave.com/graceful-interruptible: "true"`: blocks scale-down.
+    Graceful,
+}
+
+/// What the model needs of one pod.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PodInfo {
+    pub node: Option<String>,
+    pub gpus: u32,
+    /// CPU request, millicores.
+    pub cpu_m: u32,
+    pub policy: Policy,
+    /// Owned by a DaemonSet: not drained, not counted as workload.
+    pub daemon: bool,
+    pub deleting: bool,
+    /// Succeeded or Failed: holds nothing.
+    pub finished: bool,
+    pub owner_kind: Option<String>,
+    pub node_selector: BTreeMap<String, String>,
+}
+
+impl PodInfo {
+    pub fn from_pod(pod: &Pod) -> Self {
+        let spec = pod.spec.as_ref();
+        let (mut gpus, mut cpu_m) = (0, 0);
+        for c in spec.map(|s| s.containers.as_slice()).unwrap_or_default() {
+            if let Some(r) = c.resources.as_ref().and_then(|r| r.requests.as_ref()) {
+                gpus += r.get("nvidia.com/gpu").and_then(|q| q.0.parse::<u32>().ok()).unwrap_or(0);
+                cpu_m += r.get("cpu").map_or(0, |q| millicores(&q.0));
+            }
+        }
+        let l = pod.labels();
+        let policy = if l.get(labels::POD_GRACEFUL_INTERRUPTIBLE).is_some_and(|v| v == "true") {
+            Policy::Graceful
+        } else if l.get(labels::POD_INTERRUPTABLE).is_some_and(|v| v == "true") {
+            Policy::Interruptible
+        } else {
+            Policy::NonInterruptible
+        };
+        let owner_kind = pod.owner_references().first().map(|o| o.kind.clone());
+        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("");
+        Self {
+            node: spec.and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty()),
+            gpus,
+            cpu_m,
+            policy,
+            daemon: owner_kind.as_deref() == Some("DaemonSet"),
+            deleting: pod.metadata.deletion_timestamp.is_some(),
+            finished: matches!(phase, "Succeeded" | "Failed"),
+            owner_kind,
+            node_selector: spec.and_then(|s| s.node_selector.clone()).unwrap_or_default(),
+        }
+    }
+
+    fn workload(&self) -> bool {
+        !self.daemon && !self.finished
+    }
+}
+
+/// A CPU quantity in millicores (`"16"`, `"500m"`, `"1.5"`).
+pub fn millicores(q: &str) -> u32 {
+    match q.strip_suffix('m') {
+        Some(m) => m.parse().unwrap_or(0),
+        None => q.parse::<f64>().map_or(0, |c| (c * 1000.0).round() as u32),
+    }
+}
+
+/// All pods of the zone, by key and by node.
+#[derive(Debug, Default)]
+pub struct PodIndex {
+    pods: HashMap<PodKey, PodInfo>,
+    by_node: HashMap<String, HashSet<PodKey>>,
+    pending: BTreeSet<PodKey>,
+}
+
+impl PodIndex {
+    /// Stores `info` under `key`; returns what was there.
+    pub fn upsert(&mut self, key: PodKey, info: PodInfo) -> Option<PodInfo> {
+        let prev = self.remove(&key);
+        if let Some(n) = &info.node {
+            self.by_node.entry(n.clone()).or_default().insert(key.clone());
+        } else if !info.deleting && !info.finished {
+            self.pending.insert(key.clone());
+        }
+        self.pods.insert(key, info);
+        prev
+    }
+
+    pub fn remove(&mut self, key: &PodKey) -> Option<PodInfo> {
+        let prev = self.pods.remove(key)?;
+        if let Some(n) = &prev.node {
+            if let Some(set) = self.by_node.get_mut(n) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.by_node.remove(n);
+                }
+            }
+        }
+        self.pending.remove(key);
+        Some(prev)
+    }
+
+    /// Records a binding made by the scheduler before the watch reports it.
+    pub fn bind(&mut self, key: &PodKey, node: &str) {
+        if let Some(mut info) = self.pods.get(key).cloned() {
+            info.node = Some(node.to_string());
+            self.upsert(key.clone(), info);
+        }
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.pods.len()
+    }
+
+    fn on(&self, node: &str) -> impl Iterator<Item = (&PodKey, &PodInfo)> {
+        self.by_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter_map(|k| self.pods.get_key_value(k))
+    }
+
+    /// Every pod bound to `node`, DaemonSet pods included.
+    pub fn bound_to(&self, node: &str) -> Vec<PodKey> {
+        self.on(node).map(|(k, _)| k.clone()).collect()
+    }
+
+    /// Pods a drain deletes: not DaemonSet, not finished, not already terminating; with
+    /// whether each is interruptible.
+    pub fn evictable(&self, node: &str) -> Vec<(String, String, bool)> {
+        self.on(node)
+            .filter(|(_, p)| p.workload() && !p.deleting)
+            .map(|((ns, name), p)| (ns.clone(), name.clone(), p.policy == Policy::Interruptible))
+            .collect()
+    }
+
+    /// No workload pod is left on `node` (terminating ones count until they are gone).
+    pub fn drained(&self, node: &str) -> bool {
+        !self.on(node).any(|(_, p)| p.workload())
+    }
+
+    /// `CWActive`: a non-interruptible workload pod runs on `node`.
+    pub fn active(&self, node: &str) -> bool {
+        self.on(node)
+            .any(|(_, p)| p.workload() && !p.deleting && p.policy == Policy::NonInterruptible)
+    }
+
+    /// A scale-down may take `node`: no non-interruptible or gracefully interruptible pod
+    /// runs there (seed 002).
+    pub fn idle(&self, node: &str) -> bool {
+        !self
+            .on(node)
+            .any(|(_, p)| p.workload() && !p.deleting && p.policy != Policy::Interruptible)
+    }
+
+    /// GPUs and CPU millicores held on `node` by pods that are not finished.
+    pub fn used(&self, node: &str) -> (u32, u32) {
+        self.on(node)
+            .filter(|(_, p)| !p.finished)
+            .fold((0, 0), |(g, c), (_, p)| (g + p.gpus, c + p.cpu_m))
+    }
+
+    /// Unbound pods waiting for a node, oldest key first.
+    pub fn pending(&self) -> Vec<(PodKey, PodInfo)> {
+        self.pending
+            .iter()
+            .filter_map(|k| self.pods.get(k).map(|p| (k.clone(), p.clone())))
+            .collect()
+    }
+}
+
+fn key(pod: &Pod) -> PodKey {
+    (pod.namespace().unwrap_or_default(), pod.name_any())
+}
+
+/// Watches all pods into the index; pulses `ready` once the first list is in.
+pub async fn watch(ctx: Arc<Ctx>, ready: Arc<Notify>) {
+    let api: Api<Pod> = Api::all(ctx.client.clone());
+    let mut stream = std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff());
+    let mut relist: Option<PodIndex> = None;
+    let mut synced = false;
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(watcher::Event::Init) => relist = Some(PodIndex::default()),
+            Ok(watcher::Event::InitApply(pod)) => {
+                if let Some(index) = relist.as_mut() {
+                    index.upsert(key(&pod), PodInfo::from_pod(&pod));
+                }
+            }
+            Ok(watcher::Event::InitDone) => {
+                if let Some(index) = relist.take() {
+                    *ctx.pods() = index;
+                }
+                if !synced {
+                    synced = true;
+                    ready.notify_one();
+                }
+                ctx.wake_scheduler.notify_one();
+            }
+            Ok(watcher::Event::Apply(pod)) => applied(&ctx, &pod),
+            Ok(watcher::Event::Delete(pod)) => deleted(&ctx, &pod),
+            Err(e) => tracing::warn!(zone = %ctx.zone, "pod watch: {e}"),
+        }
+        ctx.pods_changed.notify_waiters();
+    }
+}
+
+fn applied(ctx: &Arc<Ctx>, pod: &Pod) {
+    let info = PodInfo::from_pod(pod);
+    let prev = ctx.pods().upsert(key(pod), info.clone());
+    let newly_deleting = info.deleting && !prev.is_some_and(|p| p.deleting);
+    if newly_deleting {
+        if info.node.is_some() {
+            let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(30).max(0) as u64;
+            ctx.spawn(kubelet_terminate(ctx.clone(), key(pod), grace));
+        }
+        // A ReplicaSet or Job counts terminating pods as gone and makes a new one at once.
+        if matches!(info.owner_kind.as_deref(), Some("ReplicaSet" | "Job")) {
+            ctx.spawn(replace(ctx.clone(), workloads::replacement(pod, None)));
+        }
+    }
+    if info.node.is_none() && !info.deleting {
+        ctx.wake_scheduler.notify_one();
+    }
+}
+
+fn deleted(ctx: &Arc<Ctx>, pod: &Pod) {
+    let prev = ctx.pods().remove(&key(pod));
+    let was_terminating = prev.is_some_and(|p| p.deleting);
+    let info = PodInfo::from_pod(pod);
+    let replacement = match info.owner_kind.as_deref() {
+        Some("ReplicaSet" | "Job") if !was_terminating => Some(workloads::replacement(pod, None)),
+        // A StatefulSet brings the same name back once the old pod is gone.
+        Some("StatefulSet") => Some(workloads::replacement(pod, Some(pod.name_any()))),
+        // A DaemonSet pod comes back only while its node stays.
+        Some("DaemonSet") => info
+            .node
+            .as_deref()
+            .filter(|n| ctx.node(n).is_some() && ctx.removal(n).is_none())
+            .map(|_| workloads::replacement(pod, None)),
+        _ => None,
+    };
+    if let Some(p) = replacement {
+        ctx.spawn(replace(ctx.clone(), p));
+    }
+    ctx.wake_scheduler.notify_one();
+}
+
+/// The kubelet: PreStop and SIGTERM are the pod's business; at the end of the grace period
+/// SIGKILL ends it and the kubelet removes the pod for good.
+async fn kubelet_terminate(ctx: Arc<Ctx>, (ns, name): PodKey, grace_secs: u64) {
+    ctx.clock.sleep(secs(grace_secs)).await;
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let force = DeleteParams {
+        grace_period_seconds: Some(0),
+        ..Default::default()
+    };
+    match api.delete(&name, &force).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 404 => {}
+        Err(e) => tracing::warn!(pod = %name, "kubelet: {e}"),
+    }
+}
+
+async fn replace(ctx: Arc<Ctx>, pod: Pod) {
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &pod.namespace().unwrap_or_default());
+    match api.create(&PostParams::default(), &pod).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => tracing::warn!(pod = %pod.name_any(), "replacement: {e}"),
+    }
+}
+
+/// Keeps every node's `CWActive` condition in line with its pods, checking about once a
+/// real second.
+pub async fn node_activity(ctx: Arc<Ctx>) {
+    let api: Api<Node> = Api::all(ctx.client.clone());
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let changes: Vec<(String, bool)> = {
+            let index = ctx.pods();
+            ctx.nodes
+                .state()
+                .iter()
+                .filter_map(|node| {
+                    let name = node.name_any();
+                    let want = index.active(&name);
+                    let have = condition_status(node, "CWActive")? == "True";
+                    (have != want).then_some((name, want))
+                })
+                .collect()
+        };
+        futures::stream::iter(changes)
+            .for_each_concurrent(16, |(name, active)| {
+                let api = api.clone();
+                async move {
+                    if let Err(e) = set_condition(&api, &name, active_condition(active)).await {
+                        tracing::debug!(node = %name, "CWActive: {e}");
+                    }
+                }
+            })
+            .await;
+    }
+}
+
+#[cfg(test)]
+#[path = "pods_tests.rs"]
+mod tests;

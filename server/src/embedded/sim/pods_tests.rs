@@ -1,0 +1,86 @@
+use super::*;
+
+fn info(node: Option<&str>, policy: Policy, gpus: u32) -> PodInfo {
+    PodInfo {
+        node: node.map(Into::into),
+        gpus,
+        cpu_m: 1000,
+        policy,
+        daemon: false,
+        deleting: false,
+        finished: false,
+        owner_kind: Some("ReplicaSet".into()),
+        node_selector: BTreeMap::new(),
+    }
+}
+
+fn k(name: &str) -> PodKey {
+    ("ml-training".into(), name.into())
+}
+
+#[test]
+fn millicores_parse() {
+    for (q, want) in [("16", 16_000), ("500m", 500), ("1.5", 1_500), ("x", 0)] {
+        assert_eq!(millicores(q), want, "{q}");
+    }
+}
+
+#[test]
+fn node_states_follow_seed_002() {
+    let mut idx = PodIndex::default();
+    idx.upsert(k("train-0"), info(Some("g1"), Policy::NonInterruptible, 8));
+    idx.upsert(k("infer-a"), info(Some("g2"), Policy::Interruptible, 2));
+    idx.upsert(k("db-0"), info(Some("g3"), Policy::Graceful, 0));
+    let mut ds = info(Some("g2"), Policy::NonInterruptible, 0);
+    ds.daemon = true;
+    ds.owner_kind = Some("DaemonSet".into());
+    idx.upsert(k("cilium-x"), ds);
+
+    // (node, active, idle, drained)
+    let cases = [
+        ("g1", true, false, false),
+        ("g2", false, true, false),
+        ("g3", false, false, false),
+        ("g4", false, true, true),
+    ];
+    for (node, active, idle, drained) in cases {
+        assert_eq!(idx.active(node), active, "{node} active");
+        assert_eq!(idx.idle(node), idle, "{node} idle");
+        assert_eq!(idx.drained(node), drained, "{node} drained");
+    }
+    assert_eq!(idx.used("g1"), (8, 1000));
+    assert_eq!(idx.bound_to("g2").len(), 2);
+    let ev = idx.evictable("g2");
+    assert_eq!(ev, [("ml-training".to_string(), "infer-a".to_string(), true)]);
+}
+
+#[test]
+fn terminating_pods_hold_the_node_until_gone() {
+    let mut idx = PodIndex::default();
+    let mut p = info(Some("g1"), Policy::NonInterruptible, 8);
+    idx.upsert(k("train-0"), p.clone());
+    p.deleting = true;
+    idx.upsert(k("train-0"), p);
+    assert!(!idx.active("g1"), "terminating pods are not activity");
+    assert!(!idx.drained("g1"), "but the node is not drained yet");
+    assert!(idx.evictable("g1").is_empty(), "not deleted twice");
+    assert_eq!(idx.used("g1").0, 8);
+    idx.remove(&k("train-0"));
+    assert!(idx.drained("g1"));
+    assert_eq!(idx.len(), 0);
+}
+
+#[test]
+fn pending_pods_leave_the_queue_when_bound() {
+    let mut idx = PodIndex::default();
+    idx.upsert(k("b"), info(None, Policy::Interruptible, 2));
+    idx.upsert(k("a"), info(None, Policy::Interruptible, 2));
+    let mut gone = info(None, Policy::Interruptible, 2);
+    gone.deleting = true;
+    idx.upsert(k("c"), gone);
+    let names: Vec<_> = idx.pending().into_iter().map(|(k, _)| k.1).collect();
+    assert_eq!(names, ["a", "b"]);
+    idx.bind(&k("a"), "g9");
+    assert_eq!(idx.pending().len(), 1);
+    assert_eq!(idx.used("g9").0, 2);
+}

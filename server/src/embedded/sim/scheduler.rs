@@ -1,0 +1,262 @@
+//! A small kube-scheduler: binds pending pods to a node of their pool with room (GPUs and
+//! CPU), skips cordoned and leaving nodes, and reports `PodScheduled=False/Unschedulable`
+//! with the scheduler's kind of message when none fits. The kubelet part then starts the
+//! containers and reports the pod Running.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+use rand::Rng;
+use serde_json::json;
+
+use super::Ctx;
+use super::clock::{rfc3339, secs};
+use super::pods::{PodInfo, PodKey, millicores};
+use super::podspec::running_status;
+
+/// Why a node cannot take a pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Misfit {
+    Selector,
+    Unschedulable,
+    Gpu,
+    Cpu,
+}
+
+/// Whether `node`, with `used` (GPUs, millicores) already requested, can take `pod`.
+pub fn fits(node: &Node, leaving: bool, used: (u32, u32), pod: &PodInfo) -> Result<(), Misfit> {
+    let labels = node.labels();
+    if !pod.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+        return Err(Misfit::Selector);
+    }
+    let cordoned = node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
+    if cordoned || leaving {
+        return Err(Misfit::Unschedulable);
+    }
+    let alloc = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
+    let get = |k: &str| alloc.and_then(|a| a.get(k)).map(|q| q.0.clone()).unwrap_or_default();
+    let gpus: u32 = get("nvidia.com/gpu").parse().unwrap_or(0);
+    if used.0 + pod.gpus > gpus {
+        return Err(Misfit::Gpu);
+    }
+    if used.1 + pod.cpu_m > millicores(&get("cpu")) {
+        return Err(Misfit::Cpu);
+    }
+    Ok(())
+}
+
+/// The scheduler's message for a pod no node fits.
+pub fn unschedulable_message(total: usize, misfits: &[Misfit]) -> String {
+    let count = |m| misfits.iter().filter(|x| **x == m).count();
+    let parts: Vec<String> = [
+        (Misfit::Gpu, "Insufficient nvidia.com/gpu"),
+        (Misfit::Cpu, "Insufficient cpu"),
+        (Misfit::Unschedulable, "node(s) were unschedulable"),
+        (Misfit::Selector, "node(s) didn't match Pod's node affinity/selector"),
+    ]
+    .into_iter()
+    .filter(|(m, _)| count(*m) > 0)
+    .map(|(m, text)| format!("{} {text}", count(m)))
+    .collect();
+    format!(
+        "0/{total} nodes are available: {}. preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling.",
+        parts.join(", ")
+    )
+}
+
+/// Runs the scheduler until the zone shuts down.
+pub async fn run(ctx: Arc<Ctx>) {
+    let mut reported: HashSet<PodKey> = HashSet::new();
+    let binding = Arc::new(AtomicBool::new(true));
+    loop {
+        tokio::select! {
+            _ = ctx.wake_scheduler.notified() => {}
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+        // Let a burst of changes (a drain, a node joining) land before one pass.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        pass(&ctx, &mut reported, &binding).await;
+    }
+}
+
+async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<PodKey>, binding: &Arc<AtomicBool>) {
+    let pending = ctx.pods().pending();
+    if pending.is_empty() {
+        reported.clear();
+        return;
+    }
+    let nodes = ctx.nodes.state();
+    let mut bound = Vec::new();
+    let mut stuck = Vec::new();
+    {
+        let mut index = ctx.pods();
+        for (key, info) in &pending {
+            let mut misfits = Vec::new();
+            let mut chosen = None;
+            for n in &nodes {
+                let name = n.name_any();
+                let labels = n.labels();
+                if !info.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+                    misfits.push(Misfit::Selector);
+                    continue;
+                }
+                match fits(n, ctx.removal(&name).is_some(), index.used(&name), info) {
+                    Ok(()) => {
+                        chosen = Some(n.clone());
+                        break;
+                    }
+                    Err(m) => misfits.push(m),
+                }
+            }
+            match chosen {
+                Some(n) => {
+                    index.bind(key, &n.name_any());
+                    reported.remove(key);
+                    bound.push((key.clone(), n));
+                }
+                None if reported.insert(key.clone()) => {
+                    stuck.push((key.clone(), unschedulable_message(nodes.len(), &misfits)));
+                }
+                None => {}
+            }
+        }
+    }
+    let bind_all = futures::stream::iter(bound).for_each_concurrent(16, |(key, node)| bind(ctx.clone(), key, node, binding.clone()));
+    let report_all = futures::stream::iter(stuck).for_each_concurrent(16, |(key, msg)| report(ctx.clone(), key, msg));
+    futures::join!(bind_all, report_all);
+}
+
+async fn report(ctx: Arc<Ctx>, (ns, name): PodKey, message: String) {
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let patch = json!({"status": {"conditions": [{
+        "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+        "message": message, "lastTransitionTime": rfc3339(chrono::Utc::now()),
+    }]}});
+    if let Err(e) = api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+        tracing::debug!(pod = %name, "unschedulable: {e}");
+    }
+}
+
+/// Binds the pod (the `binding` subresource where the API server has it, else a patch of
+/// `spec.nodeName`, which the embedded server accepts), then starts its containers after a
+/// short simulated image pull and reports it Running.
+async fn bind(ctx: Arc<Ctx>, (ns, name): PodKey, node: Arc<Node>, binding: Arc<AtomicBool>) {
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let node_name = node.name_any();
+    let mut done = false;
+    if binding.load(Ordering::Relaxed) {
+        let body = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+                          "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}});
+        match api
+            .create_subresource::<_, serde_json::Value>("binding", &name, &PostParams::default(), &body)
+            .await
+        {
+            Ok(_) => done = true,
+            Err(kube::Error::Api(e)) if matches!(e.code, 404 | 405) => binding.store(false, Ordering::Relaxed),
+            Err(e) => tracing::debug!(pod = %name, "binding: {e}"),
+        }
+    }
+    if !done {
+        let patch = json!({"spec": {"nodeName": node_name}});
+        if let Err(e) = api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+            tracing::debug!(pod = %name, "binding: {e}");
+            return;
+        }
+    }
+    let pull = secs(super::lock(&ctx.rng).random_range(5..20));
+    ctx.clock.sleep(pull).await;
+    let Ok(pod) = api.get(&name).await else { return };
+    if pod.metadata.deletion_timestamp.is_some() || pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) != Some(node_name.as_str()) {
+        return;
+    }
+    let containers: Vec<&str> = pod.spec.as_ref().map(|s| s.containers.iter().map(|c| c.name.as_str()).collect()).unwrap_or_default();
+    let image = pod.spec.as_ref().and_then(|s| s.containers.first()).and_then(|c| c.image.clone()).unwrap_or_default();
+    let host_ip = node
+        .status
+        .as_ref()
+        .and_then(|s| s.addresses.as_ref())
+        .and_then(|a| a.iter().find(|a| a.type_ == "InternalIP"))
+        .map(|a| a.address.clone())
+        .unwrap_or_default();
+    let prefix = node.spec.as_ref().and_then(|s| s.pod_cidr.clone()).unwrap_or_default();
+    let pod_ip = format!("{}{}", prefix.trim_end_matches("0/24"), super::lock(&ctx.rng).random_range(2..250));
+    let status = running_status(&containers, &image, &host_ip, &pod_ip);
+    let patch = json!({"status": status});
+    if let Err(e) = api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+        tracing::debug!(pod = %name, "starting: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedded::sim::nodes::{NewNode, node_object};
+    use crate::embedded::sim::pods::Policy;
+    use std::collections::BTreeMap;
+
+    fn node(pool: &str, cordoned: bool) -> Node {
+        let spec = app::nodepool::NodePoolSpec {
+            instance_type: "gd-8xl40s-i128".into(),
+            target_nodes: 1,
+            ..Default::default()
+        };
+        let mut n = node_object(&NewNode {
+            name: "g000001",
+            pool,
+            spec: &spec,
+            zone: "US-EAST-04A",
+            zone_index: 0,
+            org_id: "cw000000",
+            active: false,
+        });
+        n.spec.as_mut().unwrap().unschedulable = Some(cordoned);
+        n
+    }
+
+    fn pod(pool: &str, gpus: u32) -> PodInfo {
+        PodInfo {
+            node: None,
+            gpus,
+            cpu_m: 8000,
+            policy: Policy::Interruptible,
+            daemon: false,
+            deleting: false,
+            finished: false,
+            owner_kind: Some("ReplicaSet".into()),
+            node_selector: BTreeMap::from([(app::labels::NODE_POOL.to_string(), pool.to_string())]),
+        }
+    }
+
+    #[test]
+    fn fit_table() {
+        let n = node("inf", false);
+        let cases = [
+            (pod("inf", 2), (6, 0), false, Ok(())),
+            (pod("inf", 2), (7, 0), false, Err(Misfit::Gpu)),
+            (pod("other", 2), (0, 0), false, Err(Misfit::Selector)),
+            (pod("inf", 0), (0, 120_000), false, Err(Misfit::Cpu)),
+            (pod("inf", 1), (0, 0), true, Err(Misfit::Unschedulable)),
+        ];
+        for (p, used, leaving, want) in cases {
+            assert_eq!(fits(&n, leaving, used, &p), want, "{used:?} leaving={leaving}");
+        }
+        assert_eq!(fits(&node("inf", true), false, (0, 0), &pod("inf", 1)), Err(Misfit::Unschedulable));
+    }
+
+    #[test]
+    fn message_reads_like_kube_scheduler() {
+        let m = unschedulable_message(5, &[Misfit::Selector, Misfit::Selector, Misfit::Selector, Misfit::Unschedulable, Misfit::Gpu]);
+        assert_eq!(
+            m,
+            "0/5 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable, \
+             3 node(s) didn't match Pod's node affinity/selector. preemption: 0/5 nodes are available: \
+             5 Preemption is not helpful for scheduling."
+        );
+    }
+}

@@ -1,0 +1,81 @@
+//! The Node and NodePool watches: they keep the shared caches current and turn changes into
+//! work (wake the controller, start an annotated preemption, collect a deleted node's pods).
+
+use std::sync::Arc;
+
+use app::nodepool::NodePool;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::DeleteParams;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::{Api, ResourceExt};
+
+use super::nodes::PREEMPT_ANNOTATION;
+use super::{Ctx, preemption};
+
+/// Watches Nodes into `ctx.nodes`.
+pub async fn nodes(ctx: Arc<Ctx>, writer: Writer<Node>) {
+    let api: Api<Node> = Api::all(ctx.client.clone());
+    let stream = reflector(writer, watcher(api, watcher::Config::default()).default_backoff());
+    let mut stream = std::pin::pin!(stream);
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(watcher::Event::Apply(node) | watcher::Event::InitApply(node)) => {
+                if wants_preemption(&node) {
+                    preemption::start(&ctx, &node.name_any());
+                }
+                ctx.wake.notify_one();
+                ctx.wake_scheduler.notify_one();
+            }
+            Ok(watcher::Event::Delete(node)) => {
+                let (gc, name) = (ctx.clone(), node.name_any());
+                ctx.spawn(async move { collect_pods(&gc, &name).await });
+                ctx.wake.notify_one();
+            }
+            Ok(watcher::Event::InitDone) => ctx.wake.notify_one(),
+            Ok(watcher::Event::Init) => {}
+            Err(e) => tracing::warn!(zone = %ctx.zone, "node watch: {e}"),
+        }
+    }
+}
+
+/// Watches NodePools into `ctx.pools`.
+pub async fn pools(ctx: Arc<Ctx>, writer: Writer<NodePool>) {
+    let api: Api<NodePool> = Api::all(ctx.client.clone());
+    let stream = reflector(writer, watcher(api, watcher::Config::default()).default_backoff());
+    let mut stream = std::pin::pin!(stream);
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(_) => ctx.wake.notify_one(),
+            Err(e) => tracing::warn!(zone = %ctx.zone, "nodepool watch: {e}"),
+        }
+    }
+}
+
+fn wants_preemption(node: &Node) -> bool {
+    node.annotations().get(PREEMPT_ANNOTATION).is_some_and(|v| v == "now")
+}
+
+/// The pod garbage collector's part: pods bound to a node that no longer exists are deleted
+/// at once, whatever their grace period (their containers died with the machine).
+async fn collect_pods(ctx: &Ctx, node: &str) {
+    let orphans = ctx.pods().bound_to(node);
+    let force = DeleteParams {
+        grace_period_seconds: Some(0),
+        ..Default::default()
+    };
+    futures::stream::iter(orphans)
+        .for_each_concurrent(16, |(ns, name)| {
+            let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+            let force = force.clone();
+            async move {
+                match api.delete(&name, &force).await {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(e)) if e.code == 404 => {}
+                    Err(e) => tracing::warn!(pod = %name, "pod gc: {e}"),
+                }
+            }
+        })
+        .await;
+}

@@ -1,0 +1,50 @@
+//! The read-only JSON API: what the pages show, for scripts and tests.
+
+use app::model::{EventRow, NodeRow, PoolRow};
+use axum::{
+    Json,
+    extract::{Path, State},
+    http::StatusCode,
+    response::{IntoResponse, Response},
+};
+use serde::Serialize;
+
+use crate::hub::Hub;
+
+/// `GET /api/v1/pools` body.
+#[derive(Serialize)]
+pub struct PoolList {
+    /// The hub revision the list is current at.
+    pub rev: u64,
+    pub pools: Vec<PoolRow>,
+}
+
+/// `GET /api/v1/pools/{cluster}/{name}` body.
+#[derive(Serialize)]
+pub struct PoolDetail {
+    pub pool: PoolRow,
+    pub nodes: Vec<NodeRow>,
+    /// Newest first.
+    pub events: Vec<EventRow>,
+}
+
+/// Every pool across clusters, with cluster, zone, spec fields, status counts, conditions.
+pub async fn pools(State(hub): State<Hub>) -> Json<PoolList> {
+    let rev = hub.stats().rev;
+    Json(PoolList {
+        rev,
+        pools: hub.pool_rows(),
+    })
+}
+
+/// One pool with its nodes and recent events; 404 with a JSON message when unknown.
+pub async fn pool(State(hub): State<Hub>, Path((cluster, name)): Path<(String, String)>) -> Response {
+    match hub.pool(&cluster, &name) {
+        Some((pool, nodes, events)) => Json(PoolDetail { pool, nodes, events }).into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            Json(serde_json::json!({"error": format!("no NodePool {name} in cluster {cluster}")})),
+        )
+            .into_response(),
+    }
+}

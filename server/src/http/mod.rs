@@ -1,0 +1,58 @@
+//! HTTP: the pages (Leptos SSR), the live stream, the JSON API, health, and the guards in
+//! front of them.
+//!
+//! # Layout
+//! - `api`: `GET /api/v1/pools`, `GET /api/v1/pools/{cluster}/{name}`.
+//! - `stream`: `GET /api/v1/stream` (Server-Sent Events: snapshot, then keyed deltas).
+//! - `guard`: Origin check, trusted-proxy authentication, body size limit.
+//! - `health`: `/healthz`, `/readyz`.
+
+mod api;
+mod guard;
+mod health;
+mod stream;
+
+use std::sync::Arc;
+
+use app::{App, live::SnapshotSourceHandle, shell};
+use axum::{Router, extract::FromRef, routing::get};
+use leptos::prelude::*;
+use leptos_axum::{LeptosRoutes, generate_route_list};
+
+use crate::hub::Hub;
+
+pub use guard::Auth;
+
+/// Largest request body accepted (server functions, later the create form).
+pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
+
+/// What every handler can reach.
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    pub hub: Hub,
+    pub leptos_options: LeptosOptions,
+    pub auth: Auth,
+}
+
+/// The whole router.
+pub fn router(state: AppState) -> Router {
+    let routes = generate_route_list(App);
+    let hub = state.hub.clone();
+    let options = state.leptos_options.clone();
+    Router::new()
+        .route("/api/v1/pools", get(api::pools))
+        .route("/api/v1/pools/{cluster}/{name}", get(api::pool))
+        .route("/api/v1/stream", get(stream::stream))
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            move || provide_context(SnapshotSourceHandle(Arc::new(hub.clone()))),
+            move || shell(options.clone()),
+        )
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn_with_state(state.auth.clone(), guard::guard))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(BODY_LIMIT_BYTES))
+        .with_state(state)
+}

@@ -1,0 +1,278 @@
+//! One cluster's trimmed records and the indexes the projections need.
+//!
+//! Every mutation returns the rows it may have changed ("dirty" keys); the hub recomputes
+//! exactly those and publishes the ones that really differ.
+
+use std::collections::{BTreeSet, HashMap};
+
+use app::model::RowKind;
+use chrono::{DateTime, Utc};
+
+use crate::{
+    projection::{self, NodeAggregate},
+    watch::records::{EventRecord, NodeRecord, Observed, PodRecord, PoolRecord},
+};
+
+/// Events kept per cluster. Kubernetes itself keeps events for an hour; a dashboard that
+/// keeps them all would grow without bound on a busy cluster.
+pub const EVENTS_PER_CLUSTER: usize = 1000;
+
+/// A row that may have changed.
+pub type Dirty = (RowKind, String);
+
+/// The watched kinds, for readiness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    NodePool = 1,
+    Node = 2,
+    Pod = 4,
+    Event = 8,
+}
+
+/// All kinds synced.
+pub const ALL_KINDS: u8 = 1 | 2 | 4 | 8;
+
+#[derive(Default)]
+pub struct ClusterData {
+    pub zone: Option<String>,
+    pub synced: u8,
+    pub last_good: Option<DateTime<Utc>>,
+    pools: HashMap<String, PoolRecord>,
+    pool_uid_by_name: HashMap<String, String>,
+    nodes: HashMap<String, NodeRecord>,
+    node_uid_by_name: HashMap<String, String>,
+    nodes_by_pool: HashMap<String, BTreeSet<String>>,
+    pods: HashMap<String, Option<String>>,
+    pods_per_node: HashMap<String, u32>,
+    events: HashMap<String, EventRecord>,
+    // Events about a node arrive after the node is gone (e.g. "Deleted for preemption"), so
+    // the node's pool is remembered past its deletion to attribute them.
+    node_pool_seen: HashMap<String, String>,
+}
+
+impl ClusterData {
+    pub fn new(zone: Option<String>) -> Self {
+        Self {
+            zone,
+            ..Default::default()
+        }
+    }
+
+    fn dirty_pool_named(&self, name: &str, out: &mut Vec<Dirty>) {
+        if let Some(uid) = self.pool_uid_by_name.get(name) {
+            out.push((RowKind::Pool, uid.clone()));
+        }
+    }
+
+    fn dirty_node_named(&self, name: &str, out: &mut Vec<Dirty>) {
+        if let Some(uid) = self.node_uid_by_name.get(name) {
+            out.push((RowKind::Node, uid.clone()));
+        }
+    }
+
+    pub fn pools(&mut self, change: Observed<PoolRecord>) -> Vec<Dirty> {
+        let mut dirty = Vec::new();
+        match change {
+            Observed::Apply(rec) => self.put_pool(rec, &mut dirty),
+            Observed::Delete(uid) => self.drop_pool(&uid, &mut dirty),
+            Observed::Resync(all) => {
+                let keep: BTreeSet<String> = all.iter().map(|r| r.uid.clone()).collect();
+                let gone: Vec<String> = self.pools.keys().filter(|k| !keep.contains(*k)).cloned().collect();
+                for uid in gone {
+                    self.drop_pool(&uid, &mut dirty);
+                }
+                for rec in all {
+                    self.put_pool(rec, &mut dirty);
+                }
+            }
+        }
+        dirty
+    }
+
+    fn put_pool(&mut self, rec: PoolRecord, dirty: &mut Vec<Dirty>) {
+        self.pool_uid_by_name.insert(rec.name.clone(), rec.uid.clone());
+        dirty.push((RowKind::Pool, rec.uid.clone()));
+        self.pools.insert(rec.uid.clone(), rec);
+    }
+
+    fn drop_pool(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
+        if let Some(rec) = self.pools.remove(uid) {
+            if self.pool_uid_by_name.get(&rec.name).is_some_and(|u| u == uid) {
+                self.pool_uid_by_name.remove(&rec.name);
+            }
+        }
+        dirty.push((RowKind::Pool, uid.to_string()));
+    }
+
+    pub fn nodes(&mut self, change: Observed<NodeRecord>) -> Vec<Dirty> {
+        let mut dirty = Vec::new();
+        match change {
+            Observed::Apply(rec) => self.put_node(rec, &mut dirty),
+            Observed::Delete(uid) => self.drop_node(&uid, &mut dirty),
+            Observed::Resync(all) => {
+                let keep: BTreeSet<String> = all.iter().map(|r| r.uid.clone()).collect();
+                let gone: Vec<String> = self.nodes.keys().filter(|k| !keep.contains(*k)).cloned().collect();
+                for uid in gone {
+                    self.drop_node(&uid, &mut dirty);
+                }
+                for rec in all {
+                    self.put_node(rec, &mut dirty);
+                }
+            }
+        }
+        dirty
+    }
+
+    fn put_node(&mut self, rec: NodeRecord, dirty: &mut Vec<Dirty>) {
+        dirty.push((RowKind::Node, rec.uid.clone()));
+        let old = self.nodes.get(&rec.uid);
+        let aggregate_changed = old.is_none_or(|o| {
+            o.pool != rec.pool || o.cordoned != rec.cordoned || o.pending_preemption != rec.pending_preemption || o.zone != rec.zone
+        });
+        if let Some(old_pool) = old.and_then(|o| o.pool.clone()).filter(|p| Some(p) != rec.pool.as_ref()) {
+            if let Some(set) = self.nodes_by_pool.get_mut(&old_pool) {
+                set.remove(&rec.uid);
+            }
+            self.dirty_pool_named(&old_pool, dirty);
+        }
+        if let Some(pool) = &rec.pool {
+            self.nodes_by_pool.entry(pool.clone()).or_default().insert(rec.uid.clone());
+            self.node_pool_seen.insert(rec.name.clone(), pool.clone());
+            if aggregate_changed {
+                self.dirty_pool_named(pool, dirty);
+            }
+        }
+        self.node_uid_by_name.insert(rec.name.clone(), rec.uid.clone());
+        self.nodes.insert(rec.uid.clone(), rec);
+    }
+
+    fn drop_node(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
+        dirty.push((RowKind::Node, uid.to_string()));
+        let Some(rec) = self.nodes.remove(uid) else { return };
+        if self.node_uid_by_name.get(&rec.name).is_some_and(|u| u == uid) {
+            self.node_uid_by_name.remove(&rec.name);
+        }
+        if let Some(pool) = &rec.pool {
+            if let Some(set) = self.nodes_by_pool.get_mut(pool) {
+                set.remove(uid);
+            }
+            self.dirty_pool_named(pool, dirty);
+        }
+    }
+
+    pub fn pods(&mut self, change: Observed<PodRecord>) -> Vec<Dirty> {
+        let mut dirty = Vec::new();
+        match change {
+            Observed::Apply(rec) => self.put_pod(rec, &mut dirty),
+            Observed::Delete(uid) => self.drop_pod(&uid, &mut dirty),
+            Observed::Resync(all) => {
+                let keep: BTreeSet<String> = all.iter().map(|r| r.uid.clone()).collect();
+                let gone: Vec<String> = self.pods.keys().filter(|k| !keep.contains(*k)).cloned().collect();
+                for uid in gone {
+                    self.drop_pod(&uid, &mut dirty);
+                }
+                for rec in all {
+                    self.put_pod(rec, &mut dirty);
+                }
+            }
+        }
+        dirty
+    }
+
+    fn put_pod(&mut self, rec: PodRecord, dirty: &mut Vec<Dirty>) {
+        let old = self.pods.insert(rec.uid, rec.node.clone());
+        if old.as_ref() == Some(&rec.node) {
+            return;
+        }
+        if let Some(Some(old_node)) = old {
+            self.uncount(&old_node, dirty);
+        }
+        if let Some(node) = rec.node {
+            *self.pods_per_node.entry(node.clone()).or_default() += 1;
+            self.dirty_node_named(&node, dirty);
+        }
+    }
+
+    fn drop_pod(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
+        if let Some(Some(node)) = self.pods.remove(uid) {
+            self.uncount(&node, dirty);
+        }
+    }
+
+    fn uncount(&mut self, node: &str, dirty: &mut Vec<Dirty>) {
+        if let Some(n) = self.pods_per_node.get_mut(node) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.pods_per_node.remove(node);
+            }
+        }
+        self.dirty_node_named(node, dirty);
+    }
+
+    pub fn events(&mut self, change: Observed<EventRecord>) -> Vec<Dirty> {
+        let mut dirty = Vec::new();
+        match change {
+            Observed::Apply(rec) => {
+                dirty.push((RowKind::Event, rec.uid.clone()));
+                self.events.insert(rec.uid.clone(), rec);
+            }
+            Observed::Delete(uid) => {
+                self.events.remove(&uid);
+                dirty.push((RowKind::Event, uid));
+            }
+            Observed::Resync(all) => {
+                for uid in self.events.keys() {
+                    dirty.push((RowKind::Event, uid.clone()));
+                }
+                self.events.clear();
+                for rec in all {
+                    dirty.push((RowKind::Event, rec.uid.clone()));
+                    self.events.insert(rec.uid.clone(), rec);
+                }
+            }
+        }
+        if self.events.len() > EVENTS_PER_CLUSTER {
+            let mut by_age: Vec<(Option<DateTime<Utc>>, String)> =
+                self.events.values().map(|e| (e.last_seen, e.uid.clone())).collect();
+            by_age.sort();
+            for (_, uid) in by_age.into_iter().take(self.events.len() - EVENTS_PER_CLUSTER) {
+                self.events.remove(&uid);
+                dirty.push((RowKind::Event, uid));
+            }
+        }
+        dirty
+    }
+
+    /// The current pool row of `uid`, if the pool exists.
+    pub fn pool_row(&self, cluster: &str, uid: &str) -> Option<app::model::PoolRow> {
+        let rec = self.pools.get(uid)?;
+        let mut agg = NodeAggregate::default();
+        let mut zones: HashMap<&str, u32> = HashMap::new();
+        for n in self.nodes_by_pool.get(&rec.name).into_iter().flatten().filter_map(|u| self.nodes.get(u)) {
+            agg.cordoned += u32::from(n.cordoned);
+            agg.preempting += u32::from(n.pending_preemption);
+            if let Some(z) = &n.zone {
+                *zones.entry(z).or_default() += 1;
+            }
+        }
+        agg.zone = zones.into_iter().max_by_key(|(z, n)| (*n, std::cmp::Reverse(*z))).map(|(z, _)| z.to_string());
+        Some(projection::pool_row(cluster, self.zone.as_deref(), rec, &agg))
+    }
+
+    /// The current node row of `uid`, if the node exists.
+    pub fn node_row(&self, cluster: &str, uid: &str) -> Option<app::model::NodeRow> {
+        let rec = self.nodes.get(uid)?;
+        let pods = self.pods_per_node.get(&rec.name).copied().unwrap_or(0);
+        Some(projection::node_row(cluster, rec, pods))
+    }
+
+    /// The current event row of `uid`, if the event is kept.
+    pub fn event_row(&self, cluster: &str, uid: &str) -> Option<app::model::EventRow> {
+        let rec = self.events.get(uid)?;
+        let pool = match rec.kind.as_str() {
+            "NodePool" => Some(rec.object_name.clone()),
+            _ => self.node_pool_seen.get(&rec.object_name).cloned(),
+        };
+        Some(projection::event_row(cluster, rec, pool))
+    }
+}

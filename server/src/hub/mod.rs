@@ -1,0 +1,251 @@
+//! The hub: the current view of every watched cluster, its revision, and the delta stream.
+//!
+//! Watch tasks hand trimmed records to the hub; the hub recomputes the rows they touch (pure
+//! projections), and for each row that really changed publishes one [`Delta`] with the next
+//! revision: the whole row when new, a merge patch of the changed fields otherwise, or a
+//! removal. Browsers get one snapshot and then these deltas. Each subscriber reads from a
+//! bounded broadcast buffer; one that falls behind gets a fresh snapshot instead of an
+//! ever-growing queue. A ring of recent deltas lets a reconnecting browser resume.
+//!
+//! # Layout
+//! - `cluster`: one cluster's records and indexes.
+//! - `views`: the published rows, diffing and the resume ring.
+
+mod cluster;
+mod views;
+
+use std::sync::{Arc, RwLock};
+
+use app::model::{ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow, Scope, Snapshot};
+use chrono::Utc;
+use tokio::sync::broadcast;
+
+use crate::watch::records::{EventRecord, NodeRecord, Observed, PodRecord, PoolRecord};
+
+pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, Kind};
+pub use views::Published;
+
+use cluster::{ClusterData, Dirty};
+use views::Views;
+
+/// Deltas a subscriber may fall behind by before it is sent a fresh snapshot instead.
+pub const SUBSCRIBER_BUFFER: usize = 1024;
+/// Deltas kept for resuming a stream after a reconnect.
+pub const RESUME_RING: usize = 8192;
+
+/// A cheap handle to the hub; clone freely.
+#[derive(Clone)]
+pub struct Hub {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    state: RwLock<State>,
+    tx: broadcast::Sender<Arc<Published>>,
+}
+
+struct State {
+    clusters: std::collections::BTreeMap<String, ClusterData>,
+    views: Views,
+}
+
+/// How a new subscriber starts.
+pub enum Start {
+    /// Everything in scope, current at its `rev`.
+    Snapshot(Snapshot),
+    /// The deltas in scope after the revision the subscriber already has.
+    Replay(Vec<Arc<Published>>),
+}
+
+/// A subscriber: where to start, then the live deltas (filter them with [`Published::wanted_by`]).
+pub struct Subscription {
+    pub start: Start,
+    pub rx: broadcast::Receiver<Arc<Published>>,
+}
+
+/// Counts for `/metrics`, health and benchmarks.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct HubStats {
+    pub rev: u64,
+    pub subscribers: usize,
+    pub pools: usize,
+    pub nodes: usize,
+    pub events: usize,
+}
+
+impl Hub {
+    /// A hub for the given clusters: `(name, zone)`.
+    pub fn new(clusters: &[(String, Option<String>)]) -> Self {
+        let (tx, _) = broadcast::channel(SUBSCRIBER_BUFFER);
+        let mut state = State {
+            clusters: Default::default(),
+            views: Views::new(RESUME_RING),
+        };
+        for (name, zone) in clusters {
+            state.clusters.insert(name.clone(), ClusterData::new(zone.clone()));
+            let row = ClusterRow {
+                name: name.clone(),
+                zone: zone.clone(),
+                state: LinkState::Connecting,
+                since: Some(Utc::now()),
+                message: None,
+            };
+            state.views.set_cluster(row, &tx);
+        }
+        Self {
+            inner: Arc::new(Inner {
+                state: RwLock::new(state),
+                tx,
+            }),
+        }
+    }
+
+    fn write<R>(&self, f: impl FnOnce(&mut State, &broadcast::Sender<Arc<Published>>) -> R) -> R {
+        // A panic while holding the lock would poison it; the state is still consistent row by
+        // row, so keep serving rather than take the dashboard down.
+        let mut guard = self.inner.state.write().unwrap_or_else(|e| e.into_inner());
+        f(&mut guard, &self.inner.tx)
+    }
+
+    fn read<R>(&self, f: impl FnOnce(&State) -> R) -> R {
+        let guard = self.inner.state.read().unwrap_or_else(|e| e.into_inner());
+        f(&guard)
+    }
+
+    fn update(&self, cluster: &str, kind: Kind, f: impl FnOnce(&mut ClusterData) -> Vec<Dirty>, resync: bool) {
+        self.write(|state, tx| {
+            let Some(data) = state.clusters.get_mut(cluster) else {
+                tracing::warn!(cluster, "update for an unknown cluster ignored");
+                return;
+            };
+            let dirty = f(data);
+            data.last_good = Some(Utc::now());
+            if resync {
+                data.synced |= kind as u8;
+            }
+            let data = &state.clusters[cluster];
+            state.views.refresh(cluster, data, dirty, tx);
+        });
+    }
+
+    /// Applies a NodePool change seen in `cluster`.
+    pub fn pools(&self, cluster: &str, change: Observed<PoolRecord>) {
+        let resync = matches!(change, Observed::Resync(_));
+        self.update(cluster, Kind::NodePool, |d| d.pools(change), resync);
+    }
+
+    /// Applies a Node change seen in `cluster`.
+    pub fn nodes(&self, cluster: &str, change: Observed<NodeRecord>) {
+        let resync = matches!(change, Observed::Resync(_));
+        self.update(cluster, Kind::Node, |d| d.nodes(change), resync);
+    }
+
+    /// Applies a Pod change seen in `cluster`.
+    pub fn pods(&self, cluster: &str, change: Observed<PodRecord>) {
+        let resync = matches!(change, Observed::Resync(_));
+        self.update(cluster, Kind::Pod, |d| d.pods(change), resync);
+    }
+
+    /// Applies an Event change seen in `cluster`.
+    pub fn events(&self, cluster: &str, change: Observed<EventRecord>) {
+        let resync = matches!(change, Observed::Resync(_));
+        self.update(cluster, Kind::Event, |d| d.events(change), resync);
+    }
+
+    /// Records the health of a cluster's watches. `Stale` keeps `since` at the time of the
+    /// last good data; other states start `since` now. Publishes only on a change.
+    pub fn set_link(&self, cluster: &str, state: LinkState, message: Option<String>) {
+        self.write(|s, tx| {
+            let Some(data) = s.clusters.get(cluster) else { return };
+            let Some(mut row) = s.views.cluster(cluster).cloned() else { return };
+            if row.state == state && row.message == message {
+                return;
+            }
+            if row.state != state {
+                row.since = match state {
+                    LinkState::Stale => data.last_good.or(row.since),
+                    _ => Some(Utc::now()),
+                };
+            }
+            row.state = state;
+            row.message = message;
+            s.views.set_cluster(row, tx);
+        });
+    }
+
+    /// Marks that a cluster answered (a successful probe or watch event).
+    pub fn touch(&self, cluster: &str) {
+        self.write(|s, _| {
+            if let Some(d) = s.clusters.get_mut(cluster) {
+                d.last_good = Some(Utc::now());
+            }
+        });
+    }
+
+    /// Whether every kind of every cluster has been listed at least once.
+    pub fn ready(&self) -> bool {
+        self.read(|s| s.clusters.values().all(|c| c.synced == ALL_KINDS))
+    }
+
+    /// Whether every kind of `cluster` has been listed at least once.
+    pub fn synced(&self, cluster: &str) -> bool {
+        self.read(|s| s.clusters.get(cluster).is_some_and(|c| c.synced == ALL_KINDS))
+    }
+
+    /// Everything in `scope` now.
+    pub fn snapshot(&self, scope: &Scope) -> Snapshot {
+        self.read(|s| s.views.snapshot(scope))
+    }
+
+    /// Subscribes to the deltas of `scope`, starting after revision `since` when the resume
+    /// ring still holds what came after it, else from a fresh snapshot.
+    pub fn subscribe(&self, scope: &Scope, since: Option<u64>) -> Subscription {
+        self.read(|s| {
+            // Subscribing under the read lock means no delta can slip between the start and
+            // the live feed.
+            let rx = self.inner.tx.subscribe();
+            let start = match since.and_then(|since| s.views.replay(scope, since)) {
+                Some(replay) => Start::Replay(replay),
+                None => Start::Snapshot(s.views.snapshot(scope)),
+            };
+            Subscription { start, rx }
+        })
+    }
+
+    /// Every pool row, sorted by cluster then name.
+    pub fn pool_rows(&self) -> Vec<PoolRow> {
+        self.read(|s| s.views.snapshot(&Scope::pools()).pools)
+    }
+
+    /// One pool with its nodes and events (newest first), if it exists.
+    pub fn pool(&self, cluster: &str, name: &str) -> Option<(PoolRow, Vec<NodeRow>, Vec<EventRow>)> {
+        let snap = self.snapshot(&Scope::pool(cluster, name));
+        let pool = snap.pools.into_iter().find(|p| p.cluster == cluster && p.name == name)?;
+        let mut events = snap.events;
+        events.sort_by(|a, b| b.last_seen.cmp(&a.last_seen));
+        Some((pool, snap.nodes, events))
+    }
+
+    /// Counts for metrics and benchmarks.
+    pub fn stats(&self) -> HubStats {
+        self.read(|s| {
+            let mut st = s.views.stats();
+            st.subscribers = self.inner.tx.receiver_count();
+            st
+        })
+    }
+
+    /// The delta stream's JSON for tests and tools that read deltas directly.
+    pub fn decode(p: &Published) -> Option<Delta> {
+        serde_json::from_str(&p.data).ok()
+    }
+}
+
+impl app::live::SnapshotSource for Hub {
+    fn snapshot(&self, scope: &Scope) -> Snapshot {
+        Hub::snapshot(self, scope)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,137 @@
+use super::*;
+use app::model::{Change, RowKind};
+
+fn pool_rec(uid: &str, name: &str) -> PoolRecord {
+    PoolRecord {
+        uid: uid.into(),
+        name: name.into(),
+        generation: Some(1),
+        created: None,
+        parsed: Ok((
+            serde_json::from_value(serde_json::json!({"instanceType": "gd-8xa100-i128", "targetNodes": 2, "computeClass": "spot"})).unwrap(),
+            Default::default(),
+        )),
+    }
+}
+
+fn node_rec(uid: &str, name: &str, pool: &str) -> NodeRecord {
+    NodeRecord {
+        uid: uid.into(),
+        name: name.into(),
+        pool: Some(pool.into()),
+        ..Default::default()
+    }
+}
+
+fn hub() -> Hub {
+    Hub::new(&[("zone-a".into(), Some("US-EAST-04A".into()))])
+}
+
+fn drain(rx: &mut broadcast::Receiver<Arc<Published>>) -> Vec<Delta> {
+    let mut out = Vec::new();
+    while let Ok(p) = rx.try_recv() {
+        out.push(Hub::decode(&p).unwrap());
+    }
+    out
+}
+
+#[test]
+fn a_cordon_sends_a_node_patch_and_a_pool_patch_only() {
+    let hub = hub();
+    hub.pools("zone-a", Observed::Resync(vec![pool_rec("p1", "spot-a"), pool_rec("p2", "spot-b")]));
+    hub.nodes("zone-a", Observed::Resync(vec![node_rec("n1", "g1", "spot-a"), node_rec("n2", "g2", "spot-b")]));
+    let mut sub = hub.subscribe(&Scope::pool("zone-a", "spot-a"), None);
+    let Start::Snapshot(snap) = sub.start else { panic!("expected a snapshot") };
+    assert_eq!(snap.pools.len(), 2);
+    assert_eq!(snap.nodes.len(), 1, "only the scoped pool's nodes");
+    assert_eq!(snap.pools[0].zone.as_deref(), Some("US-EAST-04A"));
+
+    let mut cordoned = node_rec("n1", "g1", "spot-a");
+    cordoned.cordoned = true;
+    hub.nodes("zone-a", Observed::Apply(cordoned));
+    let deltas = drain(&mut sub.rx);
+    assert_eq!(deltas.len(), 2, "{deltas:?}");
+    assert_eq!(deltas[0].kind, RowKind::Node);
+    assert_eq!(deltas[0].change, Change::Patch(serde_json::json!({"cordoned": true})));
+    assert_eq!(deltas[1].kind, RowKind::Pool);
+    assert_eq!(deltas[1].key, "p1");
+    assert_eq!(deltas[1].change, Change::Patch(serde_json::json!({"nodes_cordoned": 1})));
+    assert!(deltas[1].rev > deltas[0].rev && deltas[0].rev > snap.rev);
+
+    // The same state again publishes nothing.
+    let mut same = node_rec("n1", "g1", "spot-a");
+    same.cordoned = true;
+    hub.nodes("zone-a", Observed::Apply(same));
+    assert!(drain(&mut sub.rx).is_empty());
+}
+
+#[test]
+fn pods_count_on_their_node_and_resync_removes_what_is_gone() {
+    let hub = hub();
+    hub.nodes("zone-a", Observed::Resync(vec![node_rec("n1", "g1", "spot-a")]));
+    let pod = |uid: &str| PodRecord { uid: uid.into(), node: Some("g1".into()) };
+    hub.pods("zone-a", Observed::Resync(vec![pod("a"), pod("b"), pod("c")]));
+    let snap = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
+    assert_eq!(snap.nodes[0].pods, 3);
+    hub.pods("zone-a", Observed::Delete("a".into()));
+    hub.pods("zone-a", Observed::Resync(vec![pod("b")]));
+    assert_eq!(hub.snapshot(&Scope::pool("zone-a", "spot-a")).nodes[0].pods, 1);
+    hub.nodes("zone-a", Observed::Resync(vec![]));
+    assert!(hub.snapshot(&Scope::pool("zone-a", "spot-a")).nodes.is_empty());
+}
+
+#[test]
+fn resume_replays_missed_deltas_in_scope_or_falls_back_to_a_snapshot() {
+    let hub = hub();
+    hub.pools("zone-a", Observed::Apply(pool_rec("p1", "spot-a")));
+    let rev = hub.snapshot(&Scope::pools()).rev;
+    hub.nodes("zone-a", Observed::Apply(node_rec("n1", "g1", "spot-a")));
+    hub.pools("zone-a", Observed::Apply(pool_rec("p2", "spot-b")));
+    match hub.subscribe(&Scope::pools(), Some(rev)).start {
+        Start::Replay(r) => {
+            let kinds: Vec<_> = r.iter().map(|p| p.kind).collect();
+            assert_eq!(kinds, [RowKind::Pool], "the node delta is out of the pools scope");
+            assert!(r[0].rev > rev);
+        }
+        Start::Snapshot(_) => panic!("expected a replay"),
+    }
+    assert!(matches!(hub.subscribe(&Scope::pools(), Some(10_000)).start, Start::Snapshot(_)));
+    let now = hub.snapshot(&Scope::pools()).rev;
+    assert!(matches!(hub.subscribe(&Scope::pools(), Some(now)).start, Start::Replay(ref r) if r.is_empty()));
+}
+
+#[test]
+fn stale_keeps_the_time_of_the_last_good_data() {
+    let hub = hub();
+    hub.pools("zone-a", Observed::Resync(vec![]));
+    let good = hub.snapshot(&Scope::pools()).clusters[0].since;
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    hub.set_link("zone-a", LinkState::Stale, Some("connection refused".into()));
+    let row = hub.snapshot(&Scope::pools()).clusters[0].clone();
+    assert_eq!(row.state, LinkState::Stale);
+    assert!(row.since >= good && row.since <= Some(Utc::now()));
+    assert_eq!(row.message.as_deref(), Some("connection refused"));
+    hub.set_link("zone-a", LinkState::Live, None);
+    assert_eq!(hub.snapshot(&Scope::pools()).clusters[0].state, LinkState::Live);
+}
+
+#[test]
+fn events_about_a_deleted_node_keep_its_pool() {
+    let hub = hub();
+    hub.nodes("zone-a", Observed::Apply(node_rec("n1", "g1", "spot-a")));
+    hub.nodes("zone-a", Observed::Delete("n1".into()));
+    hub.events(
+        "zone-a",
+        Observed::Apply(EventRecord {
+            uid: "e1".into(),
+            kind: "Node".into(),
+            object_name: "g1".into(),
+            type_: "Warning".into(),
+            reason: "Deleted for preemption".into(),
+            ..Default::default()
+        }),
+    );
+    let snap = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
+    assert_eq!(snap.events.len(), 1);
+    assert_eq!(snap.events[0].pool.as_deref(), Some("spot-a"));
+}

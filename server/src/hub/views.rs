@@ -1,0 +1,206 @@
+//! The rows as last published, and turning row changes into deltas.
+
+use std::{
+    collections::{BTreeMap, HashMap, VecDeque},
+    sync::Arc,
+};
+
+use app::{
+    live::patch,
+    model::{Change, ClusterRow, Delta, EventRow, NodeRow, PoolRow, RowKind, Scope, Snapshot},
+};
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use super::{
+    HubStats,
+    cluster::{ClusterData, Dirty},
+};
+
+/// One published delta, serialized once for every subscriber.
+#[derive(Debug)]
+pub struct Published {
+    pub rev: u64,
+    pub kind: RowKind,
+    pub cluster: String,
+    /// For node and event rows: the pool the row belongs to (scopes filter on it).
+    pub pool: Option<String>,
+    /// The [`Delta`] as JSON: the SSE `data:` line.
+    pub data: String,
+}
+
+impl Published {
+    /// Whether a subscriber of `scope` should receive this delta.
+    pub fn wanted_by(&self, scope: &Scope) -> bool {
+        match self.kind {
+            RowKind::Cluster | RowKind::Pool => true,
+            RowKind::Node | RowKind::Event => scope.wants(&self.cluster, self.pool.as_deref()),
+        }
+    }
+}
+
+pub struct Views {
+    rev: u64,
+    clusters: BTreeMap<String, ClusterRow>,
+    pools: HashMap<String, PoolRow>,
+    nodes: HashMap<String, NodeRow>,
+    events: HashMap<String, EventRow>,
+    ring: VecDeque<Arc<Published>>,
+    ring_cap: usize,
+}
+
+fn to_value<T: Serialize>(row: &T) -> serde_json::Value {
+    // Rows are plain structs of strings, numbers and maps: serializing cannot fail.
+    serde_json::to_value(row).unwrap_or(serde_json::Value::Null)
+}
+
+impl Views {
+    pub fn new(ring_cap: usize) -> Self {
+        Self {
+            rev: 0,
+            clusters: BTreeMap::new(),
+            pools: HashMap::new(),
+            nodes: HashMap::new(),
+            events: HashMap::new(),
+            ring: VecDeque::with_capacity(ring_cap),
+            ring_cap,
+        }
+    }
+
+    pub fn cluster(&self, name: &str) -> Option<&ClusterRow> {
+        self.clusters.get(name)
+    }
+
+    pub fn set_cluster(&mut self, row: ClusterRow, tx: &broadcast::Sender<Arc<Published>>) {
+        let name = row.name.clone();
+        let old = self.clusters.insert(name.clone(), row.clone());
+        let change = change_of(old.as_ref(), Some(&row));
+        if let Some(change) = change {
+            self.publish(RowKind::Cluster, name.clone(), name, None, change, tx);
+        }
+    }
+
+    /// Recomputes the dirty rows of one cluster and publishes those that changed.
+    pub fn refresh(&mut self, cluster: &str, data: &ClusterData, mut dirty: Vec<Dirty>, tx: &broadcast::Sender<Arc<Published>>) {
+        dirty.sort();
+        dirty.dedup();
+        for (kind, key) in dirty {
+            match kind {
+                RowKind::Pool => {
+                    let new = data.pool_row(cluster, &key);
+                    let old = sync(&mut self.pools, &key, new.clone());
+                    if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
+                        self.publish(kind, key, cluster.to_string(), None, c, tx);
+                    }
+                }
+                RowKind::Node => {
+                    let new = data.node_row(cluster, &key);
+                    let old = sync(&mut self.nodes, &key, new.clone());
+                    let pool = new.as_ref().or(old.as_ref()).and_then(|r| r.pool.clone());
+                    if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
+                        self.publish(kind, key, cluster.to_string(), pool, c, tx);
+                    }
+                }
+                RowKind::Event => {
+                    let new = data.event_row(cluster, &key);
+                    let old = sync(&mut self.events, &key, new.clone());
+                    let pool = new.as_ref().or(old.as_ref()).and_then(|r| r.pool.clone());
+                    if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
+                        self.publish(kind, key, cluster.to_string(), pool, c, tx);
+                    }
+                }
+                RowKind::Cluster => {}
+            }
+        }
+    }
+
+    fn publish(&mut self, kind: RowKind, key: String, cluster: String, pool: Option<String>, change: Change, tx: &broadcast::Sender<Arc<Published>>) {
+        self.rev += 1;
+        let delta = Delta {
+            rev: self.rev,
+            kind,
+            key,
+            change,
+        };
+        let data = serde_json::to_string(&delta).unwrap_or_default();
+        let p = Arc::new(Published {
+            rev: self.rev,
+            kind,
+            cluster,
+            pool,
+            data,
+        });
+        if self.ring.len() == self.ring_cap {
+            self.ring.pop_front();
+        }
+        self.ring.push_back(p.clone());
+        // No subscribers is not an error: nobody has a tab open.
+        let _ = tx.send(p);
+    }
+
+    pub fn snapshot(&self, scope: &Scope) -> Snapshot {
+        let mut pools: Vec<PoolRow> = self.pools.values().cloned().collect();
+        pools.sort_by(|a, b| (&a.cluster, &a.name).cmp(&(&b.cluster, &b.name)));
+        let mut nodes: Vec<NodeRow> = self
+            .nodes
+            .values()
+            .filter(|n| scope.wants(&n.cluster, n.pool.as_deref()))
+            .cloned()
+            .collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut events: Vec<EventRow> = self
+            .events
+            .values()
+            .filter(|e| scope.wants(&e.cluster, e.pool.as_deref()))
+            .cloned()
+            .collect();
+        events.sort_by(|a, b| a.last_seen.cmp(&b.last_seen).then_with(|| a.key.cmp(&b.key)));
+        Snapshot {
+            rev: self.rev,
+            clusters: self.clusters.values().cloned().collect(),
+            pools,
+            nodes,
+            events,
+        }
+    }
+
+    /// The deltas in `scope` after `since`, or `None` when the ring no longer reaches back
+    /// that far (or `since` is from another server's lifetime).
+    pub fn replay(&self, scope: &Scope, since: u64) -> Option<Vec<Arc<Published>>> {
+        if since > self.rev {
+            return None;
+        }
+        let oldest = self.ring.front().map(|p| p.rev).unwrap_or(self.rev + 1);
+        if since + 1 < oldest && since != self.rev {
+            return None;
+        }
+        Some(self.ring.iter().filter(|p| p.rev > since && p.wanted_by(scope)).cloned().collect())
+    }
+
+    pub fn stats(&self) -> HubStats {
+        HubStats {
+            rev: self.rev,
+            subscribers: 0,
+            pools: self.pools.len(),
+            nodes: self.nodes.len(),
+            events: self.events.len(),
+        }
+    }
+}
+
+fn sync<T>(map: &mut HashMap<String, T>, key: &str, new: Option<T>) -> Option<T> {
+    match new {
+        Some(row) => map.insert(key.to_string(), row),
+        None => map.remove(key),
+    }
+}
+
+fn change_of<T: Serialize + PartialEq>(old: Option<&T>, new: Option<&T>) -> Option<Change> {
+    match (old, new) {
+        (None, None) => None,
+        (Some(_), None) => Some(Change::Remove),
+        (None, Some(n)) => Some(Change::Add(to_value(n))),
+        (Some(o), Some(n)) if o == n => None,
+        (Some(o), Some(n)) => patch::diff(&to_value(o), &to_value(n)).map(Change::Patch),
+    }
+}

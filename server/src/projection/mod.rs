@@ -1,0 +1,47 @@
+//! Pure projections from trimmed records to the view rows of `app::model`.
+//!
+//! Everything a person sees about a pool is computed here (or in `app::domain`, which this
+//! calls): counts, the five conditions in order, severities, problems.
+
+mod pool;
+
+pub use pool::{NodeAggregate, pool_row};
+
+use app::model::{EventRow, NodeRow};
+
+use crate::watch::records::{EventRecord, NodeRecord};
+
+/// A Node's row: its record plus the number of pods bound to it.
+pub fn node_row(cluster: &str, rec: &NodeRecord, pods: u32) -> NodeRow {
+    NodeRow {
+        key: rec.uid.clone(),
+        cluster: cluster.to_string(),
+        name: rec.name.clone(),
+        pool: rec.pool.clone(),
+        instance_type: rec.instance_type.clone(),
+        zone: rec.zone.clone(),
+        state: rec.state.clone(),
+        ready: rec.ready,
+        cordoned: rec.cordoned,
+        pending_preemption: rec.pending_preemption,
+        evicted_at: rec.evicted_at.clone(),
+        pods,
+        created: rec.created,
+    }
+}
+
+/// An Event's row. `pool` is the NodePool it concerns: the involved NodePool's name, or the
+/// pool of the involved Node (resolved by the caller, which knows the nodes).
+pub fn event_row(cluster: &str, rec: &EventRecord, pool: Option<String>) -> EventRow {
+    EventRow {
+        key: rec.uid.clone(),
+        cluster: cluster.to_string(),
+        pool,
+        object: format!("{}/{}", rec.kind, rec.object_name),
+        type_: rec.type_.clone(),
+        reason: rec.reason.clone(),
+        message: rec.message.clone(),
+        count: rec.count,
+        last_seen: rec.last_seen,
+    }
+}

@@ -1,0 +1,13 @@
+//! Watching clusters: one kube-rs watcher per kind per cluster, trimming each object to a
+//! record before it reaches the hub.
+//!
+//! # Layout
+//! - `records`: the trimmed objects.
+//! - `trim`: pure functions from Kubernetes objects to records.
+//! - `runner`: the watch tasks, their backoff, and the per-cluster health probe.
+
+pub mod records;
+mod runner;
+pub mod trim;
+
+pub use runner::{ClusterSource, spawn_cluster};

@@ -1,0 +1,72 @@
+//! The trimmed objects the hub stores: only what the projections read.
+//!
+//! A Kubernetes `Pod` decodes to several kilobytes; its record here is a node name. Trimming
+//! at the watch keeps 10k nodes and 50k pods within the dashboard's memory budget
+//! (USERS.md #4: generic dashboards collapse on big clusters).
+
+use app::nodepool::{NodePoolSpec, NodePoolStatus};
+use chrono::{DateTime, Utc};
+
+/// A NodePool as stored: its spec and status, or why they could not be read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolRecord {
+    pub uid: String,
+    pub name: String,
+    pub generation: Option<i64>,
+    pub created: Option<DateTime<Utc>>,
+    /// The parsed spec and status, or the reason (with the JSON path) the object is malformed.
+    pub parsed: Result<(NodePoolSpec, NodePoolStatus), String>,
+}
+
+/// A Node as stored.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeRecord {
+    pub uid: String,
+    pub name: String,
+    /// `compute.coreweave.com/node-pool`.
+    pub pool: Option<String>,
+    pub instance_type: Option<String>,
+    pub zone: Option<String>,
+    /// `node.coreweave.cloud/state`.
+    pub state: Option<String>,
+    pub ready: Option<bool>,
+    /// `spec.unschedulable`.
+    pub cordoned: bool,
+    /// `qos.coreweave.cloud/pending-preemption == "true"`.
+    pub pending_preemption: bool,
+    /// `qos.coreweave.cloud/evicted-at`.
+    pub evicted_at: Option<String>,
+    pub created: Option<DateTime<Utc>>,
+}
+
+/// A Pod as stored: which node it is bound to.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodRecord {
+    pub uid: String,
+    pub node: Option<String>,
+}
+
+/// An Event about a NodePool or a Node, as stored.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EventRecord {
+    pub uid: String,
+    /// `NodePool` or `Node`.
+    pub kind: String,
+    pub object_name: String,
+    pub type_: String,
+    pub reason: String,
+    pub message: String,
+    pub count: i32,
+    pub last_seen: Option<DateTime<Utc>>,
+}
+
+/// A change seen by one watch of one cluster.
+#[derive(Clone, Debug)]
+pub enum Observed<R> {
+    /// An object was added or changed.
+    Apply(R),
+    /// An object was deleted (by uid).
+    Delete(String),
+    /// A full re-list finished: these are all the objects of the kind.
+    Resync(Vec<R>),
+}

@@ -1,0 +1,156 @@
+//! The watch tasks of one cluster: one kube-rs watcher per kind, and a probe.
+
+use std::{
+    fmt::Debug,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use app::{model::LinkState, nodepool::NodePool};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use kube::{
+    Api, Client, Resource, ResourceExt,
+    api::{ApiResource, DynamicObject},
+    runtime::{WatchStreamExt, watcher},
+};
+use serde::de::DeserializeOwned;
+use tokio::task::JoinHandle;
+
+use crate::hub::Hub;
+
+use super::{records::Observed, trim};
+
+/// A cluster to watch.
+#[derive(Clone)]
+pub struct ClusterSource {
+    /// Name shown in the dashboard (the kubeconfig context).
+    pub name: String,
+    /// The zone, when known from configuration (embedded zones); else derived from nodes.
+    pub zone: Option<String>,
+    /// A client with the server's own, read-only identity.
+    pub client: Client,
+}
+
+/// How often each cluster is probed for reachability.
+const PROBE_EVERY: Duration = Duration::from_secs(2);
+/// How long after a watch error a cluster stays stale even if it answers probes, so the
+/// watchers' backoff has time to re-establish before the badge says "live".
+const SETTLE_AFTER_ERROR: Duration = Duration::from_secs(3);
+
+type LastError = Arc<Mutex<Option<Instant>>>;
+
+/// Starts the watchers and the probe of one cluster. Dropping the handles does not stop
+/// them; abort them to stop.
+pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
+    let last_error: LastError = Arc::default();
+    let c = &src.client;
+    let pools = Api::<DynamicObject>::all_with(c.clone(), &ApiResource::erase::<NodePool>(&()));
+    vec![
+        tokio::spawn(watch_pools(hub.clone(), src.clone(), pools, last_error.clone())),
+        tokio::spawn(watch(hub.clone(), src.name.clone(), Api::<Node>::all(c.clone()), trim::node, Hub::nodes, last_error.clone())),
+        tokio::spawn(watch(hub.clone(), src.name.clone(), Api::<Pod>::all(c.clone()), trim::pod, Hub::pods, last_error.clone())),
+        tokio::spawn(watch(hub.clone(), src.name.clone(), Api::<Event>::all(c.clone()), trim::event, Hub::events, last_error.clone())),
+        tokio::spawn(probe(hub, src, last_error)),
+    ]
+}
+
+/// The NodePool watch, after checking that the cluster serves the CRD at all: a cluster
+/// without it gets a clear message instead of a watch failing forever.
+async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last_error: LastError) {
+    let gv = format!("{}/{}", app::nodepool::GROUP, app::nodepool::VERSION);
+    loop {
+        match src.client.list_api_group_resources(&gv).await {
+            Ok(list) if list.resources.iter().any(|r| r.name == "nodepools") => break,
+            Ok(_) | Err(kube::Error::Api(_)) => {
+                let msg = format!(
+                    "the NodePool CRD ({gv}) is not installed on this cluster; is it a CKS cluster? \
+                     To watch it anyway: spotboard crd | kubectl apply -f -"
+                );
+                tracing::error!(cluster = %src.name, "{msg}");
+                hub.pools(&src.name, Observed::Resync(Vec::new()));
+                hub.set_link(&src.name, LinkState::Live, Some(msg));
+                tokio::time::sleep(Duration::from_secs(30)).await;
+            }
+            Err(e) => {
+                *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                hub.set_link(&src.name, LinkState::Stale, Some(e.to_string()));
+                tokio::time::sleep(PROBE_EVERY).await;
+            }
+        }
+    }
+    watch(hub, src.name, api, trim::pool, Hub::pools, last_error).await
+}
+
+/// One kind's watch: list, then watch, with kube-rs's default backoff on errors. Objects are
+/// trimmed before the hub sees them; an object that does not trim is skipped.
+async fn watch<K, R>(
+    hub: Hub,
+    cluster: String,
+    api: Api<K>,
+    trim: fn(&K) -> Option<R>,
+    apply: fn(&Hub, &str, Observed<R>),
+    last_error: LastError,
+) where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    let kind = std::any::type_name::<K>().rsplit("::").next().unwrap_or("object");
+    let mut stream = watcher(api, watcher::Config::default()).default_backoff().boxed();
+    let mut initial: Option<Vec<R>> = None;
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(watcher::Event::Init) => initial = Some(Vec::new()),
+            Ok(watcher::Event::InitApply(obj)) => {
+                if let (Some(buf), Some(rec)) = (initial.as_mut(), trim(&obj)) {
+                    buf.push(rec);
+                }
+            }
+            Ok(watcher::Event::InitDone) => {
+                apply(&hub, &cluster, Observed::Resync(initial.take().unwrap_or_default()));
+            }
+            Ok(watcher::Event::Apply(obj)) => match trim(&obj) {
+                Some(rec) => apply(&hub, &cluster, Observed::Apply(rec)),
+                None => tracing::trace!(%cluster, kind, name = %obj.name_any(), "skipped"),
+            },
+            Ok(watcher::Event::Delete(obj)) => {
+                if let Some(uid) = obj.uid() {
+                    apply(&hub, &cluster, Observed::Delete(uid));
+                }
+            }
+            Err(e) => {
+                tracing::warn!(%cluster, kind, error = %e, "watch failed; retrying with backoff");
+                *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                hub.set_link(&cluster, LinkState::Stale, Some(format!("{kind} watch: {e}")));
+            }
+        }
+    }
+}
+
+/// Probes the API server; turns the cluster live once every kind is listed and no watch has
+/// failed for a moment, and stale when the server stops answering.
+async fn probe(hub: Hub, src: ClusterSource, last_error: LastError) {
+    let mut tick = tokio::time::interval(PROBE_EVERY);
+    loop {
+        tick.tick().await;
+        match tokio::time::timeout(PROBE_EVERY, src.client.apiserver_version()).await {
+            Ok(Ok(_)) => {
+                hub.touch(&src.name);
+                let settled = last_error
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .is_none_or(|t| t.elapsed() >= SETTLE_AFTER_ERROR);
+                if settled && hub.synced(&src.name) {
+                    hub.set_link(&src.name, LinkState::Live, None);
+                }
+            }
+            Ok(Err(e)) => {
+                *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                hub.set_link(&src.name, LinkState::Stale, Some(format!("API server: {e}")));
+            }
+            Err(_) => {
+                *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                hub.set_link(&src.name, LinkState::Stale, Some("API server did not answer within 2 s".into()));
+            }
+        }
+    }
+}

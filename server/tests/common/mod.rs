@@ -1,0 +1,82 @@
+//! Starting the whole dashboard against the embedded cluster, for integration tests.
+
+#![allow(dead_code)] // each test binary uses its own part of this module
+
+use std::time::{Duration, Instant};
+
+use server::{cli::ServeArgs, run};
+
+pub struct Dashboard {
+    pub running: run::Running,
+    pub base: String,
+    pub kubeconfig: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Starts the dashboard on an ephemeral port with an embedded cluster of `zones`, at `speed`,
+/// and waits until every watch has listed.
+pub async fn start(zones: &[&str], speed: f64) -> Dashboard {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let args = ServeArgs {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        kubeconfig: None,
+        contexts: vec![],
+        in_cluster: false,
+        embedded_kubeconfig: Some(kubeconfig.clone()),
+        zones: zones.iter().map(|z| z.to_string()).collect(),
+        seed: 7,
+        speed,
+        nodes: 0,
+        pods_per_node: 5,
+        auth_proxy_header: None,
+        site_root: "target/site".into(),
+    };
+    let running = run::start(&args, std::future::pending()).await.expect("dashboard starts");
+    let base = format!("http://{}", running.addr);
+    wait_for(Duration::from_secs(30), || running.hub.ready()).await;
+    Dashboard {
+        running,
+        base,
+        kubeconfig,
+        _dir: dir,
+    }
+}
+
+/// Polls `f` every 50 ms until it is true; panics after `limit`.
+pub async fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < limit, "condition not met within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Reads Server-Sent Events from `url` until `pred` accepts one (event name, data), or the
+/// deadline passes. Returns the accepted event's data.
+pub async fn sse_until(url: &str, limit: Duration, mut pred: impl FnMut(&str, &str) -> bool) -> Option<String> {
+    use futures::StreamExt;
+    let resp = reqwest::get(url).await.ok()?;
+    let mut body = resp.bytes_stream();
+    let mut buf = String::new();
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let chunk = tokio::time::timeout_at(deadline, body.next()).await.ok()??.ok()?;
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            let mut event = "message";
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(e) = line.strip_prefix("event:") {
+                    event = if e.trim() == "snapshot" { "snapshot" } else if e.trim() == "delta" { "delta" } else { "other" };
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    data.push_str(d.trim_start());
+                }
+            }
+            if pred(event, &data) {
+                return Some(data);
+            }
+        }
+    }
+}

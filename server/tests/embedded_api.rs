@@ -1,0 +1,571 @@
+//! The embedded API server through kube-rs clients (as spotboard and the behaviour model use
+//! it) and through real kubectl (as a person does).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use app::nodepool::{NodePool, NodePoolSpec};
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::runtime::watcher;
+use kube::{Api, Client, ResourceExt};
+use serde_json::{Value, json};
+use server::embedded::api::{ApiOptions, ApiServer, Tokens};
+use server::embedded::{EmbeddedCluster, EmbeddedOptions, client_for};
+
+struct Fixture {
+    server: ApiServer,
+    admin: Client,
+    reader: Client,
+}
+
+async fn fixture_with(options: ApiOptions) -> Fixture {
+    let tokens = Tokens::generate();
+    let server = ApiServer::start_with("TEST-01A", tokens.clone(), options).await.unwrap();
+    let admin = client_for(&server.url(), &tokens.admin, "test").unwrap();
+    let reader = client_for(&server.url(), &tokens.reader, "test").unwrap();
+    Fixture {
+        server,
+        admin,
+        reader,
+    }
+}
+
+async fn fixture() -> Fixture {
+    fixture_with(ApiOptions::default()).await
+}
+
+fn pool(name: &str, target: i32) -> NodePool {
+    let mut np = NodePool::new(
+        name,
+        NodePoolSpec {
+            instance_type: "gd-8xh100ib-i128".into(),
+            target_nodes: target,
+            ..Default::default()
+        },
+    );
+    np.labels_mut().insert("tier".into(), "gpu".into());
+    np
+}
+
+fn node(name: &str, labels: Value) -> Node {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                   "nodeInfo": {"kubeletVersion": "v1.33.1", "architecture": "amd64",
+                                "bootID": "", "containerRuntimeVersion": "containerd://2.0",
+                                "kernelVersion": "6.8", "kubeProxyVersion": "", "machineID": "",
+                                "operatingSystem": "linux", "osImage": "Ubuntu 22.04", "systemUUID": ""}}
+    }))
+    .unwrap()
+}
+
+fn pod(name: &str, node: &str, phase: &str) -> Pod {
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {"nodeName": node, "containers": [{"name": "main", "image": "busybox"}]},
+        "status": {"phase": phase}
+    }))
+    .unwrap()
+}
+
+fn api_code(e: kube::Error) -> u16 {
+    match e {
+        kube::Error::Api(s) => s.code,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn nodepool_crud_status_and_generation() {
+    let f = fixture().await;
+    let api: Api<NodePool> = Api::all(f.admin.clone());
+    let created = api.create(&PostParams::default(), &pool("np-a", 2)).await.unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    assert!(created.metadata.uid.is_some() && created.metadata.creation_timestamp.is_some());
+    assert_eq!(api_code(api.create(&PostParams::default(), &pool("np-a", 2)).await.unwrap_err()), 409);
+
+    // Status through the subresource: spec untouched, no new generation.
+    let status = json!({"status": {"currentNodes": 1, "conditions": [
+        {"type": "Capacity", "status": "False", "reason": "QueuedAwaitingCapacity"}]}});
+    let patched = api.patch_status("np-a", &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+    assert_eq!(patched.status.as_ref().unwrap().current_nodes, Some(1));
+    assert_eq!(patched.metadata.generation, Some(1));
+
+    // The main resource ignores status and bumps the generation on spec changes.
+    let mut change = patched.clone();
+    change.spec.target_nodes = 5;
+    change.status.as_mut().unwrap().current_nodes = Some(99);
+    let replaced = api.replace("np-a", &PostParams::default(), &change).await.unwrap();
+    assert_eq!(replaced.spec.target_nodes, 5);
+    assert_eq!(replaced.status.as_ref().unwrap().current_nodes, Some(1));
+    assert_eq!(replaced.metadata.generation, Some(2));
+    let stale = api.replace("np-a", &PostParams::default(), &change).await.unwrap_err();
+    assert_eq!(api_code(stale), 409, "the old resourceVersion conflicts");
+
+    let fetched = api.get("np-a").await.unwrap();
+    assert_eq!(fetched.resource_version(), replaced.resource_version());
+    let deleted = api.delete("np-a", &DeleteParams::default()).await.unwrap();
+    assert!(deleted.is_right(), "a NodePool without finalizers is gone at once");
+    assert_eq!(api_code(api.get("np-a").await.unwrap_err()), 404);
+}
+
+#[tokio::test]
+async fn dry_run_stores_nothing() {
+    let f = fixture().await;
+    let api: Api<NodePool> = Api::all(f.admin.clone());
+    let pp = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let out = api.create(&pp, &pool("dry", 1)).await.unwrap();
+    assert_eq!(out.name_any(), "dry");
+    assert_eq!(api_code(api.get("dry").await.unwrap_err()), 404);
+    assert!(api.list(&ListParams::default()).await.unwrap().items.is_empty());
+}
+
+#[tokio::test]
+async fn core_kinds_and_graceful_pod_delete() {
+    let f = fixture().await;
+    let nodes: Api<Node> = Api::all(f.admin.clone());
+    nodes.create(&PostParams::default(), &node("g1", json!({}))).await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(f.admin.clone(), "jobs");
+    pods.create(&PostParams::default(), &pod("train-0", "g1", "Running")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("pending-0", "", "Pending")).await.unwrap();
+    let events: Api<Event> = Api::namespaced(f.admin.clone(), "default");
+    let ev: Event = serde_json::from_value(json!({"metadata": {"name": "e1"},
+        "involvedObject": {"kind": "Node", "name": "g1"}, "reason": "Preempting", "type": "Warning"}))
+    .unwrap();
+    events.create(&PostParams::default(), &ev).await.unwrap();
+    assert_eq!(events.get("e1").await.unwrap().reason.as_deref(), Some("Preempting"));
+
+    let all_pods: Api<Pod> = Api::all(f.admin.clone());
+    assert_eq!(all_pods.list(&ListParams::default()).await.unwrap().items.len(), 2);
+    let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(f.admin.clone());
+    assert!(ns.get("jobs").await.is_ok(), "the namespace was created with its first pod");
+
+    // A bound, running pod terminates gracefully; an unbound one goes at once.
+    let first = pods.delete("train-0", &DeleteParams::default()).await.unwrap();
+    let terminating = first.left().expect("the pod is still there");
+    assert!(terminating.metadata.deletion_timestamp.is_some());
+    assert_eq!(terminating.metadata.deletion_grace_period_seconds, Some(30));
+    assert!(pods.get("train-0").await.is_ok());
+    pods.delete("train-0", &DeleteParams::default().grace_period(0)).await.unwrap();
+    assert_eq!(api_code(pods.get("train-0").await.unwrap_err()), 404);
+    pods.delete("pending-0", &DeleteParams::default()).await.unwrap();
+    assert_eq!(api_code(pods.get("pending-0").await.unwrap_err()), 404);
+}
+
+#[tokio::test]
+async fn paging_and_selectors() {
+    let f = fixture().await;
+    let nodes: Api<Node> = Api::all(f.admin.clone());
+    for i in 0..7 {
+        let labels = json!({"pool": if i % 2 == 0 { "a" } else { "b" }, "idx": i.to_string()});
+        nodes.create(&PostParams::default(), &node(&format!("n{i}"), labels)).await.unwrap();
+    }
+    let mut names = Vec::new();
+    let mut lp = ListParams::default().limit(3);
+    let mut pages = 0;
+    let mut list_rv = None;
+    loop {
+        let page = nodes.list(&lp).await.unwrap();
+        pages += 1;
+        names.extend(page.items.iter().map(|n| n.name_any()));
+        list_rv.get_or_insert(page.metadata.resource_version.clone());
+        assert_eq!(page.metadata.resource_version, list_rv.clone().unwrap());
+        match page.metadata.continue_ {
+            Some(token) if !token.is_empty() => lp = ListParams::default().limit(3).continue_token(&token),
+            _ => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(names, (0..7).map(|i| format!("n{i}")).collect::<Vec<_>>());
+
+    let count = |sel: &'static str| {
+        let nodes = nodes.clone();
+        async move { nodes.list(&ListParams::default().labels(sel)).await.unwrap().items.len() }
+    };
+    assert_eq!(count("pool=a").await, 4);
+    assert_eq!(count("pool!=a").await, 3);
+    assert_eq!(count("pool in (a,b),idx notin (0,1)").await, 5);
+    assert_eq!(count("idx>4").await, 2);
+    assert_eq!(count("!pool").await, 0);
+
+    let pods: Api<Pod> = Api::namespaced(f.admin.clone(), "default");
+    pods.create(&PostParams::default(), &pod("p1", "n1", "Running")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("p2", "n1", "Succeeded")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("p3", "n2", "Running")).await.unwrap();
+    let all: Api<Pod> = Api::all(f.admin.clone());
+    let on_n1 = all
+        .list(&ListParams::default().fields("spec.nodeName=n1,status.phase!=Succeeded"))
+        .await
+        .unwrap();
+    assert_eq!(on_n1.items.iter().map(|p| p.name_any()).collect::<Vec<_>>(), ["p1"]);
+    let bad = all.list(&ListParams::default().labels("a in b")).await.unwrap_err();
+    assert_eq!(api_code(bad), 400);
+}
+
+async fn next_event<K: Clone + std::fmt::Debug>(
+    stream: &mut (impl futures::Stream<Item = kube::Result<WatchEvent<K>>> + Unpin),
+) -> WatchEvent<K> {
+    tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .expect("an event in time")
+        .expect("the stream is open")
+        .expect("a decodable event")
+}
+
+fn event_name(e: &WatchEvent<NodePool>) -> (&'static str, String) {
+    match e {
+        WatchEvent::Added(o) => ("ADDED", o.name_any()),
+        WatchEvent::Modified(o) => ("MODIFIED", o.name_any()),
+        WatchEvent::Deleted(o) => ("DELETED", o.name_any()),
+        WatchEvent::Bookmark(_) => ("BOOKMARK", String::new()),
+        WatchEvent::Error(s) => ("ERROR", s.code.to_string()),
+    }
+}
+
+#[tokio::test]
+async fn watch_orders_events_and_resumes() {
+    let f = fixture().await;
+    let api: Api<NodePool> = Api::all(f.admin.clone());
+    let start = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+    let reader: Api<NodePool> = Api::all(f.reader.clone());
+    let mut stream = reader.watch(&WatchParams::default(), &start).await.unwrap().boxed();
+
+    let created = api.create(&PostParams::default(), &pool("w", 1)).await.unwrap();
+    api.patch("w", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNodes": 3}})))
+        .await
+        .unwrap();
+    api.delete("w", &DeleteParams::default()).await.unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(event_name(&next_event(&mut stream).await));
+    }
+    let w = || "w".to_string();
+    assert_eq!(seen, [("ADDED", w()), ("MODIFIED", w()), ("DELETED", w())]);
+
+    // Resuming from the creation's resourceVersion replays what followed it.
+    let mut resumed = reader.watch(&WatchParams::default(), &created.resource_version().unwrap()).await.unwrap().boxed();
+    assert_eq!(event_name(&next_event(&mut resumed).await).0, "MODIFIED");
+    assert_eq!(event_name(&next_event(&mut resumed).await).0, "DELETED");
+
+    // A label-filtered watch sees an object leave its selector as DELETED.
+    let now = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+    let mut gpu = reader.watch(&WatchParams::default().labels("tier=gpu"), &now).await.unwrap().boxed();
+    api.create(&PostParams::default(), &pool("x", 1)).await.unwrap();
+    api.patch("x", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"tier": "cpu"}}})))
+        .await
+        .unwrap();
+    assert_eq!(event_name(&next_event(&mut gpu).await), ("ADDED", "x".into()));
+    assert_eq!(event_name(&next_event(&mut gpu).await), ("DELETED", "x".into()));
+}
+
+#[tokio::test]
+async fn bookmarks_arrive_when_allowed() {
+    let f = fixture_with(ApiOptions {
+        bookmark_interval: Duration::from_millis(200),
+        ..Default::default()
+    })
+    .await;
+    let api: Api<NodePool> = Api::all(f.reader.clone());
+    let mut stream = api.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    assert_eq!(event_name(&next_event(&mut stream).await).0, "BOOKMARK");
+    let mut short = api.watch(&WatchParams::default().disable_bookmarks().timeout(1), "0").await.unwrap().boxed();
+    let end = tokio::time::timeout(Duration::from_secs(5), short.next()).await.unwrap();
+    assert!(end.is_none(), "no bookmark, and the stream ends at timeoutSeconds");
+}
+
+#[tokio::test]
+async fn too_old_resource_version_gets_410_and_watcher_relists() {
+    let f = fixture_with(ApiOptions {
+        history_limit: 5,
+        ..Default::default()
+    })
+    .await;
+    let api: Api<NodePool> = Api::all(f.admin.clone());
+    let start = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+    for i in 0..8 {
+        api.create(&PostParams::default(), &pool(&format!("p{i}"), 1)).await.unwrap();
+    }
+    let mut stream = api.watch(&WatchParams::default(), &start).await.unwrap().boxed();
+    match next_event(&mut stream).await {
+        WatchEvent::Error(s) => assert_eq!((s.code, s.reason.as_str()), (410, "Expired")),
+        other => panic!("expected 410, got {other:?}"),
+    }
+
+    // kube-rs' watcher: after its watch ends, writes push its resourceVersion out of the
+    // history; its next watch gets 410, it re-lists, and it goes on.
+    let cfg = watcher::Config::default().timeout(1);
+    let mut w = watcher(Api::<NodePool>::all(f.reader.clone()), cfg).boxed();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(5), w.next()).await.unwrap().unwrap().unwrap();
+        if matches!(ev, watcher::Event::InitDone) {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await; // the server ends that watch
+    for i in 0..8 {
+        api.create(&PostParams::default(), &pool(&format!("q{i}"), 1)).await.unwrap();
+    }
+    let mut saw_gone = false;
+    let mut relisted = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(10), w.next()).await.unwrap().unwrap();
+        match ev {
+            Err(watcher::Error::WatchError(s)) if s.code == 410 => saw_gone = true,
+            Err(e) => panic!("unexpected watcher error {e:?}"),
+            Ok(watcher::Event::InitApply(np)) => relisted.push(np.name_any()),
+            Ok(watcher::Event::InitDone) => break,
+            Ok(_) => {}
+        }
+    }
+    assert!(saw_gone, "the watcher was told its resourceVersion expired");
+    assert_eq!(relisted.len(), 16, "the re-list has every pool: {relisted:?}");
+    api.create(&PostParams::default(), &pool("after", 1)).await.unwrap();
+    let ev = tokio::time::timeout(Duration::from_secs(5), w.try_next()).await.unwrap().unwrap();
+    assert!(matches!(ev, Some(watcher::Event::Apply(np)) if np.name_any() == "after"));
+}
+
+#[tokio::test]
+async fn reader_reads_but_cannot_write() {
+    let f = fixture().await;
+    let admin: Api<NodePool> = Api::all(f.admin.clone());
+    admin.create(&PostParams::default(), &pool("r", 1)).await.unwrap();
+    let reader: Api<NodePool> = Api::all(f.reader.clone());
+    assert_eq!(reader.list(&ListParams::default()).await.unwrap().items.len(), 1);
+    assert!(reader.get("r").await.is_ok());
+    let mut w = reader.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    assert_eq!(event_name(&next_event(&mut w).await), ("ADDED", "r".into()));
+
+    let denied = reader.create(&PostParams::default(), &pool("s", 1)).await.unwrap_err();
+    let kube::Error::Api(status) = denied else { panic!() };
+    assert_eq!((status.code, status.reason.as_str()), (403, "Forbidden"));
+    assert!(status.message.contains("cannot create resource \"nodepools\""), "{}", status.message);
+    let p = reader.patch("r", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNodes": 2}})));
+    assert_eq!(api_code(p.await.unwrap_err()), 403);
+    assert_eq!(api_code(reader.delete("r", &DeleteParams::default()).await.unwrap_err()), 403);
+
+    let stranger = client_for(&f.server.url(), "not-a-token", "test").unwrap();
+    let none: Api<NodePool> = Api::all(stranger);
+    assert_eq!(api_code(none.list(&ListParams::default()).await.unwrap_err()), 401);
+}
+
+#[tokio::test]
+async fn outage_answers_503_and_ends_watches() {
+    let f = fixture().await;
+    let api: Api<NodePool> = Api::all(f.reader.clone());
+    let mut w = api.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    f.server.set_outage(true);
+    let end = tokio::time::timeout(Duration::from_secs(5), w.next()).await.unwrap();
+    assert!(end.is_none());
+    assert_eq!(api_code(api.list(&ListParams::default()).await.unwrap_err()), 503);
+    f.server.set_outage(false);
+    assert!(api.list(&ListParams::default()).await.is_ok());
+}
+
+// ---- real kubectl -------------------------------------------------------------------
+
+struct Kubectl {
+    _dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    cache: PathBuf,
+    cluster: EmbeddedCluster,
+}
+
+impl Kubectl {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let cluster = EmbeddedCluster::start(EmbeddedOptions {
+            zones: vec!["US-EAST-04A".into()],
+            seed: 1,
+            speed: 1.0,
+            extra_nodes: 0,
+            pods_per_node: 0,
+            simulate: false,
+            kubeconfig_path: kubeconfig.clone(),
+        })
+        .await
+        .unwrap();
+        let cache = dir.path().join("cache");
+        Self {
+            _dir: dir,
+            kubeconfig,
+            cache,
+            cluster,
+        }
+    }
+
+    fn admin(&self) -> Client {
+        self.cluster.admin_client("US-EAST-04A").unwrap()
+    }
+
+    fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new("kubectl");
+        cmd.env("KUBECONFIG", &self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args)
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// Runs kubectl; returns stdout and stderr, asserting success.
+    async fn run(&self, args: &[&str]) -> (String, String) {
+        let out = tokio::time::timeout(Duration::from_secs(60), self.command(args).output())
+            .await
+            .expect("kubectl finishes")
+            .expect("kubectl runs");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        );
+        assert!(out.status.success(), "kubectl {args:?} failed:\n{stdout}\n{stderr}");
+        (stdout, stderr)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.kubeconfig.parent().unwrap().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+fn pool_yaml(target: u32, extra: &str) -> String {
+    format!(
+        "apiVersion: compute.coreweave.com/v1alpha1\nkind: NodePool\nmetadata:\n  name: cli-pool\n\
+         spec:\n  computeClass: spot\n  instanceType: gd-8xh100ib-i128\n  targetNodes: {target}\n{extra}"
+    )
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_version_apply_get_describe_delete() {
+    let k = Kubectl::start().await;
+    let (version, _) = k.run(&["version", "-o", "json"]).await;
+    let v: Value = serde_json::from_str(&version).unwrap();
+    assert_eq!(v["serverVersion"]["gitVersion"], "v1.33.1");
+
+    let file = k.write("pool.yaml", &pool_yaml(2, ""));
+    let (out, _) = k.run(&["apply", "-f", path_str(&file)]).await;
+    assert!(out.contains("nodepool.compute.coreweave.com/cli-pool created"), "{out}");
+    let file = k.write("pool.yaml", &pool_yaml(4, ""));
+    let (out, _) = k.run(&["apply", "-f", path_str(&file)]).await;
+    assert!(out.contains("nodepool.compute.coreweave.com/cli-pool configured"), "{out}");
+    let api: Api<NodePool> = Api::all(k.admin());
+    let stored = api.get("cli-pool").await.unwrap();
+    assert_eq!(stored.spec.target_nodes, 4);
+    assert_eq!(stored.metadata.generation, Some(2));
+
+    // Unknown fields: a warning, and the object is stored anyway.
+    let file = k.write("pool.yaml", &pool_yaml(4, "  placement:\n    rack: r12\n"));
+    let (_, err) = k.run(&["apply", "-f", path_str(&file)]).await;
+    assert!(err.contains("unknown field \"spec.placement\""), "{err}");
+    assert_eq!(api.get("cli-pool").await.unwrap().spec.extra["placement"]["rack"], "r12");
+
+    let status = json!({"status": {"currentNodes": 3, "queuedNodes": 1, "conditions": [
+        {"type": "Validated", "status": "True", "reason": "Valid"},
+        {"type": "Capacity", "status": "False", "reason": "QueuedAwaitingCapacity"},
+        {"type": "Quota", "status": "True", "reason": "Under"}]}});
+    api.patch_status("cli-pool", &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+    let (table, _) = k.run(&["get", "nodepools"]).await;
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split("  ").map(str::trim).filter(|s| !s.is_empty()).collect();
+    assert_eq!(
+        header,
+        ["NAME", "INSTANCE TYPE", "TARGET", "QUEUED", "INPROGRESS", "CURRENT", "VALIDATED", "CAPACITY", "QUOTA", "AGE"]
+    );
+    let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(row[..4], ["cli-pool", "gd-8xh100ib-i128", "4", "1"]);
+    assert!(row.contains(&"QueuedAwaitingCapacity") && row.contains(&"Valid") && row.contains(&"Under"), "{row:?}");
+    assert!(row.last().unwrap().ends_with('s'), "an age like 3s: {row:?}");
+
+    let events: Api<Event> = Api::namespaced(k.admin(), "default");
+    let ev: Event = serde_json::from_value(json!({"metadata": {"name": "cli-pool.1"},
+        "involvedObject": {"kind": "NodePool", "name": "cli-pool", "uid": stored.metadata.uid,
+                           "apiVersion": "compute.coreweave.com/v1alpha1"},
+        "reason": "QueuedAwaitingCapacity", "message": "waiting for H100 capacity", "type": "Warning",
+        "count": 1, "source": {"component": "nodepool-controller"}}))
+    .unwrap();
+    events.create(&PostParams::default(), &ev).await.unwrap();
+    let (described, _) = k.run(&["describe", "nodepool", "cli-pool"]).await;
+    assert!(described.contains("Name:") && described.contains("cli-pool"), "{described}");
+    assert!(described.contains("Instance Type:") && described.contains("gd-8xh100ib-i128"), "{described}");
+    assert!(described.contains("waiting for H100 capacity"), "events are listed:\n{described}");
+
+    let (out, _) = k.run(&["delete", "nodepool", "cli-pool"]).await;
+    assert!(out.contains("deleted"), "{out}");
+    assert_eq!(api_code(api.get("cli-pool").await.unwrap_err()), 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_nodes_cordon_label_annotate_describe() {
+    let k = Kubectl::start().await;
+    let nodes: Api<Node> = Api::all(k.admin());
+    nodes.create(&PostParams::default(), &node("gpu-1", json!({"node-role.kubernetes.io/worker": ""}))).await.unwrap();
+    nodes.create(&PostParams::default(), &node("gpu-2", json!({}))).await.unwrap();
+
+    let (table, _) = k.run(&["get", "nodes"]).await;
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]);
+    assert!(table.lines().any(|l| l.starts_with("gpu-1") && l.contains(" Ready ") && l.contains("worker")), "{table}");
+
+    let (out, _) = k.run(&["cordon", "gpu-1"]).await;
+    assert!(out.contains("node/gpu-1 cordoned"), "{out}");
+    assert_eq!(nodes.get("gpu-1").await.unwrap().spec.unwrap().unschedulable, Some(true));
+    let (table, _) = k.run(&["get", "nodes"]).await;
+    assert!(table.contains("Ready,SchedulingDisabled"), "{table}");
+
+    k.run(&["label", "node", "gpu-2", "pool=spot-a"]).await;
+    k.run(&["annotate", "node", "gpu-2", "spotboard.dev/note=hi"]).await;
+    let n2 = nodes.get("gpu-2").await.unwrap();
+    assert_eq!(n2.labels()["pool"], "spot-a");
+    assert_eq!(n2.annotations()["spotboard.dev/note"], "hi");
+    let (selected, _) = k.run(&["get", "nodes", "-l", "pool=spot-a", "-o", "name"]).await;
+    assert_eq!(selected.trim(), "node/gpu-2");
+
+    let pods: Api<Pod> = Api::namespaced(k.admin(), "default");
+    pods.create(&PostParams::default(), &pod("on-gpu-2", "gpu-2", "Running")).await.unwrap();
+    let (described, _) = k.run(&["describe", "node", "gpu-2"]).await;
+    assert!(described.contains("gpu-2") && described.contains("on-gpu-2"), "{described}");
+    let (pods_table, _) = k.run(&["get", "pods", "-A"]).await;
+    let header: Vec<&str> = pods_table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
+    assert!(pods_table.contains("on-gpu-2") && pods_table.contains("Running"), "{pods_table}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_watch_prints_new_rows() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let k = Kubectl::start().await;
+    let mut child = k
+        .command(&["get", "nodepools", "-w"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let api: Api<NodePool> = Api::all(k.admin());
+    // Give kubectl time to list and start watching, then create a pool it must print.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    api.create(&PostParams::default(), &pool("watched", 3)).await.unwrap();
+    let found = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.starts_with("watched") {
+                return line;
+            }
+        }
+        String::new()
+    })
+    .await
+    .expect("kubectl prints the new pool");
+    assert!(found.contains("gd-8xh100ib-i128"), "{found}");
+    child.kill().await.unwrap();
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# spotboard's task runner. `./tasks.sh help` lists the tasks.
+# Every task installs what it needs first (idempotent: a warm machine skips each step in
+# milliseconds), so the README's first two commands work on a fresh machine.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+CARGO_LEPTOS_VERSION=0.3.10   # 0.3.11 needs rustc 1.96 (shared/TOOLCHAIN.md)
+BINARYEN_VERSION=132.0.0      # Debian's wasm-opt 108 breaks hydration; npm's 132 works
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+need_rust() {
+  if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    log "adding the wasm32-unknown-unknown target"
+    rustup target add wasm32-unknown-unknown
+  fi
+  if [ "$(cargo leptos --version 2>/dev/null | awk '{print $2}')" != "$CARGO_LEPTOS_VERSION" ]; then
+    log "installing cargo-leptos $CARGO_LEPTOS_VERSION (about 12 minutes on 2 cores, once)"
+    cargo install cargo-leptos --locked --version "$CARGO_LEPTOS_VERSION"
+  fi
+  # cargo-leptos would download wasm-bindgen from GitHub, which is unreachable here; it uses
+  # the one on PATH when the version matches Cargo.lock exactly.
+  local want
+  want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/"/,"",$3); print $3; exit}' Cargo.lock)
+  if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
+    log "installing wasm-bindgen-cli $want (about 2 minutes, once)"
+    cargo install wasm-bindgen-cli --version "$want"
+  fi
+}
+
+need_node_modules() {
+  if [ ! -x end2end/node_modules/.bin/playwright ] || [ ! -x end2end/node_modules/.bin/wasm-opt ] \
+     || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
+    log "installing end2end npm packages (Playwright without browsers, binaryen $BINARYEN_VERSION)"
+    (cd end2end && npm ci --no-audit --no-fund)
+  fi
+  export PATH="$PWD/end2end/node_modules/.bin:$PATH"
+}
+
+need_chromium() {
+  if ! command -v chromium >/dev/null 2>&1; then
+    log "installing Debian's Chromium for Playwright"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+  fi
+}
+
+need_kubectl() {
+  command -v kubectl >/dev/null 2>&1 || { echo "kubectl is not on PATH: the kubectl tests need it" >&2; exit 1; }
+}
+
+cmd_serve() { # Serve the dashboard on the embedded cluster at http://127.0.0.1:3000
+  need_rust
+  need_node_modules
+  cargo leptos serve --release -- "$@"
+}
+
+cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright in Chromium
+  need_rust
+  need_node_modules
+  need_chromium
+  need_kubectl
+  log "unit and integration tests"
+  cargo test --workspace --locked
+  log "end-to-end tests (Playwright, Debian Chromium)"
+  cmd_e2e
+}
+
+cmd_e2e() { # Build the site and run only the Playwright tests
+  need_rust
+  need_node_modules
+  need_chromium
+  export SPOTBOARD_SPEED="${SPOTBOARD_SPEED:-60}"
+  export SPOTBOARD_EMBEDDED_KUBECONFIG="$PWD/end2end/.kubeconfig"
+  # Debug build: it shares compiled dependencies with `cargo test`, which halves CI time.
+  cargo leptos end-to-end
+}
+
+cmd_lint() { # cargo fmt --check, and clippy -D warnings for the ssr and hydrate feature sets
+  need_rust
+  cargo fmt --all -- --check
+  cargo clippy --locked -p server --all-targets -- -D warnings
+  cargo clippy --locked -p app --lib --features hydrate --target wasm32-unknown-unknown -- -D warnings
+}
+
+cmd_crd() { # Regenerate the committed NodePool CRD YAML
+  cargo run --quiet --locked -p server -- crd > server/crd/nodepools.compute.coreweave.com.yaml
+}
+
+cmd_bench() { # Scale benchmark: RSS, bytes per node change, stream latency, watch count
+  need_rust
+  cargo run --release --locked -p server --bin spotboard-bench -- "$@"
+}
+
+cmd_help() { # List the tasks
+  echo "usage: ./tasks.sh <task> [args]"
+  grep -E '^cmd_[a-z0-9]+\(\) \{ #' "$0" | sed -E 's/^cmd_([a-z0-9]+)\(\) \{ # ?(.*)/  \1\t\2/' | expand -t 12
+}
+
+task="${1:-help}"
+shift || true
+if declare -F "cmd_$task" >/dev/null; then
+  "cmd_$task" "$@"
+else
+  echo "unknown task: $task" >&2
+  cmd_help
+  exit 2
+fi
