@@ -345,8 +345,9 @@ async fn reader_reads_but_cannot_write() {
     let kube::Error::Api(status) = denied else { panic!() };
     assert_eq!((status.code, status.reason.as_str()), (403, "Forbidden"));
     assert!(status.message.contains("cannot create resource \"nodepools\""), "{}", status.message);
-    let p = reader.patch("r", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNodes": 2}})));
-    assert_eq!(api_code(p.await.unwrap_err()), 403);
+    let change = Patch::Merge(json!({"spec": {"targetNodes": 2}}));
+    let denied = reader.patch("r", &PatchParams::default(), &change).await.unwrap_err();
+    assert_eq!(api_code(denied), 403);
     assert_eq!(api_code(reader.delete("r", &DeleteParams::default()).await.unwrap_err()), 403);
 
     let stranger = client_for(&f.server.url(), "not-a-token", "test").unwrap();

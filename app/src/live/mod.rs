@@ -18,29 +18,26 @@ pub use store::*;
 
 use leptos::prelude::*;
 
-use crate::model::Scope;
+use crate::model::{Scope, Snapshot};
 
-/// Loads the snapshot of `scope` into the tab's [`LiveStore`] and keeps it live.
+/// The snapshot of `scope`, kept live once the page has it.
 ///
-/// Returns the snapshot resource, so pages can show a loading state until it resolves and an
-/// error if it fails.
-pub fn use_live(scope: impl Fn() -> Scope + Send + Sync + 'static) -> Resource<Result<u64, ServerFnError>> {
-    let live = expect_context::<LiveStore>();
+/// The resource's value is serialized into the server-rendered page, so a hydrating browser
+/// has the same snapshot without asking again. Pages render their store-backed parts inside
+/// `<Suspense>` after calling [`LiveStore::adopt`] with it, so server and browser render from
+/// the same rows. In the browser, the stream then opens after the snapshot's revision.
+pub fn use_live(
+    scope: impl Fn() -> Scope + Send + Sync + 'static,
+) -> Resource<Result<Snapshot, ServerFnError>> {
     let scope = Memo::new(move |_| scope());
-    let snapshot = Resource::new(
-        move || scope.get(),
-        move |scope| async move {
-            let snap = get_snapshot(scope).await?;
-            let rev = snap.rev;
-            live.seed(snap);
-            Ok(rev)
-        },
-    );
+    let snapshot = Resource::new(move || scope.get(), get_snapshot);
     #[cfg(feature = "hydrate")]
     {
+        let live = expect_context::<LiveStore>();
         Effect::new(move |_| {
-            if let Some(Ok(rev)) = snapshot.get() {
-                source::connect(live, scope.get_untracked(), rev);
+            let rev = snapshot.with(|r| r.as_ref().and_then(|r| r.as_ref().ok()).map(|s| s.rev));
+            if let Some(rev) = rev {
+                source::connect(live, scope.get_untracked(), rev.max(live.rev.get_untracked()));
             }
         });
         on_cleanup(source::disconnect);

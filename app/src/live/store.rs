@@ -150,6 +150,8 @@ impl ConnState {
 pub struct LiveStore {
     /// The last revision applied.
     pub rev: RwSignal<u64>,
+    /// The scope the store holds nodes and events for.
+    pub scope: RwSignal<Option<crate::model::Scope>>,
     pub conn: RwSignal<ConnState>,
     /// When the last snapshot or delta arrived (for "stale since").
     pub last_message: RwSignal<Option<DateTime<Utc>>>,
@@ -170,12 +172,23 @@ impl LiveStore {
     pub fn new() -> Self {
         Self {
             rev: RwSignal::new(0),
+            scope: RwSignal::new(None),
             conn: RwSignal::new(ConnState::Connecting),
             last_message: RwSignal::new(None),
             clusters: Keyed::new(),
             pools: Keyed::new(),
             nodes: Keyed::new(),
             events: Keyed::new(),
+        }
+    }
+
+    /// Takes a snapshot loaded for a page unless the store already holds newer data of the
+    /// same scope (the stream may have moved on since the page's snapshot was taken).
+    pub fn adopt(&self, scope: &crate::model::Scope, snap: &Snapshot) {
+        let same_scope = self.scope.with_untracked(|s| s.as_ref() == Some(scope));
+        if !same_scope || snap.rev >= self.rev.get_untracked() {
+            self.scope.set(Some(scope.clone()));
+            self.seed(snap.clone());
         }
     }
 

@@ -49,15 +49,26 @@ pub fn Dashboard() -> impl IntoView {
     });
 
     view! {
-        <section class="page-head">
-            <h1>"Node Pools"</h1>
-            <Clusters />
-        </section>
-        <Filters query set_query=set_query.clone() />
-        <Suspense fallback=|| view! { <p class="loading" role="status">"Loading node pools…"</p> }>
+        <Suspense fallback=|| view! {
+            <section class="page-head"><h1>"Node Pools"</h1></section>
+            <p class="loading" role="status">"Loading node pools…"</p>
+        }>
             {move || snapshot.get().map(|r| match r {
-                Err(e) => view! { <p class="error" role="alert">"Could not load the node pools: " {e.to_string()}</p> }.into_any(),
-                Ok(_) => view! { <PoolTable keys query set_query=set_query.clone() /> }.into_any(),
+                Err(e) => view! {
+                    <section class="page-head"><h1>"Node Pools"</h1></section>
+                    <p class="error" role="alert">"Could not load the node pools: " {e.to_string()}</p>
+                }.into_any(),
+                Ok(snap) => {
+                    live.adopt(&Scope::pools(), &snap);
+                    view! {
+                        <section class="page-head">
+                            <h1>"Node Pools"</h1>
+                            <Clusters />
+                        </section>
+                        <Filters query set_query=set_query.clone() />
+                        <PoolTable keys query set_query=set_query.clone() />
+                    }.into_any()
+                }
             })}
         </Suspense>
     }
@@ -283,13 +294,13 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
                 })}
                 {move || row.with(|r| r.autoscaling).then(|| view! { <span class="badge auto" title="autoscaling">"auto"</span> })}
             </td>
-            <td class="conds">
+            <td class="conds"><div class="cond-list">
                 {move || row.with(|r| r.conditions.iter().cloned().map(|c| view! { <ConditionBadge cond=c /> }).collect_view())}
                 {move || row.with(|r| (r.nodes_preempting > 0).then(|| {
                     let n = r.nodes_preempting;
                     view! { <span class="badge preempting" title="nodes with qos.coreweave.cloud/pending-preemption=true">{format!("{n} preempting")}</span> }
                 }))}
-            </td>
+            </div></td>
             <td class="problems">
                 <ul>{move || problems().into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}</ul>
             </td>

@@ -41,7 +41,9 @@ pub fn PoolPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p class="loading" role="status">"Loading pool…"</p> }>
             {move || snapshot.get().map(|r| match r {
                 Err(e) => view! { <p class="error" role="alert">"Could not load the pool: " {e.to_string()}</p> }.into_any(),
-                Ok(_) => match pool.get() {
+                Ok(snap) => {
+                    live.adopt(&Scope::pool(cluster(), name()), &snap);
+                    match pool.get() {
                     None => view! {
                         <section class="empty">
                             <h1>{name}</h1>
@@ -49,7 +51,8 @@ pub fn PoolPage() -> impl IntoView {
                         </section>
                     }.into_any(),
                     Some(row) => view! { <PoolDetail row /> }.into_any(),
-                },
+                    }
+                }
             })}
         </Suspense>
     }

@@ -147,9 +147,13 @@ fn quota(f: &PoolFacts<'_>) -> Condition {
             false,
             "Over",
             format!(
-                "NodePool is over instance type quota: targetNodes {target} with {} node(s) of \
-                 other NodePools exceeds the quota limit of {limit} for instance type {t}.",
-                f.quota_used_by_others
+                "NodePool is over instance type quota: targetNodes {target}{} exceeds the quota \
+                 limit of {limit} for instance type {t}.",
+                if f.quota_used_by_others > 0 {
+                    format!(" plus {} node(s) of other NodePools", f.quota_used_by_others)
+                } else {
+                    String::new()
+                }
             ),
         );
     }

@@ -57,8 +57,9 @@ pub(crate) struct PoolRuntime {
     pub queued: u32,
     pub assign_at: Option<Instant>,
     pub booting: Vec<Booting>,
-    /// `CWNodePoolCreated` was recorded.
-    pub announced: bool,
+    /// The last status written, so a pass before the cache catches up neither writes nor
+    /// fires events twice.
+    pub written: Option<status::Written>,
 }
 
 impl PoolRuntime {
@@ -163,16 +164,9 @@ async fn reconcile(
     let class = CapacityClass::of(&spec.compute_class);
     rt.instance_type.clone_from(&spec.instance_type);
     rt.class = Some(class);
-    let old = pool.status.as_ref().map(|s| s.conditions.clone()).unwrap_or_default();
-    if pool.status.is_none() && !rt.announced {
-        rt.announced = true;
-        let msg = format!(
-            "NodePool {} created: {} {} node(s) of instance type {}.",
-            pool.name_any(),
-            spec.target_nodes,
-            spec.compute_class,
-            spec.instance_type
-        );
+    let old = status::freshest(pool, &rt.written).map(|s| s.conditions.clone()).unwrap_or_default();
+    if pool.status.is_none() && ctx.announce(&pool.uid().unwrap_or_default()) {
+        let msg = status::created_message(&pool.name_any(), spec);
         record(ctx, pool, Severity::Normal, "CWNodePoolCreated", &msg).await;
     }
 
@@ -235,7 +229,7 @@ async fn reconcile(
     let conditions = merge(&old, desired(&facts), &rfc3339(chrono::Utc::now()), pool.metadata.generation);
     status::transition_events(ctx, pool, &old, &conditions).await;
     let st = status::build(pool, current, rt.booting.len() as u32, rt.queued, conditions);
-    status::write(ctx, pool, &st).await;
+    status::write(ctx, pool, &st, &mut rt.written).await;
 
     let boot_due = rt.booting.iter().filter(|b| b.registering_since.is_none()).map(|b| b.ready_at).min();
     let assign_due = rt.assign_at.filter(|_| rt.queued > 0);

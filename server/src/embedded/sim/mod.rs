@@ -36,7 +36,7 @@ mod status;
 mod watch;
 mod workloads;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -120,6 +120,7 @@ pub async fn start(zone: &str, zone_index: usize, client: Client, opts: &SimOpti
         nodes,
         pools,
         removing: Mutex::new(HashMap::new()),
+        announced: Mutex::new(HashSet::new()),
         rng: Mutex::new(scenario::rng(opts.seed, zone_index, 3)),
         namer: Mutex::new(scenario.namer.clone()),
         wake: Notify::new(),
@@ -170,6 +171,8 @@ pub(crate) struct Ctx {
     pub nodes: Store<Node>,
     pub pools: Store<NodePool>,
     removing: Mutex<HashMap<String, Removal>>,
+    /// Pools (by uid) whose `CWNodePoolCreated` was recorded.
+    announced: Mutex<HashSet<String>>,
     pub rng: Mutex<SmallRng>,
     pub namer: Mutex<scenario::NodeNamer>,
     /// Wakes the NodePool controller (a pool or node changed, a removal finished).
@@ -220,6 +223,12 @@ impl Ctx {
     /// Why `node` is being removed, if it is.
     pub fn removal(&self, node: &str) -> Option<Removal> {
         lock(&self.removing).get(node).copied()
+    }
+
+    /// True the first time it is called for pool `uid`: whoever gets true records
+    /// `CWNodePoolCreated`.
+    pub fn announce(&self, uid: &str) -> bool {
+        lock(&self.announced).insert(uid.to_string())
     }
 
     /// Runs `fut` until it ends or the zone shuts down.

@@ -54,7 +54,20 @@ pub async fn seed(ctx: &Ctx, scenario: &Scenario, pods_per_node: usize) -> kube:
 
     let pools: Api<NodePool> = Api::all(ctx.client.clone());
     for p in &scenario.pools {
-        create(&pools, &NodePool::new(&p.name, p.spec.clone())).await?;
+        match pools.create(&PostParams::default(), &NodePool::new(&p.name, p.spec.clone())).await {
+            Ok(created) => {
+                // Recorded here, before its nodes register, so the history reads in order.
+                if ctx.announce(&created.metadata.uid.clone().unwrap_or_default()) {
+                    let msg = super::status::created_message(&p.name, &p.spec);
+                    let about = Involved::of(&created);
+                    ctx.events
+                        .record(&about, Severity::Normal, "CWNodePoolCreated", &msg, Component::NodePoolOperator)
+                        .await;
+                }
+            }
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => return Err(e),
+        }
     }
 
     let slots: Vec<(&PoolPlan, usize, &String)> = scenario

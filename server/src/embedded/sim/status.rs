@@ -36,6 +36,14 @@ fn summary(pool: &NodePool) -> Vec<String> {
     out
 }
 
+/// The `CWNodePoolCreated` message.
+pub fn created_message(name: &str, spec: &app::nodepool::NodePoolSpec) -> String {
+    format!(
+        "NodePool {name} created: {} {} node(s) of instance type {}.",
+        spec.target_nodes, spec.compute_class, spec.instance_type
+    )
+}
+
 /// The status to write: counts, profile, one revision (the active one) and `conditions`.
 pub fn build(pool: &NodePool, current: u32, in_progress: u32, queued: u32, conditions: Vec<Condition>) -> NodePoolStatus {
     let profile = node_profile(pool);
@@ -58,18 +66,41 @@ pub fn build(pool: &NodePool, current: u32, in_progress: u32, queued: u32, condi
     }
 }
 
-/// Writes `status` if it differs from the pool's.
-pub async fn write(ctx: &Ctx, pool: &NodePool, status: &NodePoolStatus) {
-    if pool.status.as_ref() == Some(status) {
+/// The last status the operator wrote for a pool, with the pool's `resourceVersion` it was
+/// written over. While the cache still shows that version, the write is not in it yet.
+#[derive(Clone, Debug, Default)]
+pub struct Written {
+    base_rv: Option<String>,
+    status: NodePoolStatus,
+}
+
+/// The freshest status known for `pool`: the cached one, or the one just written if the cache
+/// has not caught up with it.
+pub fn freshest<'a>(pool: &'a NodePool, written: &'a Option<Written>) -> Option<&'a NodePoolStatus> {
+    match written {
+        Some(w) if w.base_rv == pool.metadata.resource_version => Some(&w.status),
+        _ => pool.status.as_ref(),
+    }
+}
+
+/// Writes `status` unless it is what the pool has (or was just given).
+pub async fn write(ctx: &Ctx, pool: &NodePool, status: &NodePoolStatus, written: &mut Option<Written>) {
+    if freshest(pool, written) == Some(status) || pool.status.as_ref() == Some(status) {
         return;
     }
     let api: Api<NodePool> = Api::all(ctx.client.clone());
     let patch = serde_json::json!({ "status": status });
-    if let Err(e) = api
+    match api
         .patch_status(&pool.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
         .await
     {
-        tracing::warn!(zone = %ctx.zone, pool = %pool.name_any(), "status: {e}");
+        Ok(_) => {
+            *written = Some(Written {
+                base_rv: pool.metadata.resource_version.clone(),
+                status: status.clone(),
+            });
+        }
+        Err(e) => tracing::warn!(zone = %ctx.zone, pool = %pool.name_any(), "status: {e}"),
     }
 }
 

@@ -132,7 +132,7 @@ fn nodepool_columns_come_from_the_crd() {
     assert_eq!(by_name("VALIDATED"), "Valid");
     assert_eq!(by_name("CAPACITY"), "QueuedAwaitingCapacity");
     assert_eq!(by_name("QUOTA"), Value::Null);
-    assert_eq!(by_name("AGE"), "2h");
+    assert_eq!(by_name("AGE"), "120m", "kubectl counts minutes up to 3h");
 }
 
 #[test]

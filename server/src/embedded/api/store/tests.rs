@@ -48,8 +48,8 @@ fn dry_run_and_generate_name_and_invalid_names() {
     assert_eq!(object::name(&out), "dry");
     assert_eq!(s.current_rv(), rv0);
     assert!(s.get(Kind::NodePools, "", "dry").is_err());
-    let gen = json!({"metadata": {"generateName": "np-"}, "spec": {}});
-    let out = s.create(Kind::NodePools, "", gen, false).unwrap();
+    let generated = json!({"metadata": {"generateName": "np-"}, "spec": {}});
+    let out = s.create(Kind::NodePools, "", generated, false).unwrap();
     assert!(object::name(&out).starts_with("np-") && object::name(&out).len() == 8);
     let e = s.create(Kind::NodePools, "", pool("Bad_Name", 1), false).unwrap_err();
     assert_eq!((e.code, e.reason), (422, "Invalid"));
