@@ -89,7 +89,8 @@ cmd_crd() { # Regenerate the committed NodePool CRD YAML
 
 cmd_bench() { # Scale benchmark: RSS, bytes per node change, stream latency, watch count
   need_rust
-  cargo run --release --locked -p server --bin spotboard-bench -- "$@"
+  cargo build --release --locked -p server --bins
+  target/release/spotboard-bench "$@"
 }
 
 cmd_help() { # List the tasks

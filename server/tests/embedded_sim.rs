@@ -322,3 +322,34 @@ async fn spot_on_superchip_is_invalid_with_seed_000s_reason() {
     assert!(pool_nodes(&z.client, "gb200-spot").await.is_empty(), "an invalid pool gets no nodes");
     assert!(!events(&z.client, "gb200-spot", "CWInvalidInstanceType").await.is_empty());
 }
+
+/// `--nodes 10000 --pods-per-node 5` in one zone: seeding must take well under a minute.
+/// Ignored by default (it loads both cores for a while); run with `--ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn ten_thousand_nodes_and_fifty_thousand_pods_seed_quickly() {
+    let tokens = Tokens::generate();
+    let server = ApiServer::start("US-EAST-04A", tokens.clone()).await.unwrap();
+    let client = client_for(&server.url(), &tokens.admin, "test").unwrap();
+    let opts = SimOptions {
+        seed: 7,
+        speed: 1.0,
+        extra_nodes: 10_000,
+        pods_per_node: 5,
+        zone_count: 1,
+    };
+    let started = Instant::now();
+    let _sim = sim::start("US-EAST-04A", 0, client.clone(), &opts).await.unwrap();
+    let took = started.elapsed();
+    eprintln!("seeded 10k nodes and 50k pods in {took:?}");
+    let nodes = Api::<Node>::all(client.clone()).list_metadata(&ListParams::default()).await.unwrap();
+    let pods = Api::<Pod>::all(client.clone()).list_metadata(&ListParams::default()).await.unwrap();
+    assert!(nodes.items.len() >= 10_000, "{} nodes", nodes.items.len());
+    assert!(pods.items.len() >= 50_000, "{} pods", pods.items.len());
+    assert!(took < Duration::from_secs(60), "seeding took {took:?}");
+    let bulk = eventually(Duration::from_secs(30), "bulk pool status", || async {
+        pool(&client, "bulk-spot-8xh100ib-0").await.filter(|p| counts(p).2 == 2_500)
+    })
+    .await;
+    assert_eq!(reason(&bulk, ConditionType::AtTarget), "True/TargetMet");
+}

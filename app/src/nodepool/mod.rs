@@ -13,3 +13,6 @@ mod open_enum;
 mod types;
 
 pub use types::*;
+
+#[cfg(test)]
+mod tests;

@@ -292,5 +292,3 @@ pub struct Condition {
     pub observed_generation: Option<i64>,
 }
 
-#[cfg(test)]
-mod tests;

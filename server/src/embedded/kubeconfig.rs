@@ -1,5 +1,10 @@
 //! The kubeconfig written for the embedded cluster: one cluster, user and context per zone,
 //! the first zone current, readable by its owner only (it holds the admin token).
+//!
+//! The token is in two places: the user entry (kube-rs sends it as a bearer token over any
+//! scheme) and the server URL's path (`/token/<token>`), because kubectl sends kubeconfig
+//! credentials only over TLS and the embedded API servers speak plain HTTP (see
+//! [`api::url_with_token`](super::api::url_with_token)).
 
 use std::io::Write;
 use std::path::Path;
@@ -7,13 +12,14 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::Zone;
+use super::api::url_with_token;
 use crate::{Error, Result};
 
 /// The kubeconfig document for `zones` with the admin token.
 pub fn document(zones: &[Zone], admin_token: &str) -> Value {
     let clusters: Vec<Value> = zones
         .iter()
-        .map(|z| json!({"name": z.context, "cluster": {"server": z.url}}))
+        .map(|z| json!({"name": z.context, "cluster": {"server": url_with_token(&z.url, admin_token)}}))
         .collect();
     let users: Vec<Value> = zones
         .iter()
@@ -84,7 +90,7 @@ mod tests {
         let doc = document(&zones(), "tok");
         assert_eq!(doc["current-context"], "spotboard-us-east-04a");
         assert_eq!(doc["contexts"].as_array().unwrap().len(), 2);
-        assert_eq!(doc["clusters"][1]["cluster"]["server"], "http://127.0.0.1:40001");
+        assert_eq!(doc["clusters"][1]["cluster"]["server"], "http://127.0.0.1:40001/token/tok");
         assert_eq!(doc["users"][0]["user"]["token"], "tok");
         assert_eq!(doc["contexts"][1]["context"]["cluster"], "spotboard-us-west-01a");
     }

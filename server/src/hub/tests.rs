@@ -51,12 +51,14 @@ fn a_cordon_sends_a_node_patch_and_a_pool_patch_only() {
     hub.nodes("zone-a", Observed::Apply(cordoned));
     let deltas = drain(&mut sub.rx);
     assert_eq!(deltas.len(), 2, "{deltas:?}");
-    assert_eq!(deltas[0].kind, RowKind::Node);
-    assert_eq!(deltas[0].change, Change::Patch(serde_json::json!({"cordoned": true})));
-    assert_eq!(deltas[1].kind, RowKind::Pool);
-    assert_eq!(deltas[1].key, "p1");
-    assert_eq!(deltas[1].change, Change::Patch(serde_json::json!({"nodes_cordoned": 1})));
-    assert!(deltas[1].rev > deltas[0].rev && deltas[0].rev > snap.rev);
+    let node = deltas.iter().find(|d| d.kind == RowKind::Node).expect("a node delta");
+    assert_eq!(node.key, "n1");
+    assert_eq!(node.change, Change::Patch(serde_json::json!({"cordoned": true})));
+    let pool = deltas.iter().find(|d| d.kind == RowKind::Pool).expect("a pool delta");
+    assert_eq!(pool.key, "p1");
+    assert_eq!(pool.change, Change::Patch(serde_json::json!({"nodes_cordoned": 1})));
+    assert_eq!(deltas[1].rev, deltas[0].rev + 1);
+    assert!(deltas[0].rev > snap.rev);
 
     // The same state again publishes nothing.
     let mut same = node_rec("n1", "g1", "spot-a");

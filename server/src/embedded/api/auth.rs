@@ -56,17 +56,66 @@ fn is_public(path: &str) -> bool {
     matches!(path, "/version" | "/healthz" | "/readyz" | "/livez")
 }
 
-/// Answers 503 during a simulated outage and 401 without a known token; otherwise passes
-/// the request on with its [`User`] as an extension.
+/// First segment of a path that carries a token: `/token/{token}/api/v1/...`.
+///
+/// Why: kubectl (client-go's clientcmd) applies a kubeconfig's credentials only when the
+/// server URL is `https`; over this server's plain HTTP it would send no token at all. A
+/// server URL with a path is kept by client-go as a prefix on every request, so the
+/// written kubeconfig points kubectl at `http://127.0.0.1:PORT/token/<admin token>` and
+/// this prefix authenticates like the `Authorization` header. Requests without either are
+/// still 401.
+pub const TOKEN_PATH: &str = "/token";
+
+/// The server URL for kubectl: `base` with the token path prefix.
+pub fn url_with_token(base: &str, token: &str) -> String {
+    format!("{}{TOKEN_PATH}/{token}", base.trim_end_matches('/'))
+}
+
+/// `(token, rest)` for `/token/{token}/rest`; `rest` is `/` when nothing follows.
+fn split_token_path(path: &str) -> Option<(&str, &str)> {
+    let after = path.strip_prefix(TOKEN_PATH)?.strip_prefix('/')?;
+    match after.find('/') {
+        Some(i) => Some((&after[..i], &after[i..])),
+        None => Some((after, "/")),
+    }
+}
+
+/// The `/token/{token}` prefix a request came with, for responses that hold absolute paths
+/// (the OpenAPI index), so that the client's next request keeps it.
+#[derive(Clone, Debug, Default)]
+pub struct PathPrefix(pub String);
+
+/// Answers 503 during a simulated outage and 401 without a known token (header or path
+/// prefix); otherwise passes the request on, prefix stripped, with its [`User`] and
+/// [`PathPrefix`] as extensions. Runs before routing, so that a stripped path routes.
 pub async fn middleware(State(shared): State<Arc<Shared>>, mut req: Request, next: Next) -> Response {
     if *shared.outage.borrow() {
         return ApiError::unavailable().into_response();
     }
+    let (admin, reader) = (&shared.tokens.admin, &shared.tokens.reader);
     let authorization = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    match authenticate(authorization, &shared.tokens.admin, &shared.tokens.reader) {
+    let mut user = authenticate(authorization, admin, reader);
+    let mut prefix = PathPrefix::default();
+    if let Some((token, rest)) = split_token_path(req.uri().path()) {
+        let Some(u) = authenticate(Some(&format!("Bearer {token}")), admin, reader) else {
+            return ApiError::unauthorized().into_response();
+        };
+        user = Some(u);
+        prefix = PathPrefix(format!("{TOKEN_PATH}/{token}"));
+        let rest = match req.uri().query() {
+            Some(q) => format!("{rest}?{q}"),
+            None => rest.to_string(),
+        };
+        match rest.parse() {
+            Ok(uri) => *req.uri_mut() = uri,
+            Err(_) => return ApiError::bad_request("malformed request path").into_response(),
+        }
+    }
+    req.extensions_mut().insert(prefix);
+    match user {
         Some(user) => {
             req.extensions_mut().insert(user);
             next.run(req).await
@@ -99,5 +148,14 @@ mod tests {
             assert!(User::Admin.may(v));
         }
         assert!(is_public("/version") && !is_public("/api"));
+    }
+
+    #[test]
+    fn token_paths() {
+        assert_eq!(split_token_path("/token/abc/api/v1/nodes"), Some(("abc", "/api/v1/nodes")));
+        assert_eq!(split_token_path("/token/abc"), Some(("abc", "/")));
+        assert_eq!(split_token_path("/api/v1"), None);
+        assert_eq!(split_token_path("/tokens/abc"), None);
+        assert_eq!(url_with_token("http://127.0.0.1:1/", "t"), "http://127.0.0.1:1/token/t");
     }
 }

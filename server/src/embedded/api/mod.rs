@@ -54,6 +54,7 @@ use tokio::task::JoinHandle;
 
 use crate::{Error, Result};
 
+pub use auth::url_with_token;
 pub use history::DEFAULT_HISTORY;
 
 /// The two bearer tokens an API server accepts.
@@ -153,7 +154,7 @@ impl ApiServer {
             options,
             addr,
         });
-        let app = routes::router(shared.clone());
+        let app = axum::ServiceExt::<axum::extract::Request>::into_make_service(routes::app(shared.clone()));
         let zone_name = zone.to_string();
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {

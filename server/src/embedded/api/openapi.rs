@@ -64,12 +64,13 @@ fn gv_path(group: &str, version: &str) -> String {
     }
 }
 
-/// `/openapi/v3`: the index of group-version documents.
-pub fn v3_index() -> Value {
+/// `/openapi/v3`: the index of group-version documents. `prefix` is the path prefix the
+/// request came with (client-go fetches `serverRelativeURL` as an absolute path).
+pub fn v3_index(prefix: &str) -> Value {
     let paths: Map<String, Value> = docs()
         .iter()
         .map(|d| {
-            let url = format!("/openapi/v3/{}?hash={}", d.path, d.hash);
+            let url = format!("{prefix}/openapi/v3/{}?hash={}", d.path, d.hash);
             (d.path.clone(), json!({"serverRelativeURL": url}))
         })
         .collect();
@@ -248,7 +249,10 @@ mod tests {
 
     #[test]
     fn index_points_at_every_group_version() {
-        let idx = v3_index();
+        let idx = v3_index("");
+        let prefixed = v3_index("/token/t");
+        let url = prefixed["paths"]["api/v1"]["serverRelativeURL"].as_str().unwrap();
+        assert!(url.starts_with("/token/t/openapi/v3/api/v1?hash="));
         for path in ["api/v1", "apis/compute.coreweave.com/v1alpha1", "apis/apiextensions.k8s.io/v1"] {
             let url = idx["paths"][path]["serverRelativeURL"].as_str().unwrap();
             assert!(url.starts_with(&format!("/openapi/v3/{path}?hash=")), "{url}");

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::Extension;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
@@ -26,12 +27,19 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/apis/{group}", get(api_group))
         .route("/apis/{group}/{version}", get(group_resources))
         .route("/openapi/v2", get(openapi_v2))
-        .route("/openapi/v3", get(|| async { responses::json(StatusCode::OK, &openapi::v3_index()) }))
+        .route("/openapi/v3", get(openapi_index))
         .route("/openapi/v3/{*path}", get(openapi_v3))
         .fallback(handlers::resource)
         .layer(DefaultBodyLimit::max(handlers::MAX_BODY))
-        .layer(middleware::from_fn_with_state(shared.clone(), auth::middleware))
         .with_state(shared)
+}
+
+/// The router behind the authentication middleware. The middleware wraps the router rather
+/// than being one of its layers because it rewrites `/token/{token}/...` paths, and a
+/// router's own layers run after routing.
+pub fn app(shared: Arc<Shared>) -> impl Clone + tower::Service<Request, Response = Response, Error = std::convert::Infallible, Future: Send> + Send + 'static {
+    let auth = middleware::from_fn_with_state(shared.clone(), auth::middleware);
+    tower::Layer::layer(&auth, router(shared))
 }
 
 async fn ok() -> &'static str {
@@ -61,6 +69,10 @@ async fn group_resources(Path((group, version)): Path<(String, String)>) -> Resp
         Some(list) => responses::json(StatusCode::OK, &list),
         None => ApiError::no_route(&format!("/apis/{group}/{version}")).into_response(),
     }
+}
+
+async fn openapi_index(Extension(prefix): Extension<auth::PathPrefix>) -> Response {
+    responses::json(StatusCode::OK, &openapi::v3_index(&prefix.0))
 }
 
 async fn openapi_v3(Path(path): Path<String>) -> Response {

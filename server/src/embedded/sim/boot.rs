@@ -4,13 +4,35 @@
 use std::sync::Arc;
 
 use app::nodepool::NodePoolSpec;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::PostParams;
 use kube::{Api, ResourceExt};
 
 use super::Ctx;
 use super::events::{Component, Involved, Severity};
 use super::nodes::{NewNode, node_object};
+use super::podspec::pod_object;
+use super::workloads;
+
+/// The DaemonSet controller's part: its pods on a node that joined, running at once.
+async fn start_daemons(ctx: &Ctx, node: &Node) {
+    let host_ip = node
+        .status
+        .as_ref()
+        .and_then(|s| s.addresses.as_ref())
+        .and_then(|a| a.first())
+        .map(|a| a.address.clone())
+        .unwrap_or_default();
+    let cidr = node.spec.as_ref().and_then(|s| s.pod_cidr.clone()).unwrap_or_default();
+    let plans = workloads::daemon_pods(ctx.seed, &node.name_any(), &mut rand::rng());
+    for (i, p) in plans.iter().enumerate() {
+        let pod = pod_object(p, &host_ip, &format!("{}{}", cidr.trim_end_matches("0/24"), i + 2));
+        let api: Api<Pod> = Api::namespaced(ctx.client.clone(), p.namespace);
+        if let Err(e) = api.create(&PostParams::default(), &pod).await {
+            tracing::debug!(node = %node.name_any(), "daemon pod: {e}");
+        }
+    }
+}
 
 /// Creates the Node `node` of pool `pool`. A Node of that name that exists already counts as
 /// registered (a retry after a lost response).
@@ -44,6 +66,9 @@ pub async fn register(ctx: Arc<Ctx>, pool: String, spec: NodePoolSpec, node: Str
         ctx.events
             .record(&Involved::of(p.as_ref()), Severity::Normal, "CWNodeRegistered", &msg, Component::NodePoolOperator)
             .await;
+    }
+    if !ctx.is_bulk(&pool) {
+        start_daemons(&ctx, &created).await;
     }
     tracing::debug!(zone = %ctx.zone, node = %created.name_any(), pool, "node registered");
     ctx.wake_scheduler.notify_one();

@@ -121,6 +121,12 @@ pub async fn start(zone: &str, zone_index: usize, client: Client, opts: &SimOpti
         pools,
         removing: Mutex::new(HashMap::new()),
         announced: Mutex::new(HashSet::new()),
+        bulk_pools: scenario
+            .pools
+            .iter()
+            .filter(|p| p.workload == scenario::Workload::Bulk)
+            .map(|p| p.name.clone())
+            .collect(),
         rng: Mutex::new(scenario::rng(opts.seed, zone_index, 3)),
         namer: Mutex::new(scenario.namer.clone()),
         wake: Notify::new(),
@@ -171,6 +177,8 @@ pub(crate) struct Ctx {
     pub nodes: Store<Node>,
     pub pools: Store<NodePool>,
     removing: Mutex<HashMap<String, Removal>>,
+    /// The scale-test pools, whose nodes run exactly `pods_per_node` pods.
+    bulk_pools: HashSet<String>,
     /// Pools (by uid) whose `CWNodePoolCreated` was recorded.
     announced: Mutex<HashSet<String>>,
     pub rng: Mutex<SmallRng>,
@@ -223,6 +231,11 @@ impl Ctx {
     /// Why `node` is being removed, if it is.
     pub fn removal(&self, node: &str) -> Option<Removal> {
         lock(&self.removing).get(node).copied()
+    }
+
+    /// Whether `pool` is a scale-test pool.
+    pub fn is_bulk(&self, pool: &str) -> bool {
+        self.bulk_pools.contains(pool)
     }
 
     /// True the first time it is called for pool `uid`: whoever gets true records

@@ -238,6 +238,12 @@ pub fn node_pods(seed: u64, workload: Workload, slot: Slot<'_>, pods_per_node: u
     pods
 }
 
+/// The DaemonSet pods every node of a scenario pool runs (Cilium, CKS's CNI), for a node that
+/// just joined.
+pub fn daemon_pods(seed: u64, node: &str, rng: &mut impl Rng) -> Vec<PodPlan> {
+    vec![cilium(seed, node, &mut || suffix(rng, 5))]
+}
+
 fn cilium(seed: u64, node: &str, next: &mut impl FnMut() -> String) -> PodPlan {
     PodPlan {
         namespace: "kube-system",

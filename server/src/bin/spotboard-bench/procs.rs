@@ -1,0 +1,113 @@
+//! The two child processes and reading their figures.
+
+use std::{
+    path::Path,
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    process::{Child, Command},
+};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn spotboard_exe() -> Res<std::path::PathBuf> {
+    let me = std::env::current_exe()?;
+    Ok(me.with_file_name("spotboard"))
+}
+
+pub struct Embedded {
+    _child: Child,
+    pub url: String,
+    pub token: String,
+}
+
+pub async fn start_embedded(kubeconfig: &Path, zone: &str, nodes: usize, pods: usize) -> Res<Embedded> {
+    let mut child = Command::new(spotboard_exe()?)
+        .args(["embedded", "--zones", zone, "--seed", "1"])
+        .args(["--nodes", &nodes.to_string(), "--pods-per-node", &pods.to_string()])
+        .arg("--embedded-kubeconfig")
+        .arg(kubeconfig)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut lines = BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
+    let mut url = None;
+    while let Some(line) = lines.next_line().await? {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if parts.len() == 3 && parts[1] == zone {
+            url = Some(parts[2].to_string());
+            break;
+        }
+    }
+    let url = url.ok_or("embedded cluster did not print its URL")?;
+    let text = std::fs::read_to_string(kubeconfig)?;
+    let token = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("token: "))
+        .ok_or("no token in kubeconfig")?
+        .to_string();
+    Ok(Embedded { _child: child, url, token })
+}
+
+pub struct Dashboard {
+    child: Child,
+    pub base: String,
+}
+
+impl Dashboard {
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap_or(0)
+    }
+}
+
+pub async fn start_dashboard(kubeconfig: &Path) -> Res<Dashboard> {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+        l.local_addr()?.port()
+    };
+    let child = Command::new(spotboard_exe()?)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .env("RUST_LOG", "warn")
+        .kill_on_drop(true)
+        .spawn()?;
+    let base = format!("http://127.0.0.1:{port}");
+    let start = Instant::now();
+    loop {
+        if let Ok(r) = reqwest::get(format!("{base}/readyz")).await {
+            if r.status().is_success() {
+                break;
+            }
+        }
+        if start.elapsed() > Duration::from_secs(300) {
+            return Err("dashboard not ready within 300 s".into());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Ok(Dashboard { child, base })
+}
+
+/// Resident set size of a process, KiB, from /proc.
+pub fn rss_kib(pid: u32) -> Res<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).ok_or("no VmRSS")?;
+    Ok(line.split_whitespace().nth(1).ok_or("bad VmRSS")?.parse()?)
+}
+
+/// The embedded API server's count of open watches per kind.
+pub async fn watch_count(url: &str, token: &str) -> Res<String> {
+    let r = reqwest::Client::new()
+        .get(format!("{url}/debug/watches"))
+        .bearer_auth(token)
+        .send()
+        .await?;
+    if !r.status().is_success() {
+        return Err(format!("status {}", r.status()).into());
+    }
+    Ok(r.text().await?)
+}
