@@ -570,13 +570,3 @@ async fn kubectl_watch_prints_new_rows() {
     assert!(found.contains("gd-8xh100ib-i128"), "{found}");
     child.kill().await.unwrap();
 }
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore]
-async fn zz_debug_serve() {
-    let k = Kubectl::start().await;
-    let nodes: Api<Node> = Api::all(k.admin());
-    nodes.create(&PostParams::default(), &node("gpu-1", json!({"node-role.kubernetes.io/worker": ""}))).await.unwrap();
-    std::fs::copy(&k.kubeconfig, "/tmp/spotboard-debug-kubeconfig").unwrap();
-    tokio::time::sleep(Duration::from_secs(900)).await;
-}

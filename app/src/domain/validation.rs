@@ -14,7 +14,9 @@ use std::fmt;
 
 use crate::catalog;
 use crate::labels::RESERVED_DOMAINS;
-use crate::nodepool::{ComputeClass, NodePoolSpec, ScaleDownStrategy, TaintEffect, UpdateStrategyType};
+use crate::nodepool::{
+    ComputeClass, NodePoolSpec, ScaleDownStrategy, TaintEffect, UpdateStrategyType,
+};
 
 /// One problem with a spec, tied to the field that has it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,7 +70,10 @@ pub fn validate(spec: &NodePoolSpec) -> Vec<FieldError> {
             ),
             Some(t) if !t.spot_ok => err(
                 "spec.computeClass",
-                format!("computeClass spot is not available for instance type {}", t.id),
+                format!(
+                    "computeClass spot is not available for instance type {}",
+                    t.id
+                ),
             ),
             _ => {}
         },
@@ -84,19 +89,31 @@ pub fn validate(spec: &NodePoolSpec) -> Vec<FieldError> {
             err("spec.nodeLabels", reserved_message("label", key, domain));
         }
         if let Some(m) = label_value_problem(value) {
-            err("spec.nodeLabels", format!("label \"{key}\" value \"{value}\": {m}"));
+            err(
+                "spec.nodeLabels",
+                format!("label \"{key}\" value \"{value}\": {m}"),
+            );
         }
     }
     for key in spec.node_annotations.keys() {
         if let Some(m) = qualified_name_problem(key) {
-            err("spec.nodeAnnotations", format!("annotation key \"{key}\": {m}"));
+            err(
+                "spec.nodeAnnotations",
+                format!("annotation key \"{key}\": {m}"),
+            );
         } else if let Some(domain) = reserved_domain(key) {
-            err("spec.nodeAnnotations", reserved_message("annotation", key, domain));
+            err(
+                "spec.nodeAnnotations",
+                reserved_message("annotation", key, domain),
+            );
         }
     }
     for (i, taint) in spec.node_taints.iter().enumerate() {
         if let Some(m) = qualified_name_problem(&taint.key) {
-            err("spec.nodeTaints", format!("taint {i} key \"{}\": {m}", taint.key));
+            err(
+                "spec.nodeTaints",
+                format!("taint {i} key \"{}\": {m}", taint.key),
+            );
         }
         if let Some(m) = taint.value.as_deref().and_then(label_value_problem) {
             err("spec.nodeTaints", format!("taint {i} value: {m}"));
@@ -111,8 +128,10 @@ pub fn validate(spec: &NodePoolSpec) -> Vec<FieldError> {
         }
     }
 
-    if let Some(ScaleDownStrategy::Other(s)) =
-        spec.lifecycle.as_ref().and_then(|l| l.scale_down_strategy.as_ref())
+    if let Some(ScaleDownStrategy::Other(s)) = spec
+        .lifecycle
+        .as_ref()
+        .and_then(|l| l.scale_down_strategy.as_ref())
     {
         err(
             "spec.lifecycle.scaleDownStrategy",
@@ -218,12 +237,12 @@ pub fn qualified_name_problem(key: &str) -> Option<String> {
         Some((p, n)) => (Some(p), n),
         None => (None, key),
     };
-    if let Some(p) = prefix {
-        if p.is_empty() || p.len() > 253 || !is_dns_subdomain(p) {
-            return Some(format!(
-                "prefix \"{p}\" must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)"
-            ));
-        }
+    if let Some(p) = prefix
+        && (p.is_empty() || p.len() > 253 || !is_dns_subdomain(p))
+    {
+        return Some(format!(
+            "prefix \"{p}\" must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)"
+        ));
     }
     if name.is_empty() {
         return Some("name part must not be empty".into());
@@ -309,7 +328,11 @@ mod tests {
             ("gd-8xa100-i128", "preemptible", &["spec.computeClass"]),
         ];
         for (instance, class, want) in cases {
-            assert_eq!(fields(&spec(instance, class, 1)), want, "{instance}/{class}");
+            assert_eq!(
+                fields(&spec(instance, class, 1)),
+                want,
+                "{instance}/{class}"
+            );
         }
     }
 
@@ -336,7 +359,13 @@ mod tests {
             (false, 1, Some(0), Some(0), &[]), // seed 001's example-nodepool
             (false, 0, None, None, &[]),
             (false, -1, None, None, &["spec.targetNodes"]),
-            (false, 1, Some(-2), Some(-1), &["spec.minNodes", "spec.maxNodes"]),
+            (
+                false,
+                1,
+                Some(-2),
+                Some(-1),
+                &["spec.minNodes", "spec.maxNodes"],
+            ),
             (true, 3, Some(1), Some(6), &[]),
             (true, 1, Some(1), Some(1), &[]),
             (true, 7, Some(1), Some(6), &["spec.targetNodes"]),
@@ -351,7 +380,11 @@ mod tests {
                 max_nodes: max,
                 ..spec("turin-gp", "default", target)
             };
-            assert_eq!(fields(&s), want, "autoscaling={autoscaling} {min:?}<={target}<={max:?}");
+            assert_eq!(
+                fields(&s),
+                want,
+                "autoscaling={autoscaling} {min:?}<={target}<={max:?}"
+            );
         }
     }
 
@@ -361,7 +394,11 @@ mod tests {
             ("team", "ml-training", &[]),
             ("example.com/owner", "a.b_c-1", &[]),
             ("team", "", &[]),
-            ("qos.coreweave.cloud/interruptable", "true", &["spec.nodeLabels"]),
+            (
+                "qos.coreweave.cloud/interruptable",
+                "true",
+                &["spec.nodeLabels"],
+            ),
             ("node.coreweave.com/x", "y", &["spec.nodeLabels"]),
             ("coreweave.com/x", "y", &["spec.nodeLabels"]),
             ("notcoreweave.com/x", "y", &[]),
@@ -382,9 +419,11 @@ mod tests {
         assert_eq!(fields(&s), ["spec.nodeLabels", "spec.nodeLabels"]);
 
         let mut s = spec("turin-gp", "default", 1);
-        s.node_annotations.insert("example.com/note".into(), "any value: ok".into());
+        s.node_annotations
+            .insert("example.com/note".into(), "any value: ok".into());
         assert!(validate(&s).is_empty());
-        s.node_annotations.insert("sunk.coreweave.com/lock".into(), "x".into());
+        s.node_annotations
+            .insert("sunk.coreweave.com/lock".into(), "x".into());
         let errs = validate(&s);
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].field, "spec.nodeAnnotations");
@@ -397,7 +436,12 @@ mod tests {
             ("dedicated", Some("ml"), "NoSchedule", &[]),
             ("example.com/gpu", None, "NoExecute", &[]),
             ("bad key!", None, "NoSchedule", &["spec.nodeTaints"]),
-            ("dedicated", Some("bad value!"), "NoSchedule", &["spec.nodeTaints"]),
+            (
+                "dedicated",
+                Some("bad value!"),
+                "NoSchedule",
+                &["spec.nodeTaints"],
+            ),
             ("dedicated", None, "Sometimes", &["spec.nodeTaints"]),
         ];
         for (key, value, effect, want) in cases {
@@ -423,13 +467,17 @@ mod tests {
             name: Some("ncore-image".into()),
             release_train: Some(ReleaseTrain::Stable),
         });
-        assert_eq!(fields(&s), ["spec.lifecycle.scaleDownStrategy", "spec.image"]);
+        assert_eq!(
+            fields(&s),
+            ["spec.lifecycle.scaleDownStrategy", "spec.image"]
+        );
     }
 
     #[test]
     fn several_problems_are_all_reported() {
         let mut s = spec("gb300-4x", "spot", -1);
-        s.node_labels.insert("node.coreweave.cloud/state".into(), "x".into());
+        s.node_labels
+            .insert("node.coreweave.cloud/state".into(), "x".into());
         assert_eq!(
             fields(&s),
             ["spec.computeClass", "spec.targetNodes", "spec.nodeLabels"]

@@ -23,10 +23,18 @@ async fn start_daemons(ctx: &Ctx, node: &Node) {
         .and_then(|a| a.first())
         .map(|a| a.address.clone())
         .unwrap_or_default();
-    let cidr = node.spec.as_ref().and_then(|s| s.pod_cidr.clone()).unwrap_or_default();
+    let cidr = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.pod_cidr.clone())
+        .unwrap_or_default();
     let plans = workloads::daemon_pods(ctx.seed, &node.name_any(), &mut rand::rng());
     for (i, p) in plans.iter().enumerate() {
-        let pod = pod_object(p, &host_ip, &format!("{}{}", cidr.trim_end_matches("0/24"), i + 2));
+        let pod = pod_object(
+            p,
+            &host_ip,
+            &format!("{}{}", cidr.trim_end_matches("0/24"), i + 2),
+        );
         let api: Api<Pod> = Api::namespaced(ctx.client.clone(), p.namespace);
         if let Err(e) = api.create(&PostParams::default(), &pod).await {
             tracing::debug!(node = %node.name_any(), "daemon pod: {e}");
@@ -60,11 +68,23 @@ pub async fn register(ctx: Arc<Ctx>, pool: String, spec: NodePoolSpec, node: Str
         spec.instance_type
     );
     ctx.events
-        .record(&Involved::of(&created), Severity::Normal, "CWNodeRegistered", &msg, Component::NodePoolOperator)
+        .record(
+            &Involved::of(&created),
+            Severity::Normal,
+            "CWNodeRegistered",
+            &msg,
+            Component::NodePoolOperator,
+        )
         .await;
     if let Some(p) = ctx.pool(&pool) {
         ctx.events
-            .record(&Involved::of(p.as_ref()), Severity::Normal, "CWNodeRegistered", &msg, Component::NodePoolOperator)
+            .record(
+                &Involved::of(p.as_ref()),
+                Severity::Normal,
+                "CWNodeRegistered",
+                &msg,
+                Component::NodePoolOperator,
+            )
             .await;
     }
     if !ctx.is_bulk(&pool) {

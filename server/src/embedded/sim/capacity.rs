@@ -177,6 +177,47 @@ impl CapacityModel {
     }
 }
 
+/// Seeded entries for every catalog type: on-demand capacity 2–8 nodes (0–2 for Superchip
+/// types), Spot capacity (non-Superchip types only, seed 000) 4–12 in a `rich` zone and 0–3
+/// otherwise; `scarce` (type, class) pairs start and stay near 0.
+pub fn seeded(
+    rng: &mut impl Rng,
+    rich: bool,
+    scarce: &[(&str, CapacityClass)],
+) -> Vec<CapacityEntry> {
+    let mut out = Vec::new();
+    for t in app::catalog::instance_types() {
+        let on_demand = if t.superchip {
+            rng.random_range(0..=2)
+        } else {
+            rng.random_range(2..=8)
+        };
+        let spot = if rich {
+            rng.random_range(4..=12)
+        } else {
+            rng.random_range(0..=3)
+        };
+        let mut classes = vec![(CapacityClass::OnDemand, on_demand)];
+        if t.spot_ok {
+            classes.push((CapacityClass::Spot, spot));
+        }
+        for (class, baseline) in classes {
+            let baseline = if scarce.contains(&(t.id.as_str(), class)) {
+                0
+            } else {
+                baseline
+            };
+            out.push(CapacityEntry {
+                instance_type: t.id.clone(),
+                class,
+                free_nodes: baseline,
+                baseline,
+            });
+        }
+    }
+    out
+}
+
 /// The next free count from `free`, its `baseline` and a uniform draw `u` in [0, 1).
 ///
 /// Below the baseline capacity returns with probability 0.35 (and shrinks with 0.05); above
@@ -219,7 +260,11 @@ mod tests {
                 entry("gd-8xh100ib-i128", CapacityClass::OnDemand, 5, 5),
                 entry("turin-gp", CapacityClass::Spot, 3, 8),
             ],
-            [("gd-8xh100ib-i128".to_string(), 8), ("b200-8x".to_string(), 0)].into(),
+            [
+                ("gd-8xh100ib-i128".to_string(), 8),
+                ("b200-8x".to_string(), 0),
+            ]
+            .into(),
         )
     }
 
@@ -282,13 +327,22 @@ mod tests {
             }
         }
         assert_eq!(a.snapshot().capacity, b.snapshot().capacity);
-        assert!(zero_steps > 100, "a scarce type stays mostly at zero: {zero_steps}");
+        assert!(
+            zero_steps > 100,
+            "a scarce type stays mostly at zero: {zero_steps}"
+        );
     }
 
     #[test]
     fn snapshot_lists_quota_and_use() {
         let mut m = model();
-        m.set_in_use([("gd-8xh100ib-i128".to_string(), 3), ("gb200-4x".to_string(), 2)].into());
+        m.set_in_use(
+            [
+                ("gd-8xh100ib-i128".to_string(), 3),
+                ("gb200-4x".to_string(), 2),
+            ]
+            .into(),
+        );
         let s = m.snapshot();
         assert_eq!(s.zone, "US-EAST-04A");
         assert_eq!(s.capacity.len(), 3);
@@ -299,7 +353,11 @@ mod tests {
             .collect();
         assert_eq!(
             q,
-            [("b200-8x", None, 0), ("gb200-4x", None, 2), ("gd-8xh100ib-i128", Some(8), 3)]
+            [
+                ("b200-8x", None, 0),
+                ("gb200-4x", None, 2),
+                ("gd-8xh100ib-i128", Some(8), 3)
+            ]
         );
     }
 }

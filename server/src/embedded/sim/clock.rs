@@ -22,7 +22,11 @@ impl Clock {
     /// A clock running `speed` times faster than real time. A speed that is not a positive
     /// finite number plays in real time.
     pub fn new(speed: f64) -> Self {
-        let speed = if speed.is_finite() && speed > 0.0 { speed } else { 1.0 };
+        let speed = if speed.is_finite() && speed > 0.0 {
+            speed
+        } else {
+            1.0
+        };
         Self {
             speed,
             origin: Instant::now(),

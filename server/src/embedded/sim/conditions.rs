@@ -55,7 +55,13 @@ fn cond(type_: ConditionType, ok: bool, reason: &str, message: String) -> Condit
 /// The five conditions, in [`app::nodepool::FIVE_CONDITIONS`] order, without transition
 /// times or generation (see [`merge`]).
 pub fn desired(f: &PoolFacts<'_>) -> Vec<Condition> {
-    vec![validated(f), capacity(f), quota(f), at_target(f), reconfiguration()]
+    vec![
+        validated(f),
+        capacity(f),
+        quota(f),
+        at_target(f),
+        reconfiguration(),
+    ]
 }
 
 fn validated(f: &PoolFacts<'_>) -> Condition {
@@ -100,7 +106,10 @@ fn capacity(f: &PoolFacts<'_>) -> Condition {
             ConditionType::Capacity,
             false,
             "NoneAvailable",
-            format!("No {class} nodes of instance type {t} are available in zone {}.", f.zone),
+            format!(
+                "No {class} nodes of instance type {t} are available in zone {}.",
+                f.zone
+            ),
         );
     }
     if f.queued == 0 || f.free >= f.queued {
@@ -150,7 +159,10 @@ fn quota(f: &PoolFacts<'_>) -> Condition {
                 "NodePool is over instance type quota: targetNodes {target}{} exceeds the quota \
                  limit of {limit} for instance type {t}.",
                 if f.quota_used_by_others > 0 {
-                    format!(" plus {} node(s) of other NodePools", f.quota_used_by_others)
+                    format!(
+                        " plus {} node(s) of other NodePools",
+                        f.quota_used_by_others
+                    )
                 } else {
                     String::new()
                 }
@@ -220,7 +232,12 @@ fn reconfiguration() -> Condition {
 
 /// `new` with `lastTransitionTime` carried over from `old` where status and reason are
 /// unchanged (else `now`, RFC 3339) and `observedGeneration` set to `generation`.
-pub fn merge(old: &[Condition], new: Vec<Condition>, now: &str, generation: Option<i64>) -> Vec<Condition> {
+pub fn merge(
+    old: &[Condition],
+    new: Vec<Condition>,
+    now: &str,
+    generation: Option<i64>,
+) -> Vec<Condition> {
     new.into_iter()
         .map(|mut c| {
             let prev = old.iter().find(|o| o.type_ == c.type_);

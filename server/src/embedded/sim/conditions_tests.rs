@@ -114,7 +114,10 @@ fn quota_table() {
             ..facts(&s)
         };
         let got = &desired(&f)[2];
-        assert_eq!(format!("{}:{}", got.status, got.reason.clone().unwrap()), want);
+        assert_eq!(
+            format!("{}:{}", got.status, got.reason.clone().unwrap()),
+            want
+        );
     }
     let s = spec("gb200-4x", "default", 2);
     let f = PoolFacts {
@@ -131,7 +134,10 @@ fn quota_table() {
 fn at_target_table() {
     let s = spec("turin-gp", "default", 3);
     for (current, want) in [(3, "TargetMet"), (1, "UnderTarget"), (5, "OverTarget")] {
-        let f = PoolFacts { current, ..facts(&s) };
+        let f = PoolFacts {
+            current,
+            ..facts(&s)
+        };
         assert_eq!(desired(&f)[3].reason.as_deref(), Some(want));
     }
     let f = PoolFacts {
@@ -140,7 +146,10 @@ fn at_target_table() {
         ..facts(&s)
     };
     let msg = desired(&f)[3].message.clone().unwrap();
-    assert!(msg.contains("IdleOnly") && msg.contains("no node is idle"), "{msg}");
+    assert!(
+        msg.contains("IdleOnly") && msg.contains("no node is idle"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -165,7 +174,11 @@ fn merge_keeps_transition_time_unless_status_or_reason_changes() {
     let t0 = "2026-11-21T10:00:00Z";
     let t1 = "2026-11-21T10:05:00Z";
     let first = merge(&[], desired(&facts(&s)), t0, Some(1));
-    assert!(first.iter().all(|c| c.last_transition_time.as_deref() == Some(t0)));
+    assert!(
+        first
+            .iter()
+            .all(|c| c.last_transition_time.as_deref() == Some(t0))
+    );
     assert!(first.iter().all(|c| c.observed_generation == Some(1)));
 
     // Same reasons, new message (counts changed): time kept, generation updated.
@@ -181,8 +194,16 @@ fn merge_keeps_transition_time_unless_status_or_reason_changes() {
         .map(|c| (c.type_.to_string(), c.last_transition_time.clone().unwrap()))
         .collect();
     assert_eq!(times[0], ("Validated".into(), t0.into()));
-    assert_eq!(times[1], ("Capacity".into(), t1.into()), "Sufficient -> Queued");
-    assert_eq!(times[3], ("AtTarget".into(), t1.into()), "TargetMet -> UnderTarget");
+    assert_eq!(
+        times[1],
+        ("Capacity".into(), t1.into()),
+        "Sufficient -> Queued"
+    );
+    assert_eq!(
+        times[3],
+        ("AtTarget".into(), t1.into()),
+        "TargetMet -> UnderTarget"
+    );
     assert_eq!(times[4].1, t0);
     assert!(under.iter().all(|c| c.observed_generation == Some(2)));
 
@@ -191,5 +212,8 @@ fn merge_keeps_transition_time_unless_status_or_reason_changes() {
         .map(|c| c.type_.to_string())
         .collect();
     assert_eq!(changed, ["Capacity", "AtTarget"]);
-    assert_eq!(reason_of(&under, &ConditionType::Capacity), "QueuedAwaitingCapacity");
+    assert_eq!(
+        reason_of(&under, &ConditionType::Capacity),
+        "QueuedAwaitingCapacity"
+    );
 }

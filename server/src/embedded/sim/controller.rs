@@ -96,7 +96,10 @@ pub async fn run(ctx: Arc<Ctx>) {
 }
 
 /// One pass over every pool; returns the earliest deadline it is waiting for.
-async fn reconcile_all(ctx: &Arc<Ctx>, runtimes: &mut HashMap<String, PoolRuntime>) -> Option<Instant> {
+async fn reconcile_all(
+    ctx: &Arc<Ctx>,
+    runtimes: &mut HashMap<String, PoolRuntime>,
+) -> Option<Instant> {
     let pools = ctx.pools.state();
     let mut nodes_by_pool: HashMap<String, Vec<Arc<Node>>> = HashMap::new();
     for node in ctx.nodes.state() {
@@ -104,7 +107,10 @@ async fn reconcile_all(ctx: &Arc<Ctx>, runtimes: &mut HashMap<String, PoolRuntim
             nodes_by_pool.entry(p.clone()).or_default().push(node);
         }
     }
-    let live: HashSet<(String, String)> = pools.iter().map(|p| (p.name_any(), p.uid().unwrap_or_default())).collect();
+    let live: HashSet<(String, String)> = pools
+        .iter()
+        .map(|p| (p.name_any(), p.uid().unwrap_or_default()))
+        .collect();
     // Pools that are gone: cancel their boots, give the capacity back, remove their nodes.
     let gone: Vec<String> = runtimes
         .values()
@@ -129,7 +135,9 @@ async fn reconcile_all(ctx: &Arc<Ctx>, runtimes: &mut HashMap<String, PoolRuntim
     let mut usage: BTreeMap<String, u32> = BTreeMap::new();
     for p in &pools {
         let current = nodes_by_pool.get(&p.name_any()).map_or(0, Vec::len) as u32;
-        let held = runtimes.get(&p.uid().unwrap_or_default()).map_or(current, |r| r.held(current));
+        let held = runtimes
+            .get(&p.uid().unwrap_or_default())
+            .map_or(current, |r| r.held(current));
         *usage.entry(p.spec.instance_type.clone()).or_default() += held;
     }
     let mut next: Option<Instant> = None;
@@ -140,7 +148,10 @@ async fn reconcile_all(ctx: &Arc<Ctx>, runtimes: &mut HashMap<String, PoolRuntim
             name: pool.name_any(),
             ..Default::default()
         });
-        let nodes = nodes_by_pool.get(&pool.name_any()).map(Vec::as_slice).unwrap_or_default();
+        let nodes = nodes_by_pool
+            .get(&pool.name_any())
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let deadline = reconcile(ctx, pool, nodes, rt, &mut usage).await;
         next = match (next, deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -164,7 +175,9 @@ async fn reconcile(
     let class = CapacityClass::of(&spec.compute_class);
     rt.instance_type.clone_from(&spec.instance_type);
     rt.class = Some(class);
-    let old = status::freshest(pool, &rt.written).map(|s| s.conditions.clone()).unwrap_or_default();
+    let old = status::freshest(pool, &rt.written)
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
     if pool.status.is_none() && ctx.announce(&pool.uid().unwrap_or_default()) {
         let msg = status::created_message(&pool.name_any(), spec);
         record(ctx, pool, Severity::Normal, "CWNodePoolCreated", &msg).await;
@@ -174,19 +187,33 @@ async fn reconcile(
     let present: HashSet<String> = nodes.iter().map(|n| n.name_any()).collect();
     rt.booting.retain(|b| !present.contains(&b.node));
     for b in rt.booting.iter_mut().filter(|b| b.ready_at <= now) {
-        let stale = b.registering_since.is_some_and(|t| now - t > Duration::from_secs(10));
+        let stale = b
+            .registering_since
+            .is_some_and(|t| now - t > Duration::from_secs(10));
         if b.registering_since.is_none() || stale {
             b.registering_since = Some(now);
-            ctx.spawn(boot::register(ctx.clone(), pool.name_any(), spec.clone(), b.node.clone()));
+            ctx.spawn(boot::register(
+                ctx.clone(),
+                pool.name_any(),
+                spec.clone(),
+                b.node.clone(),
+            ));
         }
     }
 
     let current = nodes.len() as u32;
-    let leaving = nodes.iter().filter(|n| ctx.removal(&n.name_any()) == Some(Removal::ScaleDown)).count() as u32;
+    let leaving = nodes
+        .iter()
+        .filter(|n| ctx.removal(&n.name_any()) == Some(Removal::ScaleDown))
+        .count() as u32;
     let target = spec.target_nodes.max(0) as u32;
     let own_before = rt.held(current);
     let limit = ctx.capacity().quota_limit(&spec.instance_type);
-    let others = usage.get(&spec.instance_type).copied().unwrap_or(0).saturating_sub(own_before);
+    let others = usage
+        .get(&spec.instance_type)
+        .copied()
+        .unwrap_or(0)
+        .saturating_sub(own_before);
     let mut stalled = false;
     if errors.is_empty() {
         let have = current - leaving + rt.booting.len() as u32 + rt.queued;
@@ -195,8 +222,13 @@ async fn reconcile(
             let add = (target - have).min(room);
             if add > 0 {
                 rt.queued += add;
-                rt.assign_at.get_or_insert_with(|| now + ctx.clock.real(secs(rand_in(ctx, ASSIGN_TIME))));
-                let msg = format!("Requested {add} node(s) of instance type {} for NodePool {}.", spec.instance_type, pool.name_any());
+                rt.assign_at
+                    .get_or_insert_with(|| now + ctx.clock.real(secs(rand_in(ctx, ASSIGN_TIME))));
+                let msg = format!(
+                    "Requested {add} node(s) of instance type {} for NodePool {}.",
+                    spec.instance_type,
+                    pool.name_any()
+                );
                 record(ctx, pool, Severity::Normal, "CWNodeRequestQueued", &msg).await;
             }
         } else if have > target {
@@ -211,7 +243,10 @@ async fn reconcile(
 
     let (offered, free) = {
         let cap = ctx.capacity();
-        (cap.offered(&spec.instance_type, class), cap.free(&spec.instance_type, class))
+        (
+            cap.offered(&spec.instance_type, class),
+            cap.free(&spec.instance_type, class),
+        )
     };
     let facts = PoolFacts {
         spec,
@@ -226,12 +261,28 @@ async fn reconcile(
         quota_used_by_others: others,
         scale_down_stalled: stalled,
     };
-    let conditions = merge(&old, desired(&facts), &rfc3339(chrono::Utc::now()), pool.metadata.generation);
+    let conditions = merge(
+        &old,
+        desired(&facts),
+        &rfc3339(chrono::Utc::now()),
+        pool.metadata.generation,
+    );
     status::transition_events(ctx, pool, &old, &conditions).await;
-    let st = status::build(pool, current, rt.booting.len() as u32, rt.queued, conditions);
+    let st = status::build(
+        pool,
+        current,
+        rt.booting.len() as u32,
+        rt.queued,
+        conditions,
+    );
     status::write(ctx, pool, &st, &mut rt.written).await;
 
-    let boot_due = rt.booting.iter().filter(|b| b.registering_since.is_none()).map(|b| b.ready_at).min();
+    let boot_due = rt
+        .booting
+        .iter()
+        .filter(|b| b.registering_since.is_none())
+        .map(|b| b.ready_at)
+        .min();
     let assign_due = rt.assign_at.filter(|_| rt.queued > 0);
     match (boot_due, assign_due) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -241,7 +292,13 @@ async fn reconcile(
 
 /// Assigns queued nodes from the zone's free capacity once the assignment delay has passed;
 /// each assigned node starts booting.
-async fn assign(ctx: &Arc<Ctx>, pool: &NodePool, rt: &mut PoolRuntime, class: CapacityClass, now: Instant) {
+async fn assign(
+    ctx: &Arc<Ctx>,
+    pool: &NodePool,
+    rt: &mut PoolRuntime,
+    class: CapacityClass,
+    now: Instant,
+) {
     if rt.queued == 0 {
         rt.assign_at = None;
         return;
@@ -249,7 +306,9 @@ async fn assign(ctx: &Arc<Ctx>, pool: &NodePool, rt: &mut PoolRuntime, class: Ca
     if rt.assign_at.is_some_and(|t| t > now) {
         return;
     }
-    let n = ctx.capacity().take(&pool.spec.instance_type, class, rt.queued);
+    let n = ctx
+        .capacity()
+        .take(&pool.spec.instance_type, class, rt.queued);
     rt.queued -= n;
     // Still queued: try again after another assignment delay.
     rt.assign_at = (rt.queued > 0).then(|| now + ctx.clock.real(secs(rand_in(ctx, ASSIGN_TIME))));
@@ -257,7 +316,10 @@ async fn assign(ctx: &Arc<Ctx>, pool: &NodePool, rt: &mut PoolRuntime, class: Ca
     for _ in 0..n {
         let node = super::lock(&ctx.namer).next(gpu);
         let boot = ctx.clock.real(secs(rand_in(ctx, BOOT_TIME)));
-        let msg = format!("Node {node} assigned to NodePool {}; booting.", pool.name_any());
+        let msg = format!(
+            "Node {node} assigned to NodePool {}; booting.",
+            pool.name_any()
+        );
         record(ctx, pool, Severity::Normal, "CWNodeAssigned", &msg).await;
         rt.booting.push(Booting {
             node,
@@ -270,12 +332,22 @@ async fn assign(ctx: &Arc<Ctx>, pool: &NodePool, rt: &mut PoolRuntime, class: Ca
 /// Removes `excess` nodes' worth from the pool: queued requests first, then boots that have
 /// not registered, then nodes chosen by the scale-down strategy. Returns whether the strategy
 /// found no node it may remove while some must go.
-async fn scale_down(ctx: &Arc<Ctx>, pool: &NodePool, nodes: &[Arc<Node>], rt: &mut PoolRuntime, mut excess: u32) -> bool {
+async fn scale_down(
+    ctx: &Arc<Ctx>,
+    pool: &NodePool,
+    nodes: &[Arc<Node>],
+    rt: &mut PoolRuntime,
+    mut excess: u32,
+) -> bool {
     let cut = excess.min(rt.queued);
     rt.queued -= cut;
     excess -= cut;
     while excess > 0 {
-        let Some(i) = rt.booting.iter().rposition(|b| b.registering_since.is_none()) else {
+        let Some(i) = rt
+            .booting
+            .iter()
+            .rposition(|b| b.registering_since.is_none())
+        else {
             break;
         };
         rt.booting.remove(i);
@@ -287,7 +359,12 @@ async fn scale_down(ctx: &Arc<Ctx>, pool: &NodePool, nodes: &[Arc<Node>], rt: &m
     if excess == 0 {
         return false;
     }
-    let strategy = pool.spec.lifecycle.as_ref().and_then(|l| l.scale_down_strategy.clone()).unwrap_or_default();
+    let strategy = pool
+        .spec
+        .lifecycle
+        .as_ref()
+        .and_then(|l| l.scale_down_strategy.clone())
+        .unwrap_or_default();
     let (idle, busy): (Vec<String>, Vec<String>) = {
         let index = ctx.pods();
         nodes
@@ -319,7 +396,8 @@ async fn scale_down(ctx: &Arc<Ctx>, pool: &NodePool, nodes: &[Arc<Node>], rt: &m
 
 async fn pool_deleted(ctx: &Arc<Ctx>, rt: PoolRuntime) {
     if let Some(class) = rt.class {
-        ctx.capacity().release(&rt.instance_type, class, rt.booting.len() as u32);
+        ctx.capacity()
+            .release(&rt.instance_type, class, rt.booting.len() as u32);
     }
     let about = Involved {
         api_version: "compute.coreweave.com/v1alpha1".into(),
@@ -329,13 +407,25 @@ async fn pool_deleted(ctx: &Arc<Ctx>, rt: PoolRuntime) {
     };
     let msg = format!("NodePool {} deleted; its nodes are removed.", rt.name);
     ctx.events
-        .record(&about, Severity::Normal, "CWNodePoolDeleted", &msg, Component::NodePoolOperator)
+        .record(
+            &about,
+            Severity::Normal,
+            "CWNodePoolDeleted",
+            &msg,
+            Component::NodePoolOperator,
+        )
         .await;
 }
 
 async fn record(ctx: &Ctx, pool: &NodePool, severity: Severity, reason: &str, message: &str) {
     ctx.events
-        .record(&Involved::of(pool), severity, reason, message, Component::NodePoolOperator)
+        .record(
+            &Involved::of(pool),
+            severity,
+            reason,
+            message,
+            Component::NodePoolOperator,
+        )
         .await;
 }
 
@@ -363,16 +453,26 @@ fn random_preemptions(ctx: &Arc<Ctx>, dt: Duration) {
         .nodes
         .state()
         .iter()
-        .filter(|n| n.labels().get(labels::NODE_POOL).is_some_and(|p| spot.contains(p)))
+        .filter(|n| {
+            n.labels()
+                .get(labels::NODE_POOL)
+                .is_some_and(|p| spot.contains(p))
+        })
         .map(|n| n.name_any())
         .collect();
     let limit = (candidates.len() / 50).max(2);
-    let mut running = candidates.iter().filter(|n| ctx.removal(n) == Some(Removal::Preemption)).count();
+    let mut running = candidates
+        .iter()
+        .filter(|n| ctx.removal(n) == Some(Removal::Preemption))
+        .count();
     for node in candidates {
         if running >= limit {
             break;
         }
-        if ctx.removal(&node).is_none() && super::lock(&ctx.rng).random_bool(chance) && preemption::start(ctx, &node) {
+        if ctx.removal(&node).is_none()
+            && super::lock(&ctx.rng).random_bool(chance)
+            && preemption::start(ctx, &node)
+        {
             running += 1;
         }
     }

@@ -95,7 +95,14 @@ impl Recorder {
 
     /// Records one event. Failures are logged, never returned: a lost event must not stop
     /// the behaviour it describes.
-    pub async fn record(&self, about: &Involved, severity: Severity, reason: &str, message: &str, from: Component) {
+    pub async fn record(
+        &self,
+        about: &Involved,
+        severity: Severity,
+        reason: &str,
+        message: &str,
+        from: Component,
+    ) {
         let key = Key {
             uid: about.uid.clone(),
             name: about.name.clone(),
@@ -135,7 +142,14 @@ impl Recorder {
         }
     }
 
-    fn event(&self, about: &Involved, severity: Severity, reason: &str, message: &str, from: Component) -> Event {
+    fn event(
+        &self,
+        about: &Involved,
+        severity: Severity,
+        reason: &str,
+        message: &str,
+        from: Component,
+    ) -> Event {
         let now = Utc::now();
         // client-go names events `<object>.<hex nanoseconds>`; unique enough per object.
         let name = format!(

@@ -28,6 +28,7 @@ pub mod nodes;
 mod pods;
 mod podspec;
 pub mod preemption;
+mod random;
 mod scaledown;
 pub mod scenario;
 mod scheduler;
@@ -95,7 +96,12 @@ impl Drop for SimHandle {
 /// exist are left as they are.
 ///
 /// Errors: the API server refused a write while seeding, or its watches never synced.
-pub async fn start(zone: &str, zone_index: usize, client: Client, opts: &SimOptions) -> Result<SimHandle> {
+pub async fn start(
+    zone: &str,
+    zone_index: usize,
+    client: Client,
+    opts: &SimOptions,
+) -> Result<SimHandle> {
     let scenario = scenario::plan(opts.seed, zone_index, opts.zone_count, opts.extra_nodes);
     let kube_err = |source| Error::Kube {
         cluster: zone.to_string(),
@@ -127,7 +133,7 @@ pub async fn start(zone: &str, zone_index: usize, client: Client, opts: &SimOpti
             .filter(|p| p.workload == scenario::Workload::Bulk)
             .map(|p| p.name.clone())
             .collect(),
-        rng: Mutex::new(scenario::rng(opts.seed, zone_index, 3)),
+        rng: Mutex::new(random::rng(opts.seed, zone_index, 3)),
         namer: Mutex::new(scenario.namer.clone()),
         wake: Notify::new(),
         wake_scheduler: Notify::new(),
@@ -146,9 +152,14 @@ pub async fn start(zone: &str, zone_index: usize, client: Client, opts: &SimOpti
         ctx.pools.wait_until_ready().await.ok();
         pods_ready.notified().await;
     };
-    if tokio::time::timeout(std::time::Duration::from_secs(120), synced).await.is_err() {
+    if tokio::time::timeout(std::time::Duration::from_secs(120), synced)
+        .await
+        .is_err()
+    {
         ctx.tasks.shutdown();
-        return Err(Error::Embedded(format!("zone {zone}: watches did not sync")));
+        return Err(Error::Embedded(format!(
+            "zone {zone}: watches did not sync"
+        )));
     }
     ctx.spawn(controller::run(ctx.clone()));
     ctx.spawn(scheduler::run(ctx.clone()));
@@ -182,7 +193,7 @@ pub(crate) struct Ctx {
     /// Pools (by uid) whose `CWNodePoolCreated` was recorded.
     announced: Mutex<HashSet<String>>,
     pub rng: Mutex<SmallRng>,
-    pub namer: Mutex<scenario::NodeNamer>,
+    pub namer: Mutex<random::NodeNamer>,
     /// Wakes the NodePool controller (a pool or node changed, a removal finished).
     pub wake: Notify,
     /// Wakes the scheduler (a pod is pending, a node joined).

@@ -17,7 +17,7 @@ use kube::api::{ObjectMeta, Patch, PatchParams};
 use serde_json::json;
 
 use super::clock::wall_time;
-use super::scenario::mix;
+use super::random::{hash, mix};
 
 /// Kubelet version every simulated node reports.
 pub const KUBELET_VERSION: &str = "v1.33.1";
@@ -50,7 +50,9 @@ fn q(s: impl Into<String>) -> Quantity {
 /// validation refuses unknown types).
 pub fn node_object(n: &NewNode<'_>) -> Node {
     let t = catalog::instance_type(&n.spec.instance_type);
-    let (gpus, vcpus, ram_gb, arch) = t.map_or((0, 8, 32, "amd64"), |t| (t.gpus, t.vcpus, t.ram_gb, t.arch.as_str()));
+    let (gpus, vcpus, ram_gb, arch) = t.map_or((0, 8, 32, "amd64"), |t| {
+        (t.gpus, t.vcpus, t.ram_gb, t.arch.as_str())
+    });
     let mut l: BTreeMap<String, String> = n.spec.node_labels.clone();
     for (k, v) in [
         ("kubernetes.io/hostname", n.name),
@@ -75,7 +77,10 @@ pub fn node_object(n: &NewNode<'_>) -> Node {
     }
     let mut annotations = n.spec.node_annotations.clone();
     annotations.insert("node.alpha.kubernetes.io/ttl".into(), "0".into());
-    annotations.insert("volumes.kubernetes.io/controller-managed-attach-detach".into(), "true".into());
+    annotations.insert(
+        "volumes.kubernetes.io/controller-managed-attach-detach".into(),
+        "true".into(),
+    );
 
     let mut taints: Vec<Taint> = n
         .spec
@@ -106,16 +111,27 @@ pub fn node_object(n: &NewNode<'_>) -> Node {
         ("hugepages-2Mi".to_string(), q("0")),
     ]);
     let mut allocatable = capacity.clone();
-    allocatable.insert("cpu".into(), q(format!("{}m", u64::from(vcpus) * 1000 - 2000)));
-    allocatable.insert("memory".into(), q(format!("{}Ki", mem_ki.saturating_sub(16 * 1024 * 1024))));
+    allocatable.insert(
+        "cpu".into(),
+        q(format!("{}m", u64::from(vcpus) * 1000 - 2000)),
+    );
+    allocatable.insert(
+        "memory".into(),
+        q(format!("{}Ki", mem_ki.saturating_sub(16 * 1024 * 1024))),
+    );
     allocatable.insert("ephemeral-storage".into(), q("6751264Mi"));
     if gpus > 0 {
         capacity.insert("nvidia.com/gpu".into(), q(gpus.to_string()));
         allocatable.insert("nvidia.com/gpu".into(), q(gpus.to_string()));
     }
 
-    let h = mix(n.zone_index as u64, name_hash(n.name));
-    let ip = format!("10.{}.{}.{}", 64 + n.zone_index % 64, (h >> 8) & 0xff, h % 250 + 2);
+    let h = mix(n.zone_index as u64, hash(n.name));
+    let ip = format!(
+        "10.{}.{}.{}",
+        64 + n.zone_index % 64,
+        (h >> 8) & 0xff,
+        h % 250 + 2
+    );
     let mut conditions = kubelet_conditions();
     conditions.extend(cw_conditions(n.active, None));
     Node {
@@ -151,7 +167,10 @@ pub fn node_object(n: &NewNode<'_>) -> Node {
                 kernel_version: "6.8.0-60-generic".into(),
                 kube_proxy_version: KUBELET_VERSION.into(),
                 kubelet_version: KUBELET_VERSION.into(),
-                machine_id: format!("{:032x}", u128::from(mix(h, 2)) << 64 | u128::from(mix(h, 3))),
+                machine_id: format!(
+                    "{:032x}",
+                    u128::from(mix(h, 2)) << 64 | u128::from(mix(h, 3))
+                ),
                 operating_system: "linux".into(),
                 os_image: "Ubuntu 22.04.5 LTS".into(),
                 system_uuid: format!("{:032x}", u128::from(mix(h, 4))),
@@ -160,10 +179,6 @@ pub fn node_object(n: &NewNode<'_>) -> Node {
             ..Default::default()
         }),
     }
-}
-
-fn name_hash(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }
 
 fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
@@ -189,13 +204,20 @@ pub fn gpu_product(t: &InstanceType) -> String {
         ("GB300", "NVIDIA-GB300"),
         ("B200", "NVIDIA-B200"),
         ("B300", "NVIDIA-B300-SXM6-AC"),
-        ("RTX PRO 6000", "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition"),
+        (
+            "RTX PRO 6000",
+            "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+        ),
     ];
     known
         .iter()
         .find(|(k, _)| m.split([' ', '(']).any(|w| w == *k) || (k.contains(' ') && m.contains(k)))
         .map(|(_, v)| v.to_string())
-        .unwrap_or_else(|| m.replace([' ', '(', ')'], "-").trim_matches('-').to_string())
+        .unwrap_or_else(|| {
+            m.replace([' ', '(', ')'], "-")
+                .trim_matches('-')
+                .to_string()
+        })
 }
 
 fn condition(type_: &str, status: bool, reason: &str, message: &str) -> NodeCondition {
@@ -213,10 +235,30 @@ fn condition(type_: &str, status: bool, reason: &str, message: &str) -> NodeCond
 /// The kubelet's conditions of a healthy node.
 pub fn kubelet_conditions() -> Vec<NodeCondition> {
     vec![
-        condition("MemoryPressure", false, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-        condition("DiskPressure", false, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-        condition("PIDPressure", false, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-        condition("Ready", true, "KubeletReady", "kubelet is posting ready status"),
+        condition(
+            "MemoryPressure",
+            false,
+            "KubeletHasSufficientMemory",
+            "kubelet has sufficient memory available",
+        ),
+        condition(
+            "DiskPressure",
+            false,
+            "KubeletHasNoDiskPressure",
+            "kubelet has no disk pressure",
+        ),
+        condition(
+            "PIDPressure",
+            false,
+            "KubeletHasSufficientPID",
+            "kubelet has sufficient PID available",
+        ),
+        condition(
+            "Ready",
+            true,
+            "KubeletReady",
+            "kubelet is posting ready status",
+        ),
     ]
 }
 
@@ -225,7 +267,12 @@ pub fn kubelet_conditions() -> Vec<NodeCondition> {
 pub fn cw_conditions(active: bool, removal: Option<&str>) -> Vec<NodeCondition> {
     vec![
         active_condition(active),
-        condition("CWRegistered", true, "NodeRegistered", "Node is registered in the customer cluster."),
+        condition(
+            "CWRegistered",
+            true,
+            "NodeRegistered",
+            "Node is registered in the customer cluster.",
+        ),
         removal_condition(removal),
     ]
 }
@@ -233,23 +280,46 @@ pub fn cw_conditions(active: bool, removal: Option<&str>) -> Vec<NodeCondition> 
 /// `CWActive`: true while the node runs non-interruptible pods.
 pub fn active_condition(active: bool) -> NodeCondition {
     if active {
-        condition("CWActive", true, "NodeActive", "Node runs non-interruptible pods.")
+        condition(
+            "CWActive",
+            true,
+            "NodeActive",
+            "Node runs non-interruptible pods.",
+        )
     } else {
-        condition("CWActive", false, "NodeIdle", "Node runs no non-interruptible pods and may be selected for removal.")
+        condition(
+            "CWActive",
+            false,
+            "NodeIdle",
+            "Node runs no non-interruptible pods and may be selected for removal.",
+        )
     }
 }
 
 /// `CWNodeRemoval`: true with `reason` (`Preemption`, `ScaleDown`) while pending removal.
 pub fn removal_condition(reason: Option<&str>) -> NodeCondition {
     match reason {
-        Some(r) => condition("CWNodeRemoval", true, r, "Node is pending removal from its NodePool."),
-        None => condition("CWNodeRemoval", false, "NotPendingRemoval", "Node is not pending removal."),
+        Some(r) => condition(
+            "CWNodeRemoval",
+            true,
+            r,
+            "Node is pending removal from its NodePool.",
+        ),
+        None => condition(
+            "CWNodeRemoval",
+            false,
+            "NotPendingRemoval",
+            "Node is not pending removal.",
+        ),
     }
 }
 
 /// `conditions` with `new` in place of the condition of the same type (appended if none),
 /// keeping the old transition time when the status is unchanged.
-pub fn replace_condition(conditions: &[NodeCondition], mut new: NodeCondition) -> Vec<NodeCondition> {
+pub fn replace_condition(
+    conditions: &[NodeCondition],
+    mut new: NodeCondition,
+) -> Vec<NodeCondition> {
     let mut out: Vec<NodeCondition> = conditions.to_vec();
     match out.iter_mut().find(|c| c.type_ == new.type_) {
         Some(old) => {
@@ -270,13 +340,20 @@ pub async fn set_condition(api: &Api<Node>, name: &str, new: NodeCondition) -> k
     let mut attempt = 0;
     loop {
         let node = api.get(name).await?;
-        let conds = node.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+        let conds = node
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.clone())
+            .unwrap_or_default();
         let conds = replace_condition(&conds, new.clone());
         let patch = json!({
             "metadata": {"resourceVersion": node.metadata.resource_version},
             "status": {"conditions": conds},
         });
-        match api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+        match api
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
             Err(kube::Error::Api(e)) if e.code == 409 && attempt < 5 => attempt += 1,
             other => return other.map(|_| ()),
         }

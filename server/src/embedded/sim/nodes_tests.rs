@@ -8,7 +8,8 @@ fn spec(instance: &str) -> NodePoolSpec {
         ..Default::default()
     };
     s.node_labels.insert("team".into(), "ml-training".into());
-    s.node_annotations.insert("example.com/owner".into(), "ml-platform".into());
+    s.node_annotations
+        .insert("example.com/owner".into(), "ml-platform".into());
     s.node_taints.push(app::nodepool::Taint {
         key: "dedicated".into(),
         value: Some("ml".into()),
@@ -50,13 +51,19 @@ fn gpu_node_carries_cks_labels_pool_metadata_and_capacity() {
     let a = node.metadata.annotations.as_ref().unwrap();
     assert_eq!(a["example.com/owner"], "ml-platform");
     let taints = node.spec.as_ref().unwrap().taints.clone().unwrap();
-    let keys: Vec<_> = taints.iter().map(|t| format!("{}:{}", t.key, t.effect)).collect();
+    let keys: Vec<_> = taints
+        .iter()
+        .map(|t| format!("{}:{}", t.key, t.effect))
+        .collect();
     assert_eq!(keys, ["dedicated:NoSchedule", "is_gpu:PreferNoSchedule"]);
     let status = node.status.as_ref().unwrap();
     assert_eq!(status.capacity.as_ref().unwrap()["nvidia.com/gpu"].0, "8");
     assert_eq!(status.capacity.as_ref().unwrap()["cpu"].0, "128");
     assert_eq!(status.allocatable.as_ref().unwrap()["cpu"].0, "126000m");
-    assert_eq!(status.node_info.as_ref().unwrap().kubelet_version, "v1.33.1");
+    assert_eq!(
+        status.node_info.as_ref().unwrap().kubelet_version,
+        "v1.33.1"
+    );
     let conds: Vec<_> = status
         .conditions
         .as_ref()
@@ -83,10 +90,26 @@ fn cpu_node_has_no_gpu_and_the_cpu_taint() {
     let s = spec("cd-gp-a192-genoa");
     let node = node_object(&new_node(&s, false));
     let status = node.status.as_ref().unwrap();
-    assert!(!status.capacity.as_ref().unwrap().contains_key("nvidia.com/gpu"));
+    assert!(
+        !status
+            .capacity
+            .as_ref()
+            .unwrap()
+            .contains_key("nvidia.com/gpu")
+    );
     let taints = node.spec.unwrap().taints.unwrap();
     assert_eq!(taints.last().unwrap().key, "is_cpu_compute");
-    assert_eq!(condition_status(&Node { status: Some(status.clone()), ..Default::default() }, "CWActive").as_deref(), Some("False"));
+    assert_eq!(
+        condition_status(
+            &Node {
+                status: Some(status.clone()),
+                ..Default::default()
+            },
+            "CWActive"
+        )
+        .as_deref(),
+        Some("False")
+    );
 }
 
 #[test]
@@ -97,10 +120,17 @@ fn gpu_products() {
         ("gd-8xl40-i128", "NVIDIA-L40"),
         ("gb200-4x", "NVIDIA-GB200"),
         ("b200-8x", "NVIDIA-B200"),
-        ("rtxp6000-8x", "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition"),
+        (
+            "rtxp6000-8x",
+            "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+        ),
     ];
     for (id, want) in cases {
-        assert_eq!(gpu_product(catalog::instance_type(id).unwrap()), want, "{id}");
+        assert_eq!(
+            gpu_product(catalog::instance_type(id).unwrap()),
+            want,
+            "{id}"
+        );
     }
 }
 

@@ -57,22 +57,37 @@ impl PodInfo {
         let (mut gpus, mut cpu_m) = (0, 0);
         for c in spec.map(|s| s.containers.as_slice()).unwrap_or_default() {
             if let Some(r) = c.resources.as_ref().and_then(|r| r.requests.as_ref()) {
-                gpus += r.get("nvidia.com/gpu").and_then(|q| q.0.parse::<u32>().ok()).unwrap_or(0);
+                gpus += r
+                    .get("nvidia.com/gpu")
+                    .and_then(|q| q.0.parse::<u32>().ok())
+                    .unwrap_or(0);
                 cpu_m += r.get("cpu").map_or(0, |q| millicores(&q.0));
             }
         }
         let l = pod.labels();
-        let policy = if l.get(labels::POD_GRACEFUL_INTERRUPTIBLE).is_some_and(|v| v == "true") {
+        let policy = if l
+            .get(labels::POD_GRACEFUL_INTERRUPTIBLE)
+            .is_some_and(|v| v == "true")
+        {
             Policy::Graceful
-        } else if l.get(labels::POD_INTERRUPTABLE).is_some_and(|v| v == "true") {
+        } else if l
+            .get(labels::POD_INTERRUPTABLE)
+            .is_some_and(|v| v == "true")
+        {
             Policy::Interruptible
         } else {
             Policy::NonInterruptible
         };
         let owner_kind = pod.owner_references().first().map(|o| o.kind.clone());
-        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("");
+        let phase = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.as_deref())
+            .unwrap_or("");
         Self {
-            node: spec.and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty()),
+            node: spec
+                .and_then(|s| s.node_name.clone())
+                .filter(|n| !n.is_empty()),
             gpus,
             cpu_m,
             policy,
@@ -80,7 +95,9 @@ impl PodInfo {
             deleting: pod.metadata.deletion_timestamp.is_some(),
             finished: matches!(phase, "Succeeded" | "Failed"),
             owner_kind,
-            node_selector: spec.and_then(|s| s.node_selector.clone()).unwrap_or_default(),
+            node_selector: spec
+                .and_then(|s| s.node_selector.clone())
+                .unwrap_or_default(),
         }
     }
 
@@ -110,7 +127,10 @@ impl PodIndex {
     pub fn upsert(&mut self, key: PodKey, info: PodInfo) -> Option<PodInfo> {
         let prev = self.remove(&key);
         if let Some(n) = &info.node {
-            self.by_node.entry(n.clone()).or_default().insert(key.clone());
+            self.by_node
+                .entry(n.clone())
+                .or_default()
+                .insert(key.clone());
         } else if !info.deleting && !info.finished {
             self.pending.insert(key.clone());
         }
@@ -120,12 +140,12 @@ impl PodIndex {
 
     pub fn remove(&mut self, key: &PodKey) -> Option<PodInfo> {
         let prev = self.pods.remove(key)?;
-        if let Some(n) = &prev.node {
-            if let Some(set) = self.by_node.get_mut(n) {
-                set.remove(key);
-                if set.is_empty() {
-                    self.by_node.remove(n);
-                }
+        if let Some(n) = &prev.node
+            && let Some(set) = self.by_node.get_mut(n)
+        {
+            set.remove(key);
+            if set.is_empty() {
+                self.by_node.remove(n);
             }
         }
         self.pending.remove(key);
@@ -244,7 +264,11 @@ fn applied(ctx: &Arc<Ctx>, pod: &Pod) {
     let newly_deleting = info.deleting && !prev.is_some_and(|p| p.deleting);
     if newly_deleting {
         if info.node.is_some() {
-            let grace = pod.metadata.deletion_grace_period_seconds.unwrap_or(30).max(0) as u64;
+            let grace = pod
+                .metadata
+                .deletion_grace_period_seconds
+                .unwrap_or(30)
+                .max(0) as u64;
             ctx.spawn(kubelet_terminate(ctx.clone(), key(pod), grace));
         }
         // A ReplicaSet or Job counts terminating pods as gone and makes a new one at once.

@@ -51,7 +51,10 @@ fn node_states_follow_seed_002() {
     assert_eq!(idx.used("g1"), (8, 1000));
     assert_eq!(idx.bound_to("g2").len(), 2);
     let ev = idx.evictable("g2");
-    assert_eq!(ev, [("ml-training".to_string(), "infer-a".to_string(), true)]);
+    assert_eq!(
+        ev,
+        [("ml-training".to_string(), "infer-a".to_string(), true)]
+    );
 }
 
 #[test]

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use app::labels;
 use k8s_openapi::api::core::v1::{
-    Container, ContainerState, ContainerStateRunning, ContainerStatus, ExecAction, Lifecycle, LifecycleHandler, Pod,
-    PodCondition, PodIP, PodSpec, PodStatus, ResourceRequirements, Toleration,
+    Container, ContainerState, ContainerStateRunning, ContainerStatus, ExecAction, Lifecycle,
+    LifecycleHandler, Pod, PodCondition, PodIP, PodSpec, PodStatus, ResourceRequirements,
+    Toleration,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -59,13 +60,22 @@ const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 /// A random suffix of `n` characters, as `generateName` and pod-template hashes use.
 pub fn suffix(rng: &mut impl Rng, n: usize) -> String {
-    (0..n).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect()
+    (0..n)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
 }
 
 /// A UUID-shaped identifier from a 128-bit value.
 pub fn uid_from(v: u128) -> String {
     let h = format!("{v:032x}");
-    format!("{}-{}-4{}-8{}-{}", &h[0..8], &h[8..12], &h[13..16], &h[17..20], &h[20..32])
+    format!(
+        "{}-{}-4{}-8{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[13..16],
+        &h[17..20],
+        &h[20..32]
+    )
 }
 
 fn q(s: &str) -> Quantity {
@@ -85,7 +95,10 @@ pub fn pod_object(p: &PodPlan, host_ip: &str, pod_ip: &str) -> Pod {
         }
         Policy::NonInterruptible => {}
     }
-    let mut requests = BTreeMap::from([("cpu".to_string(), q(&p.cpu)), ("memory".to_string(), q(&p.memory))]);
+    let mut requests = BTreeMap::from([
+        ("cpu".to_string(), q(&p.cpu)),
+        ("memory".to_string(), q(&p.memory)),
+    ]);
     let mut limits = BTreeMap::new();
     if p.gpus > 0 {
         // Extended resources need limits equal to requests.
@@ -114,15 +127,25 @@ pub fn pod_object(p: &PodPlan, host_ip: &str, pod_ip: &str) -> Pod {
         termination_message_policy: Some("File".into()),
         ..Default::default()
     };
-    let restart = if p.owner.kind == "Job" { "OnFailure" } else { "Always" };
-    let node_selector = (!p.pool.is_empty()).then(|| BTreeMap::from([(labels::NODE_POOL.to_string(), p.pool.clone())]));
+    let restart = if p.owner.kind == "Job" {
+        "OnFailure"
+    } else {
+        "Always"
+    };
+    let node_selector = (!p.pool.is_empty())
+        .then(|| BTreeMap::from([(labels::NODE_POOL.to_string(), p.pool.clone())]));
     Pod {
         metadata: ObjectMeta {
             name: Some(p.name.clone()),
             namespace: Some(p.namespace.into()),
             labels: Some(l),
             owner_references: Some(vec![OwnerReference {
-                api_version: if p.owner.kind == "Job" { "batch/v1" } else { "apps/v1" }.into(),
+                api_version: if p.owner.kind == "Job" {
+                    "batch/v1"
+                } else {
+                    "apps/v1"
+                }
+                .into(),
                 kind: p.owner.kind.into(),
                 name: p.owner.name.clone(),
                 uid: p.owner.uid.clone(),
@@ -163,10 +186,16 @@ pub fn running_status(containers: &[&str], image: &str, host_ip: &str, pod_ip: &
     PodStatus {
         phase: Some("Running".into()),
         conditions: Some(
-            ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
-                .into_iter()
-                .map(pod_condition)
-                .collect(),
+            [
+                "PodReadyToStartContainers",
+                "Initialized",
+                "Ready",
+                "ContainersReady",
+                "PodScheduled",
+            ]
+            .into_iter()
+            .map(pod_condition)
+            .collect(),
         ),
         host_ip: Some(host_ip.into()),
         pod_ip: Some(pod_ip.into()),
@@ -203,7 +232,9 @@ pub fn running_status(containers: &[&str], image: &str, host_ip: &str, pod_ip: &
 pub fn replacement(old: &Pod, same_name: Option<String>) -> Pod {
     let owner = old.owner_references().first().cloned();
     let daemon = owner.as_ref().is_some_and(|o| o.kind == "DaemonSet");
-    let base = owner.as_ref().map_or_else(|| old.name_any(), |o| o.name.clone());
+    let base = owner
+        .as_ref()
+        .map_or_else(|| old.name_any(), |o| o.name.clone());
     let name = same_name.unwrap_or_else(|| format!("{base}-{}", suffix(&mut rand::rng(), 5)));
     let mut spec = old.spec.clone().unwrap_or_default();
     if !daemon {
@@ -269,7 +300,10 @@ mod tests {
         };
         let pod = pod_object(&p, "10.64.1.2", "10.128.1.7");
         assert_eq!(pod.labels()[labels::POD_INTERRUPTABLE], "true");
-        assert_eq!(pod.status.as_ref().unwrap().phase.as_deref(), Some("Running"));
+        assert_eq!(
+            pod.status.as_ref().unwrap().phase.as_deref(),
+            Some("Running")
+        );
         let new = replacement(&pod, None);
         let name = new.name_any();
         assert!(name.starts_with("vllm-llama3-8b-7c9d8f6b4d-") && name != pod.name_any());

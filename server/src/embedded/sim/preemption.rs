@@ -106,15 +106,26 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
         return Ok(());
     };
     let about = Involved::of(node.as_ref());
-    let pool = node.labels().get(labels::NODE_POOL).cloned().unwrap_or_default();
+    let pool = node
+        .labels()
+        .get(labels::NODE_POOL)
+        .cloned()
+        .unwrap_or_default();
     let t0 = Instant::now();
     let now = Utc::now();
     let drain_at = now + chrono::Duration::from_std(DRAIN_AFTER).unwrap_or_default();
     let remove_by = now + chrono::Duration::from_std(REMOVE_BY).unwrap_or_default();
 
     // T=0: cordon and warn. The taint is the one `kubectl cordon` leads to.
-    let mut taints = node.spec.as_ref().and_then(|s| s.taints.clone()).unwrap_or_default();
-    if !taints.iter().any(|t| t.key == "node.kubernetes.io/unschedulable") {
+    let mut taints = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.clone())
+        .unwrap_or_default();
+    if !taints
+        .iter()
+        .any(|t| t.key == "node.kubernetes.io/unschedulable")
+    {
         taints.push(k8s_openapi::api::core::v1::Taint {
             key: "node.kubernetes.io/unschedulable".into(),
             effect: "NoSchedule".into(),
@@ -126,7 +137,9 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
         "metadata": {"labels": {labels::PENDING_PREEMPTION: "true"}},
         "spec": {"unschedulable": true, "taints": taints},
     });
-    nodes.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    nodes
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
     set_condition(&nodes, name, removal_condition(Some("Preemption"))).await?;
     ctx.events
         .record(
@@ -147,8 +160,11 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
     // T+2 min: drain.
     tokio::time::sleep_until(t0 + ctx.clock.real(DRAIN_AFTER)).await;
     let drain_started = Utc::now();
-    let patch = json!({"metadata": {"labels": {labels::EVICTED_AT: evicted_at_value(drain_started)}}});
-    nodes.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    let patch =
+        json!({"metadata": {"labels": {labels::EVICTED_AT: evicted_at_value(drain_started)}}});
+    nodes
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
     ctx.events
         .record(
             &about,
@@ -243,9 +259,21 @@ mod tests {
     #[test]
     fn removal_is_when_drained_within_the_window() {
         assert_eq!(removal_at(None), mins(7));
-        assert_eq!(removal_at(Some(secs(150))), secs(150), "30 s pods drain at T+2:30");
-        assert_eq!(removal_at(Some(secs(10))), mins(2), "never before the drain");
-        assert_eq!(removal_at(Some(mins(12))), mins(7), "600 s pods outlive the window");
+        assert_eq!(
+            removal_at(Some(secs(150))),
+            secs(150),
+            "30 s pods drain at T+2:30"
+        );
+        assert_eq!(
+            removal_at(Some(secs(10))),
+            mins(2),
+            "never before the drain"
+        );
+        assert_eq!(
+            removal_at(Some(mins(12))),
+            mins(7),
+            "600 s pods outlive the window"
+        );
     }
 
     #[test]

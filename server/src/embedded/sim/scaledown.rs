@@ -45,18 +45,45 @@ async fn remove(ctx: &Ctx, name: &str, pool_gone: bool) -> kube::Result<()> {
         return Ok(());
     };
     let about = Involved::of(node.as_ref());
-    let pool_name = node.labels().get(labels::NODE_POOL).cloned().unwrap_or_default();
-    let instance = node.labels().get(labels::INSTANCE_TYPE).cloned().unwrap_or_default();
-    let pool: Option<Arc<NodePool>> = if pool_gone { None } else { ctx.pool(&pool_name) };
+    let pool_name = node
+        .labels()
+        .get(labels::NODE_POOL)
+        .cloned()
+        .unwrap_or_default();
+    let instance = node
+        .labels()
+        .get(labels::INSTANCE_TYPE)
+        .cloned()
+        .unwrap_or_default();
+    let pool: Option<Arc<NodePool>> = if pool_gone {
+        None
+    } else {
+        ctx.pool(&pool_name)
+    };
     let pool_about = pool.as_deref().map(Involved::of);
     let op = Component::NodePoolOperator;
     if let Some(p) = &pool_about {
         let msg = format!("Deletion of node {name} requested.");
-        ctx.events.record(p, Severity::Normal, "CWNodeDeletionRequestSuccess", &msg, op).await;
+        ctx.events
+            .record(
+                p,
+                Severity::Normal,
+                "CWNodeDeletionRequestSuccess",
+                &msg,
+                op,
+            )
+            .await;
     }
 
-    let mut taints = node.spec.as_ref().and_then(|s| s.taints.clone()).unwrap_or_default();
-    if !taints.iter().any(|t| t.key == "node.kubernetes.io/unschedulable") {
+    let mut taints = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.clone())
+        .unwrap_or_default();
+    if !taints
+        .iter()
+        .any(|t| t.key == "node.kubernetes.io/unschedulable")
+    {
         taints.push(Taint {
             key: "node.kubernetes.io/unschedulable".into(),
             effect: "NoSchedule".into(),
@@ -65,12 +92,20 @@ async fn remove(ctx: &Ctx, name: &str, pool_gone: bool) -> kube::Result<()> {
         });
     }
     let patch = json!({"spec": {"unschedulable": true, "taints": taints}});
-    nodes.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    nodes
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
     set_condition(&nodes, name, removal_condition(Some("ScaleDown"))).await?;
     let msg = format!("Node {name} cordoned for removal from NodePool {pool_name}.");
-    ctx.events.record(&about, Severity::Normal, "CWNodeCordoned", &msg, op).await;
-    let msg = format!("Draining node {name}: interruptible pods are deleted at once, others get their grace period.");
-    ctx.events.record(&about, Severity::Normal, "CWNodeDraining", &msg, op).await;
+    ctx.events
+        .record(&about, Severity::Normal, "CWNodeCordoned", &msg, op)
+        .await;
+    let msg = format!(
+        "Draining node {name}: interruptible pods are deleted at once, others get their grace period."
+    );
+    ctx.events
+        .record(&about, Severity::Normal, "CWNodeDraining", &msg, op)
+        .await;
     preemption::drain(ctx, name, true).await;
 
     let deadline = Instant::now() + ctx.clock.real(DRAIN_TIMEOUT);
@@ -79,8 +114,17 @@ async fn remove(ctx: &Ctx, name: &str, pool_gone: bool) -> kube::Result<()> {
         let _ = tokio::time::timeout(step, ctx.pods_changed.notified()).await;
     }
     if !ctx.pods().drained(name) {
-        let msg = format!("Drain of node {name} timed out; remaining pods are deleted with the node.");
-        ctx.events.record(&about, Severity::Warning, "CWNodeDrainingForceDelete", &msg, op).await;
+        let msg =
+            format!("Drain of node {name} timed out; remaining pods are deleted with the node.");
+        ctx.events
+            .record(
+                &about,
+                Severity::Warning,
+                "CWNodeDrainingForceDelete",
+                &msg,
+                op,
+            )
+            .await;
     }
     match nodes.delete(name, &DeleteParams::default()).await {
         Ok(_) => {}
@@ -88,13 +132,19 @@ async fn remove(ctx: &Ctx, name: &str, pool_gone: bool) -> kube::Result<()> {
         Err(e) => return Err(e),
     }
     // The instance goes back to CoreWeave: capacity for the next request.
-    let class = pool.as_ref().map_or(CapacityClass::OnDemand, |p| CapacityClass::of(&p.spec.compute_class));
+    let class = pool.as_ref().map_or(CapacityClass::OnDemand, |p| {
+        CapacityClass::of(&p.spec.compute_class)
+    });
     ctx.capacity().release(&instance, class, 1);
     if let Some(p) = &pool_about {
         let msg = format!("Node {name} was deleted from NodePool {pool_name}.");
-        ctx.events.record(p, Severity::Normal, "CWNodeDeleted", &msg, op).await;
+        ctx.events
+            .record(p, Severity::Normal, "CWNodeDeleted", &msg, op)
+            .await;
         let msg = format!("Removed node {name} from NodePool {pool_name}.");
-        ctx.events.record(p, Severity::Normal, "CWNodePoolNodesRemoved", &msg, op).await;
+        ctx.events
+            .record(p, Severity::Normal, "CWNodePoolNodesRemoved", &msg, op)
+            .await;
     }
     Ok(())
 }

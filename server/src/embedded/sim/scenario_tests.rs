@@ -1,3 +1,5 @@
+use std::collections::HashSet;
+
 use super::*;
 use app::domain::validation::validate;
 use app::nodepool::ComputeClass;
@@ -15,7 +17,13 @@ fn three_zones_split_the_groups_and_stay_small() {
     let zones: Vec<Scenario> = (0..3).map(|i| plan(42, i, 3, 0)).collect();
     assert_eq!(
         names(&zones[0]),
-        ["cpu-control-plane", "example-nodepool", "h100-spot-train", "cpu-spot-batch", "l40s-inference"]
+        [
+            "cpu-control-plane",
+            "example-nodepool",
+            "h100-spot-train",
+            "cpu-spot-batch",
+            "l40s-inference"
+        ]
     );
     assert!(names(&zones[1]).contains(&"b200-spot-burst"));
     assert!(names(&zones[2]).contains(&"gb200-nvl72"));
@@ -32,7 +40,11 @@ fn three_zones_split_the_groups_and_stay_small() {
 #[test]
 fn example_nodepool_is_seed_001s() {
     let s = plan(1, 0, 3, 0);
-    let ex = s.pools.iter().find(|p| p.name == "example-nodepool").unwrap();
+    let ex = s
+        .pools
+        .iter()
+        .find(|p| p.name == "example-nodepool")
+        .unwrap();
     assert_eq!(ex.spec.instance_type, "gd-8xa100-i128");
     assert_eq!(ex.spec.compute_class, ComputeClass::Default);
     assert_eq!(ex.spec.target_nodes, 1);
@@ -41,14 +53,25 @@ fn example_nodepool_is_seed_001s() {
         Some(ScaleDownStrategy::IdleOnly)
     );
     assert_eq!(ex.nodes.len(), 1);
-    assert!(plan(1, 1, 3, 0).pools.iter().all(|p| p.name != "example-nodepool"));
+    assert!(
+        plan(1, 1, 3, 0)
+            .pools
+            .iter()
+            .all(|p| p.name != "example-nodepool")
+    );
 }
 
 #[test]
 fn one_zone_shows_every_case() {
     let s = plan(7, 0, 1, 0);
     let n = names(&s);
-    for want in ["example-nodepool", "b200-spot-burst", "rtxpro-render", "gb200-nvl72", "cpu-spot-batch"] {
+    for want in [
+        "example-nodepool",
+        "b200-spot-burst",
+        "rtxpro-render",
+        "gb200-nvl72",
+        "cpu-spot-batch",
+    ] {
         assert!(n.contains(&want), "{want} in {n:?}");
     }
     // The queued pool's type has no free Spot capacity, the quota cases are set up.
@@ -60,14 +83,24 @@ fn one_zone_shows_every_case() {
     assert_eq!((b200.free_nodes, b200.baseline), (0, 0));
     assert_eq!(s.quotas.get("rtxp6000-8x"), Some(&2));
     assert_eq!(s.quotas.get("gb200-4x"), None);
-    assert!(s.pools.iter().any(|p| p.spec.autoscaling && p.spec.max_nodes > p.spec.min_nodes));
+    assert!(
+        s.pools
+            .iter()
+            .any(|p| p.spec.autoscaling && p.spec.max_nodes > p.spec.min_nodes)
+    );
     let spot_types: HashSet<_> = s
         .pools
         .iter()
         .filter(|p| p.spec.compute_class == ComputeClass::Spot)
         .map(|p| p.spec.instance_type.as_str())
         .collect();
-    for t in ["gd-8xh100ib-i128", "gd-8xh200ib-i128", "gd-8xl40s-i128", "gd-8xa100-i128", "cd-gp-a192-genoa"] {
+    for t in [
+        "gd-8xh100ib-i128",
+        "gd-8xh200ib-i128",
+        "gd-8xl40s-i128",
+        "gd-8xa100-i128",
+        "cd-gp-a192-genoa",
+    ] {
         assert!(spot_types.contains(t), "spot pool of {t}");
     }
 }
@@ -76,7 +109,11 @@ fn one_zone_shows_every_case() {
 fn zone_zero_has_spot_capacity_for_its_spot_pools() {
     for seed in 0..20 {
         let s = plan(seed, 0, 3, 0);
-        for p in s.pools.iter().filter(|p| p.spec.compute_class == ComputeClass::Spot) {
+        for p in s
+            .pools
+            .iter()
+            .filter(|p| p.spec.compute_class == ComputeClass::Spot)
+        {
             let e = s
                 .capacity
                 .iter()
@@ -92,7 +129,12 @@ fn same_seed_same_plan_other_seed_other_names() {
     let a = plan(5, 1, 3, 0);
     let b = plan(5, 1, 3, 0);
     let c = plan(6, 1, 3, 0);
-    let all = |s: &Scenario| s.pools.iter().flat_map(|p| p.nodes.clone()).collect::<Vec<_>>();
+    let all = |s: &Scenario| {
+        s.pools
+            .iter()
+            .flat_map(|p| p.nodes.clone())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(all(&a), all(&b));
     assert_eq!(a.capacity, b.capacity);
     assert_ne!(all(&a), all(&c));
@@ -115,12 +157,23 @@ fn extra_nodes_are_shared_and_split_into_bulk_pools() {
         .collect();
     assert_eq!(bulk, [3334, 3333, 3333]);
     let z0 = &zones[0];
-    let pools: Vec<_> = z0.pools.iter().filter(|p| p.workload == Workload::Bulk).collect();
+    let pools: Vec<_> = z0
+        .pools
+        .iter()
+        .filter(|p| p.workload == Workload::Bulk)
+        .collect();
     assert_eq!(pools.len(), 2);
-    assert!(pools.iter().all(|p| p.spec.compute_class == ComputeClass::Spot));
+    assert!(
+        pools
+            .iter()
+            .all(|p| p.spec.compute_class == ComputeClass::Spot)
+    );
     assert!(pools.iter().all(|p| p.nodes.len() <= BULK_POOL_MAX));
     let h100_quota = z0.quotas["gd-8xh100ib-i128"];
-    assert!(h100_quota as usize >= BULK_POOL_MAX + 4, "bulk pools fit their quota");
+    assert!(
+        h100_quota as usize >= BULK_POOL_MAX + 4,
+        "bulk pools fit their quota"
+    );
     let unique: HashSet<_> = z0.pools.iter().flat_map(|p| p.nodes.iter()).collect();
     assert_eq!(unique.len(), nodes(z0));
 }
@@ -128,14 +181,10 @@ fn extra_nodes_are_shared_and_split_into_bulk_pools() {
 #[test]
 fn filler_zones_get_a_spot_pool() {
     let s = plan(3, 4, 6, 0);
-    assert!(s.pools.iter().any(|p| p.spec.compute_class == ComputeClass::Spot && !p.nodes.is_empty()));
+    assert!(
+        s.pools
+            .iter()
+            .any(|p| p.spec.compute_class == ComputeClass::Spot && !p.nodes.is_empty())
+    );
     assert!(s.pools.iter().all(|p| validate(&p.spec).is_empty()));
-}
-
-#[test]
-fn namer_never_repeats() {
-    let mut n = NodeNamer::new(1, 0);
-    let names: HashSet<String> = (0..5000).map(|i| n.next(i % 2 == 0)).collect();
-    assert_eq!(names.len(), 5000);
-    assert!(names.iter().all(|s| s.len() == 7 && (s.starts_with('g') || s.starts_with('c'))));
 }

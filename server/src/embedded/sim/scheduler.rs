@@ -32,15 +32,28 @@ pub enum Misfit {
 /// Whether `node`, with `used` (GPUs, millicores) already requested, can take `pod`.
 pub fn fits(node: &Node, leaving: bool, used: (u32, u32), pod: &PodInfo) -> Result<(), Misfit> {
     let labels = node.labels();
-    if !pod.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+    if !pod
+        .node_selector
+        .iter()
+        .all(|(k, v)| labels.get(k) == Some(v))
+    {
         return Err(Misfit::Selector);
     }
-    let cordoned = node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
+    let cordoned = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.unschedulable)
+        .unwrap_or(false);
     if cordoned || leaving {
         return Err(Misfit::Unschedulable);
     }
     let alloc = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
-    let get = |k: &str| alloc.and_then(|a| a.get(k)).map(|q| q.0.clone()).unwrap_or_default();
+    let get = |k: &str| {
+        alloc
+            .and_then(|a| a.get(k))
+            .map(|q| q.0.clone())
+            .unwrap_or_default()
+    };
     let gpus: u32 = get("nvidia.com/gpu").parse().unwrap_or(0);
     if used.0 + pod.gpus > gpus {
         return Err(Misfit::Gpu);
@@ -58,7 +71,10 @@ pub fn unschedulable_message(total: usize, misfits: &[Misfit]) -> String {
         (Misfit::Gpu, "Insufficient nvidia.com/gpu"),
         (Misfit::Cpu, "Insufficient cpu"),
         (Misfit::Unschedulable, "node(s) were unschedulable"),
-        (Misfit::Selector, "node(s) didn't match Pod's node affinity/selector"),
+        (
+            Misfit::Selector,
+            "node(s) didn't match Pod's node affinity/selector",
+        ),
     ]
     .into_iter()
     .filter(|(m, _)| count(*m) > 0)
@@ -102,7 +118,11 @@ async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<PodKey>, binding: &Arc<Atom
             for n in &nodes {
                 let name = n.name_any();
                 let labels = n.labels();
-                if !info.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+                if !info
+                    .node_selector
+                    .iter()
+                    .all(|(k, v)| labels.get(k) == Some(v))
+                {
                     misfits.push(Misfit::Selector);
                     continue;
                 }
@@ -127,8 +147,11 @@ async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<PodKey>, binding: &Arc<Atom
             }
         }
     }
-    let bind_all = futures::stream::iter(bound).for_each_concurrent(16, |(key, node)| bind(ctx.clone(), key, node, binding.clone()));
-    let report_all = futures::stream::iter(stuck).for_each_concurrent(16, |(key, msg)| report(ctx.clone(), key, msg));
+    let bind_all = futures::stream::iter(bound).for_each_concurrent(16, |(key, node)| {
+        bind(ctx.clone(), key, node, binding.clone())
+    });
+    let report_all = futures::stream::iter(stuck)
+        .for_each_concurrent(16, |(key, msg)| report(ctx.clone(), key, msg));
     futures::join!(bind_all, report_all);
 }
 
@@ -138,7 +161,10 @@ async fn report(ctx: Arc<Ctx>, (ns, name): PodKey, message: String) {
         "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
         "message": message, "lastTransitionTime": rfc3339(chrono::Utc::now()),
     }]}});
-    if let Err(e) = api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+    if let Err(e) = api
+        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
         tracing::debug!(pod = %name, "unschedulable: {e}");
     }
 }
@@ -154,29 +180,52 @@ async fn bind(ctx: Arc<Ctx>, (ns, name): PodKey, node: Arc<Node>, binding: Arc<A
         let body = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
                           "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}});
         match api
-            .create_subresource::<_, serde_json::Value>("binding", &name, &PostParams::default(), &body)
+            .create_subresource::<_, serde_json::Value>(
+                "binding",
+                &name,
+                &PostParams::default(),
+                &body,
+            )
             .await
         {
             Ok(_) => done = true,
-            Err(kube::Error::Api(e)) if matches!(e.code, 404 | 405) => binding.store(false, Ordering::Relaxed),
+            Err(kube::Error::Api(e)) if matches!(e.code, 404 | 405) => {
+                binding.store(false, Ordering::Relaxed)
+            }
             Err(e) => tracing::debug!(pod = %name, "binding: {e}"),
         }
     }
     if !done {
         let patch = json!({"spec": {"nodeName": node_name}});
-        if let Err(e) = api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+        if let Err(e) = api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
             tracing::debug!(pod = %name, "binding: {e}");
             return;
         }
     }
     let pull = secs(super::lock(&ctx.rng).random_range(5..20));
     ctx.clock.sleep(pull).await;
-    let Ok(pod) = api.get(&name).await else { return };
-    if pod.metadata.deletion_timestamp.is_some() || pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) != Some(node_name.as_str()) {
+    let Ok(pod) = api.get(&name).await else {
+        return;
+    };
+    if pod.metadata.deletion_timestamp.is_some()
+        || pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) != Some(node_name.as_str())
+    {
         return;
     }
-    let containers: Vec<&str> = pod.spec.as_ref().map(|s| s.containers.iter().map(|c| c.name.as_str()).collect()).unwrap_or_default();
-    let image = pod.spec.as_ref().and_then(|s| s.containers.first()).and_then(|c| c.image.clone()).unwrap_or_default();
+    let containers: Vec<&str> = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.iter().map(|c| c.name.as_str()).collect())
+        .unwrap_or_default();
+    let image = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.containers.first())
+        .and_then(|c| c.image.clone())
+        .unwrap_or_default();
     let host_ip = node
         .status
         .as_ref()
@@ -184,11 +233,22 @@ async fn bind(ctx: Arc<Ctx>, (ns, name): PodKey, node: Arc<Node>, binding: Arc<A
         .and_then(|a| a.iter().find(|a| a.type_ == "InternalIP"))
         .map(|a| a.address.clone())
         .unwrap_or_default();
-    let prefix = node.spec.as_ref().and_then(|s| s.pod_cidr.clone()).unwrap_or_default();
-    let pod_ip = format!("{}{}", prefix.trim_end_matches("0/24"), super::lock(&ctx.rng).random_range(2..250));
+    let prefix = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.pod_cidr.clone())
+        .unwrap_or_default();
+    let pod_ip = format!(
+        "{}{}",
+        prefix.trim_end_matches("0/24"),
+        super::lock(&ctx.rng).random_range(2..250)
+    );
     let status = running_status(&containers, &image, &host_ip, &pod_ip);
     let patch = json!({"status": status});
-    if let Err(e) = api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+    if let Err(e) = api
+        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
         tracing::debug!(pod = %name, "starting: {e}");
     }
 }
@@ -244,14 +304,30 @@ mod tests {
             (pod("inf", 1), (0, 0), true, Err(Misfit::Unschedulable)),
         ];
         for (p, used, leaving, want) in cases {
-            assert_eq!(fits(&n, leaving, used, &p), want, "{used:?} leaving={leaving}");
+            assert_eq!(
+                fits(&n, leaving, used, &p),
+                want,
+                "{used:?} leaving={leaving}"
+            );
         }
-        assert_eq!(fits(&node("inf", true), false, (0, 0), &pod("inf", 1)), Err(Misfit::Unschedulable));
+        assert_eq!(
+            fits(&node("inf", true), false, (0, 0), &pod("inf", 1)),
+            Err(Misfit::Unschedulable)
+        );
     }
 
     #[test]
     fn message_reads_like_kube_scheduler() {
-        let m = unschedulable_message(5, &[Misfit::Selector, Misfit::Selector, Misfit::Selector, Misfit::Unschedulable, Misfit::Gpu]);
+        let m = unschedulable_message(
+            5,
+            &[
+                Misfit::Selector,
+                Misfit::Selector,
+                Misfit::Selector,
+                Misfit::Unschedulable,
+                Misfit::Gpu,
+            ],
+        );
         assert_eq!(
             m,
             "0/5 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable, \

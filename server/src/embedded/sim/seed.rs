@@ -17,7 +17,8 @@ use super::events::{Component, Involved, Severity};
 use super::nodes::{NewNode, node_object};
 use super::pods::Policy;
 use super::podspec::pod_object;
-use super::scenario::{PoolPlan, Scenario, Workload, mix, rng};
+use super::random::{hash, mix, rng};
+use super::scenario::{PoolPlan, Scenario, Workload};
 use super::workloads::{self, Slot, USER_NAMESPACES};
 
 /// Creates `obj` unless an object of that name exists.
@@ -39,7 +40,10 @@ pub async fn seed(ctx: &Ctx, scenario: &Scenario, pods_per_node: usize) -> kube:
         let obj = Namespace {
             metadata: ObjectMeta {
                 name: Some(ns.into()),
-                labels: Some(BTreeMap::from([("ns.coreweave.cloud/org".to_string(), scenario.org_id.clone())])),
+                labels: Some(BTreeMap::from([(
+                    "ns.coreweave.cloud/org".to_string(),
+                    scenario.org_id.clone(),
+                )])),
                 ..Default::default()
             },
             ..Default::default()
@@ -49,19 +53,35 @@ pub async fn seed(ctx: &Ctx, scenario: &Scenario, pods_per_node: usize) -> kube:
     // Seed 002: CoreWeave labels its control-plane namespaces `ns.coreweave.cloud/org=control-plane`.
     let label = json!({"metadata": {"labels": {"ns.coreweave.cloud/org": "control-plane"}}});
     namespaces
-        .patch("kube-system", &PatchParams::default(), &Patch::Merge(&label))
+        .patch(
+            "kube-system",
+            &PatchParams::default(),
+            &Patch::Merge(&label),
+        )
         .await?;
 
     let pools: Api<NodePool> = Api::all(ctx.client.clone());
     for p in &scenario.pools {
-        match pools.create(&PostParams::default(), &NodePool::new(&p.name, p.spec.clone())).await {
+        match pools
+            .create(
+                &PostParams::default(),
+                &NodePool::new(&p.name, p.spec.clone()),
+            )
+            .await
+        {
             Ok(created) => {
                 // Recorded here, before its nodes register, so the history reads in order.
                 if ctx.announce(&created.metadata.uid.clone().unwrap_or_default()) {
                     let msg = super::status::created_message(&p.name, &p.spec);
                     let about = Involved::of(&created);
                     ctx.events
-                        .record(&about, Severity::Normal, "CWNodePoolCreated", &msg, Component::NodePoolOperator)
+                        .record(
+                            &about,
+                            Severity::Normal,
+                            "CWNodePoolCreated",
+                            &msg,
+                            Component::NodePoolOperator,
+                        )
                         .await;
                 }
             }
@@ -92,7 +112,7 @@ async fn seed_node(
     pods_per_node: usize,
 ) -> kube::Result<()> {
     // Seeded per node, so names do not depend on the order the concurrent writes run in.
-    let mut rng = rng(ctx.seed, ctx.zone_index, mix(4, name.bytes().fold(0u64, |h, b| h.wrapping_mul(131).wrapping_add(u64::from(b)))));
+    let mut rng = rng(ctx.seed, ctx.zone_index, mix(4, hash(name)));
     let slot = Slot {
         pool: &plan.name,
         spec: &plan.spec,
@@ -119,7 +139,11 @@ async fn seed_node(
         .and_then(|a| a.first())
         .map(|a| a.address.clone())
         .unwrap_or_default();
-    let cidr = node.spec.as_ref().and_then(|s| s.pod_cidr.clone()).unwrap_or_default();
+    let cidr = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.pod_cidr.clone())
+        .unwrap_or_default();
     let prefix = cidr.trim_end_matches("0/24").to_string();
     let nodes: Api<Node> = Api::all(ctx.client.clone());
     create(&nodes, &node).await?;

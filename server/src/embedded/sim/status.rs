@@ -1,7 +1,9 @@
 //! A NodePool's status as the operator writes it (seed 001, "Node PoolStatus"), and the CW*
 //! events that condition changes fire (seed 001, "Events").
 
-use app::nodepool::{Condition, ConditionType, NodeConfigurationRevision, NodePool, NodePoolStatus};
+use app::nodepool::{
+    Condition, ConditionType, NodeConfigurationRevision, NodePool, NodePoolStatus,
+};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 
@@ -9,7 +11,7 @@ use super::Ctx;
 use super::conditions::changed;
 use super::events::{Component, Involved, Severity};
 use super::nodes::KUBELET_VERSION;
-use super::scenario::mix;
+use super::random::{hash, mix};
 
 /// The active node configuration of a pool: a stable identifier derived from what a
 /// configuration is made of (instance type, image, GPU driver).
@@ -21,15 +23,19 @@ pub fn node_profile(pool: &NodePool) -> String {
         s.image.as_ref().and_then(|i| i.name.clone()),
         s.gpu.as_ref().and_then(|g| g.version.clone())
     );
-    let h = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-    format!("{:012x}", mix(h, 5) & 0xffff_ffff_ffff)
+    format!("{:012x}", mix(hash(&key), 5) & 0xffff_ffff_ffff)
 }
 
 fn summary(pool: &NodePool) -> Vec<String> {
     let gpu = app::catalog::instance_type(&pool.spec.instance_type).is_some_and(|t| t.gpus > 0);
     let mut out = vec!["ncore-image v2.10.0".to_string()];
     if gpu {
-        let driver = pool.spec.gpu.as_ref().and_then(|g| g.version.clone()).unwrap_or_else(|| "570".into());
+        let driver = pool
+            .spec
+            .gpu
+            .as_ref()
+            .and_then(|g| g.version.clone())
+            .unwrap_or_else(|| "570".into());
         out.push(format!("NVIDIA driver {driver}"));
     }
     out.push(format!("Kubernetes {KUBELET_VERSION}"));
@@ -45,9 +51,19 @@ pub fn created_message(name: &str, spec: &app::nodepool::NodePoolSpec) -> String
 }
 
 /// The status to write: counts, profile, one revision (the active one) and `conditions`.
-pub fn build(pool: &NodePool, current: u32, in_progress: u32, queued: u32, conditions: Vec<Condition>) -> NodePoolStatus {
+pub fn build(
+    pool: &NodePool,
+    current: u32,
+    in_progress: u32,
+    queued: u32,
+    conditions: Vec<Condition>,
+) -> NodePoolStatus {
     let profile = node_profile(pool);
-    let created = pool.metadata.creation_timestamp.as_ref().map(|t| t.0.to_string());
+    let created = pool
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map(|t| t.0.to_string());
     NodePoolStatus {
         queued_nodes: Some(queued as i32),
         in_progress: Some(in_progress as i32),
@@ -76,7 +92,10 @@ pub struct Written {
 
 /// The freshest status known for `pool`: the cached one, or the one just written if the cache
 /// has not caught up with it.
-pub fn freshest<'a>(pool: &'a NodePool, written: &'a Option<Written>) -> Option<&'a NodePoolStatus> {
+pub fn freshest<'a>(
+    pool: &'a NodePool,
+    written: &'a Option<Written>,
+) -> Option<&'a NodePoolStatus> {
     match written {
         Some(w) if w.base_rv == pool.metadata.resource_version => Some(&w.status),
         _ => pool.status.as_ref(),
@@ -84,14 +103,23 @@ pub fn freshest<'a>(pool: &'a NodePool, written: &'a Option<Written>) -> Option<
 }
 
 /// Writes `status` unless it is what the pool has (or was just given).
-pub async fn write(ctx: &Ctx, pool: &NodePool, status: &NodePoolStatus, written: &mut Option<Written>) {
+pub async fn write(
+    ctx: &Ctx,
+    pool: &NodePool,
+    status: &NodePoolStatus,
+    written: &mut Option<Written>,
+) {
     if freshest(pool, written) == Some(status) || pool.status.as_ref() == Some(status) {
         return;
     }
     let api: Api<NodePool> = Api::all(ctx.client.clone());
     let patch = serde_json::json!({ "status": status });
     match api
-        .patch_status(&pool.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
+        .patch_status(
+            &pool.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
         .await
     {
         Ok(_) => {
@@ -116,10 +144,15 @@ pub async fn transition_events(ctx: &Ctx, pool: &NodePool, old: &[Condition], ne
             (ConditionType::Capacity, "QueuedAwaitingCapacity" | "Partial") => {
                 Some((Severity::Warning, "CWInsufficientCapacity", message))
             }
-            (ConditionType::Capacity, "NoneAvailable") => Some((Severity::Warning, "CWInstanceTypeNotInZone", message)),
-            (ConditionType::Quota, "Over" | "NotSet") => Some((Severity::Warning, "CWOverQuota", message)),
+            (ConditionType::Capacity, "NoneAvailable") => {
+                Some((Severity::Warning, "CWInstanceTypeNotInZone", message))
+            }
+            (ConditionType::Quota, "Over" | "NotSet") => {
+                Some((Severity::Warning, "CWOverQuota", message))
+            }
             (ConditionType::Validated, "Invalid")
-                if message.contains("spec.instanceType") || message.contains("spec.computeClass") =>
+                if message.contains("spec.instanceType")
+                    || message.contains("spec.computeClass") =>
             {
                 Some((Severity::Warning, "CWInvalidInstanceType", message))
             }
@@ -132,7 +165,10 @@ pub async fn transition_events(ctx: &Ctx, pool: &NodePool, old: &[Condition], ne
                 "OverTarget" => Some((
                     Severity::Normal,
                     "CWNodePoolScaledDown",
-                    format!("NodePool scaled down to {} node(s).", pool.spec.target_nodes),
+                    format!(
+                        "NodePool scaled down to {} node(s).",
+                        pool.spec.target_nodes
+                    ),
                 )),
                 _ => None,
             },
@@ -140,7 +176,13 @@ pub async fn transition_events(ctx: &Ctx, pool: &NodePool, old: &[Condition], ne
         };
         if let Some((severity, reason, message)) = event {
             ctx.events
-                .record(&about, severity, reason, &message, Component::NodePoolOperator)
+                .record(
+                    &about,
+                    severity,
+                    reason,
+                    &message,
+                    Component::NodePoolOperator,
+                )
                 .await;
         }
     }
@@ -152,14 +194,21 @@ mod tests {
 
     #[test]
     fn profile_is_stable_and_follows_configuration() {
-        let a = NodePool::new("a", app::nodepool::NodePoolSpec {
-            instance_type: "gd-8xh100ib-i128".into(),
-            target_nodes: 1,
-            ..Default::default()
-        });
+        let a = NodePool::new(
+            "a",
+            app::nodepool::NodePoolSpec {
+                instance_type: "gd-8xh100ib-i128".into(),
+                target_nodes: 1,
+                ..Default::default()
+            },
+        );
         let mut b = a.clone();
         b.metadata.name = Some("b".into());
-        assert_eq!(node_profile(&a), node_profile(&b), "same configuration, same profile");
+        assert_eq!(
+            node_profile(&a),
+            node_profile(&b),
+            "same configuration, same profile"
+        );
         assert_eq!(node_profile(&a).len(), 12);
         b.spec.gpu = Some(app::nodepool::Gpu {
             version: Some("575".into()),
@@ -170,14 +219,23 @@ mod tests {
 
     #[test]
     fn status_counts_and_revision() {
-        let pool = NodePool::new("p", app::nodepool::NodePoolSpec {
-            instance_type: "turin-gp".into(),
-            target_nodes: 3,
-            ..Default::default()
-        });
+        let pool = NodePool::new(
+            "p",
+            app::nodepool::NodePoolSpec {
+                instance_type: "turin-gp".into(),
+                target_nodes: 3,
+                ..Default::default()
+            },
+        );
         let s = build(&pool, 2, 1, 0, vec![]);
-        assert_eq!((s.current_nodes, s.in_progress, s.queued_nodes), (Some(2), Some(1), Some(0)));
+        assert_eq!(
+            (s.current_nodes, s.in_progress, s.queued_nodes),
+            (Some(2), Some(1), Some(0))
+        );
         assert_eq!(s.node_configuration_revisions[0].active_nodes, Some(2));
-        assert_eq!(s.node_configuration_revisions[0].summary, ["ncore-image v2.10.0", "Kubernetes v1.33.1"]);
+        assert_eq!(
+            s.node_configuration_revisions[0].summary,
+            ["ncore-image v2.10.0", "Kubernetes v1.33.1"]
+        );
     }
 }

@@ -17,7 +17,10 @@ use super::{Ctx, preemption};
 /// Watches Nodes into `ctx.nodes`.
 pub async fn nodes(ctx: Arc<Ctx>, writer: Writer<Node>) {
     let api: Api<Node> = Api::all(ctx.client.clone());
-    let stream = reflector(writer, watcher(api, watcher::Config::default()).default_backoff());
+    let stream = reflector(
+        writer,
+        watcher(api, watcher::Config::default()).default_backoff(),
+    );
     let mut stream = std::pin::pin!(stream);
     while let Some(event) = stream.next().await {
         match event {
@@ -43,7 +46,10 @@ pub async fn nodes(ctx: Arc<Ctx>, writer: Writer<Node>) {
 /// Watches NodePools into `ctx.pools`.
 pub async fn pools(ctx: Arc<Ctx>, writer: Writer<NodePool>) {
     let api: Api<NodePool> = Api::all(ctx.client.clone());
-    let stream = reflector(writer, watcher(api, watcher::Config::default()).default_backoff());
+    let stream = reflector(
+        writer,
+        watcher(api, watcher::Config::default()).default_backoff(),
+    );
     let mut stream = std::pin::pin!(stream);
     while let Some(event) = stream.next().await {
         match event {
@@ -54,7 +60,9 @@ pub async fn pools(ctx: Arc<Ctx>, writer: Writer<NodePool>) {
 }
 
 fn wants_preemption(node: &Node) -> bool {
-    node.annotations().get(PREEMPT_ANNOTATION).is_some_and(|v| v == "now")
+    node.annotations()
+        .get(PREEMPT_ANNOTATION)
+        .is_some_and(|v| v == "now")
 }
 
 /// The pod garbage collector's part: pods bound to a node that no longer exists are deleted

@@ -9,9 +9,10 @@ use k8s_openapi::api::core::v1::Toleration;
 use rand::Rng;
 
 use super::pods::Policy;
-pub use super::podspec::{PodPlan, replacement};
 use super::podspec::{Owner, suffix, uid_from};
-use super::scenario::{Workload, mix};
+pub use super::podspec::{PodPlan, replacement};
+use super::random::{hash, mix};
+use super::scenario::Workload;
 
 /// User namespaces of the scenario (labelled with the org ID, seed 002).
 pub const USER_NAMESPACES: [&str; 3] = ["ml-training", "inference", "batch"];
@@ -27,7 +28,7 @@ pub struct Slot<'a> {
 }
 
 fn owner(seed: u64, kind: &'static str, name: String) -> Owner {
-    let h = mix(seed, name.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))));
+    let h = mix(seed, hash(&name));
     Owner {
         kind,
         name,
@@ -37,8 +38,12 @@ fn owner(seed: u64, kind: &'static str, name: String) -> Owner {
 
 /// `<deployment>-<pod-template-hash>`: a stable ReplicaSet name per pool and seed.
 fn replica_set(seed: u64, deployment: &str) -> Owner {
-    let mut rng = super::scenario::rng(seed, 0, mix(seed, deployment.len() as u64 * 131 + 17));
-    owner(seed, "ReplicaSet", format!("{deployment}-{}", suffix(&mut rng, 10)))
+    let mut rng = super::random::rng(seed, 0, hash(deployment));
+    owner(
+        seed,
+        "ReplicaSet",
+        format!("{deployment}-{}", suffix(&mut rng, 10)),
+    )
 }
 
 /// Tolerations for the pool's taints and CKS's GPU/CPU taints (seed 002).
@@ -103,7 +108,13 @@ fn batch_name(pool: &str) -> String {
 
 /// The pods of one node of a pool running `workload`. `pods_per_node` applies to
 /// [`Workload::Bulk`] only; `rng` draws name suffixes.
-pub fn node_pods(seed: u64, workload: Workload, slot: Slot<'_>, pods_per_node: usize, rng: &mut impl Rng) -> Vec<PodPlan> {
+pub fn node_pods(
+    seed: u64,
+    workload: Workload,
+    slot: Slot<'_>,
+    pods_per_node: usize,
+    rng: &mut impl Rng,
+) -> Vec<PodPlan> {
     let t = catalog::instance_type(&slot.spec.instance_type);
     let gpus = t.map_or(0, |t| t.gpus);
     let ram = t.map_or(64, |t| t.ram_gb);
@@ -141,7 +152,12 @@ pub fn node_pods(seed: u64, workload: Workload, slot: Slot<'_>, pods_per_node: u
                 grace: 120,
                 pre_stop: Some(vec!["sleep".into(), "15".into()]),
                 labels: vec![("pod-template-hash".into(), hash.clone())],
-                ..base("inference", format!("{}-{}", rs.name, rng()), rs.clone(), app.clone())
+                ..base(
+                    "inference",
+                    format!("{}-{}", rs.name, rng()),
+                    rs.clone(),
+                    app.clone(),
+                )
             })
             .collect()
     };
@@ -155,9 +171,17 @@ pub fn node_pods(seed: u64, workload: Workload, slot: Slot<'_>, pods_per_node: u
                 memory: "128Gi".into(),
                 labels: vec![
                     ("batch.kubernetes.io/job-name".into(), job.clone()),
-                    ("batch.kubernetes.io/controller-uid".into(), owner.uid.clone()),
+                    (
+                        "batch.kubernetes.io/controller-uid".into(),
+                        owner.uid.clone(),
+                    ),
                 ],
-                ..base("batch", format!("{job}-{}", rng()), owner.clone(), job.clone())
+                ..base(
+                    "batch",
+                    format!("{job}-{}", rng()),
+                    owner.clone(),
+                    job.clone(),
+                )
             })
             .collect()
     };
@@ -173,7 +197,12 @@ pub fn node_pods(seed: u64, workload: Workload, slot: Slot<'_>, pods_per_node: u
                 priority_class: Some("system-cluster-critical"),
                 ..{
                     let rs = replica_set(seed, "coredns");
-                    base("kube-system", format!("{}-{}", rs.name, next()), rs, "coredns".into())
+                    base(
+                        "kube-system",
+                        format!("{}-{}", rs.name, next()),
+                        rs,
+                        "coredns".into(),
+                    )
                 }
             }];
             if slot.index == 0 {
@@ -185,7 +214,12 @@ pub fn node_pods(seed: u64, workload: Workload, slot: Slot<'_>, pods_per_node: u
                     memory: "200Mi".into(),
                     policy: Policy::NonInterruptible,
                     priority_class: Some("system-cluster-critical"),
-                    ..base("kube-system", format!("{}-{}", rs.name, next()), rs, "metrics-server".into())
+                    ..base(
+                        "kube-system",
+                        format!("{}-{}", rs.name, next()),
+                        rs,
+                        "metrics-server".into(),
+                    )
                 });
             }
             v
@@ -201,13 +235,24 @@ pub fn node_pods(seed: u64, workload: Workload, slot: Slot<'_>, pods_per_node: u
                 cpu: "96".into(),
                 memory: format!("{}Gi", ram / 2),
                 grace: 600,
-                pre_stop: Some(vec!["/bin/sh".into(), "-c".into(), "python -m trainer.checkpoint --save-now".into()]),
+                pre_stop: Some(vec![
+                    "/bin/sh".into(),
+                    "-c".into(),
+                    "python -m trainer.checkpoint --save-now".into(),
+                ]),
                 // On Spot the trainer checkpoints on SIGTERM and may be stopped gracefully; on
                 // reserved capacity it must not be interrupted (seed 002).
-                policy: if spot { Policy::Graceful } else { Policy::NonInterruptible },
+                policy: if spot {
+                    Policy::Graceful
+                } else {
+                    Policy::NonInterruptible
+                },
                 labels: vec![
                     ("statefulset.kubernetes.io/pod-name".into(), name.clone()),
-                    ("apps.kubernetes.io/pod-index".into(), slot.index.to_string()),
+                    (
+                        "apps.kubernetes.io/pod-index".into(),
+                        slot.index.to_string(),
+                    ),
                 ],
                 ..base("ml-training", name, owner, sts)
             }]
@@ -224,10 +269,15 @@ pub fn node_pods(seed: u64, workload: Workload, slot: Slot<'_>, pods_per_node: u
             let rs = replica_set(seed, &format!("{}-worker", slot.pool));
             (0..n)
                 .map(|_| PodPlan {
-                    gpus: if n > 0 { gpus / n } else { 0 },
+                    gpus: gpus.checked_div(n).unwrap_or(0),
                     cpu: "2".into(),
                     memory: "8Gi".into(),
-                    ..base("batch", format!("{}-{}", rs.name, next()), rs.clone(), format!("{}-worker", slot.pool))
+                    ..base(
+                        "batch",
+                        format!("{}-{}", rs.name, next()),
+                        rs.clone(),
+                        format!("{}-worker", slot.pool),
+                    )
                 })
                 .collect()
         }

@@ -10,7 +10,13 @@ fn spec(instance: &str, class: &str) -> NodePoolSpec {
     }
 }
 
-fn pods(workload: Workload, pool: &str, s: &NodePoolSpec, index: usize, per_node: usize) -> Vec<PodPlan> {
+fn pods(
+    workload: Workload,
+    pool: &str,
+    s: &NodePoolSpec,
+    index: usize,
+    per_node: usize,
+) -> Vec<PodPlan> {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
     let slot = Slot {
         pool,
@@ -28,11 +34,20 @@ fn spot_training_is_gracefully_interruptible_with_long_grace() {
     assert_eq!(p.len(), 2, "trainer and cilium");
     let t = &p[0];
     assert_eq!(t.name, "llama3-70b-pretrain-2");
-    assert_eq!((t.owner.kind, t.namespace, t.gpus, t.grace), ("StatefulSet", "ml-training", 8, 600));
+    assert_eq!(
+        (t.owner.kind, t.namespace, t.gpus, t.grace),
+        ("StatefulSet", "ml-training", 8, 600)
+    );
     assert_eq!(t.policy, Policy::Graceful);
     assert!(t.pre_stop.is_some());
     assert_eq!(p[1].owner.kind, "DaemonSet");
-    let reserved = pods(Workload::Training, "example-nodepool", &spec("gd-8xa100-i128", "default"), 0, 0);
+    let reserved = pods(
+        Workload::Training,
+        "example-nodepool",
+        &spec("gd-8xa100-i128", "default"),
+        0,
+        0,
+    );
     assert_eq!(reserved[0].policy, Policy::NonInterruptible);
     assert_eq!(reserved[0].name, "bert-large-finetune-0");
 }
@@ -46,10 +61,19 @@ fn inference_fills_the_gpus_with_interruptible_replicas() {
         .collect();
     assert_eq!(p.len(), 4);
     assert_eq!(p.iter().map(|p| p.gpus).sum::<u32>(), 8);
-    assert!(p.iter().all(|p| p.grace == 120 && p.policy == Policy::Interruptible));
+    assert!(
+        p.iter()
+            .all(|p| p.grace == 120 && p.policy == Policy::Interruptible)
+    );
     let rs = &p[0].owner.name;
-    assert!(rs.starts_with("vllm-llama3-8b-") && rs.len() == "vllm-llama3-8b-".len() + 10, "{rs}");
-    assert!(p.iter().all(|x| &x.owner.name == rs && x.name.starts_with(rs.as_str())));
+    assert!(
+        rs.starts_with("vllm-llama3-8b-") && rs.len() == "vllm-llama3-8b-".len() + 10,
+        "{rs}"
+    );
+    assert!(
+        p.iter()
+            .all(|x| &x.owner.name == rs && x.name.starts_with(rs.as_str()))
+    );
     // The same pool names its ReplicaSet the same way on every node.
     let again = pods(Workload::Inference, "l40s-inference", &s, 1, 0);
     assert_eq!(&again[0].owner.name, rs);
@@ -62,7 +86,12 @@ fn batch_and_cpu_pods_tolerate_the_cpu_taint() {
     let job: Vec<_> = p.iter().filter(|p| p.owner.kind == "Job").collect();
     assert_eq!(job.len(), 4);
     assert!(job.iter().all(|p| p.grace == 30 && p.gpus == 0));
-    assert!(job[0].tolerations.iter().any(|t| t.key.as_deref() == Some("is_cpu_compute")));
+    assert!(
+        job[0]
+            .tolerations
+            .iter()
+            .any(|t| t.key.as_deref() == Some("is_cpu_compute"))
+    );
 }
 
 #[test]
@@ -84,6 +113,10 @@ fn mixed_and_control_plane() {
     let cp = spec("cd-gp-i64-erapids", "default");
     let first = pods(Workload::ControlPlane, "cpu-control-plane", &cp, 0, 0);
     let second = pods(Workload::ControlPlane, "cpu-control-plane", &cp, 1, 0);
-    assert_eq!((first.len(), second.len()), (3, 2), "metrics-server on the first node only");
+    assert_eq!(
+        (first.len(), second.len()),
+        (3, 2),
+        "metrics-server on the first node only"
+    );
     assert!(first.iter().all(|p| p.namespace == "kube-system"));
 }
