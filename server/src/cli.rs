@@ -54,7 +54,11 @@ pub struct ServeArgs {
     pub embedded_kubeconfig: Option<PathBuf>,
 
     /// Embedded cluster: zones to simulate, one API server each.
-    #[arg(long, value_delimiter = ',', default_value = "US-EAST-04A,US-CENTRAL-07A,EU-SOUTH-04A")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "US-EAST-04A,US-CENTRAL-07A,EU-SOUTH-04A"
+    )]
     pub zones: Vec<String>,
 
     /// Embedded cluster: random seed; the same seed plays the same scenario.

@@ -29,7 +29,9 @@ impl Running {
     ///
     /// Errors: the server failed while serving.
     pub async fn wait(mut self) -> Result<()> {
-        let Some(server) = self.server.take() else { return Ok(()) };
+        let Some(server) = self.server.take() else {
+            return Ok(());
+        };
         server
             .await
             .map_err(|e| Error::io("server task", std::io::Error::other(e)))?
@@ -62,7 +64,10 @@ pub fn embedded_options(args: &ServeArgs, simulate: bool) -> EmbeddedOptions {
 ///
 /// Errors: an unsafe listen address without authentication, a kubeconfig that cannot be read
 /// or lacks a named context, a port that cannot be bound, an embedded cluster that cannot start.
-pub async fn start(args: &ServeArgs, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<Running> {
+pub async fn start(
+    args: &ServeArgs,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<Running> {
     let auth = match &args.auth_proxy_header {
         Some(h) => Auth::ProxyHeader(h.clone()),
         None if args.listen.ip().is_loopback() => Auth::Loopback,
@@ -77,13 +82,26 @@ pub async fn start(args: &ServeArgs, shutdown: impl Future<Output = ()> + Send +
     };
 
     let (sources, embedded) = clusters(args).await?;
-    let hub = Hub::new(&sources.iter().map(|s| (s.name.clone(), s.zone.clone())).collect::<Vec<_>>());
-    let watchers = sources.into_iter().flat_map(|s| watch::spawn_cluster(hub.clone(), s)).collect();
+    let hub = Hub::new(
+        &sources
+            .iter()
+            .map(|s| (s.name.clone(), s.zone.clone()))
+            .collect::<Vec<_>>(),
+    );
+    let watchers = sources
+        .into_iter()
+        .flat_map(|s| watch::spawn_cluster(hub.clone(), s))
+        .collect();
 
     let listener = TcpListener::bind(args.listen)
         .await
-        .map_err(|source| Error::Bind { addr: args.listen, source })?;
-    let addr = listener.local_addr().map_err(|e| Error::io("local address", e))?;
+        .map_err(|source| Error::Bind {
+            addr: args.listen,
+            source,
+        })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::io("local address", e))?;
     let leptos_options = LeptosOptions::builder()
         .output_name("spotboard")
         .site_root(args.site_root.as_str())
@@ -95,7 +113,11 @@ pub async fn start(args: &ServeArgs, shutdown: impl Future<Output = ()> + Send +
         leptos_options,
         auth,
     });
-    let server = tokio::spawn(async move { axum::serve(listener, router).with_graceful_shutdown(shutdown).await });
+    let server = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown)
+            .await
+    });
     Ok(Running {
         addr,
         hub,
@@ -107,16 +129,30 @@ pub async fn start(args: &ServeArgs, shutdown: impl Future<Output = ()> + Send +
 
 async fn clusters(args: &ServeArgs) -> Result<(Vec<ClusterSource>, Option<EmbeddedCluster>)> {
     if args.in_cluster {
-        let config = kube::Config::incluster().map_err(|e| Error::Kubeconfig(format!("in-cluster config: {e}")))?;
-        let client = kube::Client::try_from(config).map_err(|source| Error::Kube { cluster: "in-cluster".into(), source })?;
-        return Ok((vec![ClusterSource { name: "in-cluster".into(), zone: None, client }], None));
+        let config = kube::Config::incluster()
+            .map_err(|e| Error::Kubeconfig(format!("in-cluster config: {e}")))?;
+        let client = kube::Client::try_from(config).map_err(|source| Error::Kube {
+            cluster: "in-cluster".into(),
+            source,
+        })?;
+        return Ok((
+            vec![ClusterSource {
+                name: "in-cluster".into(),
+                zone: None,
+                client,
+            }],
+            None,
+        ));
     }
     if let Some(path) = &args.kubeconfig {
         let kubeconfig = kube::config::Kubeconfig::read_from(path)
             .map_err(|e| Error::Kubeconfig(format!("{}: {e}", path.display())))?;
         let contexts = if args.contexts.is_empty() {
             vec![kubeconfig.current_context.clone().ok_or_else(|| {
-                Error::Kubeconfig(format!("{} has no current-context; pass --context", path.display()))
+                Error::Kubeconfig(format!(
+                    "{} has no current-context; pass --context",
+                    path.display()
+                ))
             })?]
         } else {
             args.contexts.clone()
@@ -130,8 +166,15 @@ async fn clusters(args: &ServeArgs) -> Result<(Vec<ClusterSource>, Option<Embedd
             let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
                 .await
                 .map_err(|e| Error::Kubeconfig(format!("context {name}: {e}")))?;
-            let client = kube::Client::try_from(config).map_err(|source| Error::Kube { cluster: name.clone(), source })?;
-            sources.push(ClusterSource { name, zone: None, client });
+            let client = kube::Client::try_from(config).map_err(|source| Error::Kube {
+                cluster: name.clone(),
+                source,
+            })?;
+            sources.push(ClusterSource {
+                name,
+                zone: None,
+                client,
+            });
         }
         return Ok((sources, None));
     }

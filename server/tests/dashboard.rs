@@ -21,28 +21,66 @@ fn pool_named(rows: &[PoolRow], name: &str) -> Option<PoolRow> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seeded_pools_are_served_with_five_conditions() {
     let d = start(&[ZONE, "EU-SOUTH-04A"], 60.0).await;
-    let body: serde_json::Value = reqwest::get(format!("{}/api/v1/pools", d.base)).await.unwrap().json().await.unwrap();
-    let pools: Vec<PoolRow> = serde_json::from_value(body["pools"].clone()).unwrap();
-    let example = pool_named(&pools, "example-nodepool").expect("the seed's example-nodepool");
-    assert_eq!(example.instance_type, "gd-8xa100-i128");
-    assert_eq!(example.target_nodes, 1);
-    assert_eq!(example.zone.as_deref(), Some(ZONE));
-    let types: Vec<_> = example.conditions.iter().take(5).map(|c| c.type_.as_str()).collect();
-    assert_eq!(types, ["Validated", "Capacity", "Quota", "AtTarget", "NodeReconfigurationRequired"]);
-    assert!(pools.iter().any(|p| p.compute_class == "spot"));
-    assert!(pools.iter().any(|p| p.zone.as_deref() == Some("EU-SOUTH-04A")), "both zones are watched");
-
-    let detail: serde_json::Value = reqwest::get(format!("{}/api/v1/pools/{}/example-nodepool", d.base, example.cluster))
+    let body: serde_json::Value = reqwest::get(format!("{}/api/v1/pools", d.base))
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
+    let pools: Vec<PoolRow> = serde_json::from_value(body["pools"].clone()).unwrap();
+    let example = pool_named(&pools, "example-nodepool").expect("the seed's example-nodepool");
+    assert_eq!(example.instance_type, "gd-8xa100-i128");
+    assert_eq!(example.target_nodes, 1);
+    assert_eq!(example.zone.as_deref(), Some(ZONE));
+    let types: Vec<_> = example
+        .conditions
+        .iter()
+        .take(5)
+        .map(|c| c.type_.as_str())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "Validated",
+            "Capacity",
+            "Quota",
+            "AtTarget",
+            "NodeReconfigurationRequired"
+        ]
+    );
+    assert!(pools.iter().any(|p| p.compute_class == "spot"));
+    assert!(
+        pools
+            .iter()
+            .any(|p| p.zone.as_deref() == Some("EU-SOUTH-04A")),
+        "both zones are watched"
+    );
+
+    let detail: serde_json::Value = reqwest::get(format!(
+        "{}/api/v1/pools/{}/example-nodepool",
+        d.base, example.cluster
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
     assert_eq!(detail["pool"]["name"], "example-nodepool");
     assert!(detail["nodes"].is_array() && detail["events"].is_array());
-    let missing = reqwest::get(format!("{}/api/v1/pools/{}/no-such-pool", d.base, example.cluster)).await.unwrap();
+    let missing = reqwest::get(format!(
+        "{}/api/v1/pools/{}/no-such-pool",
+        d.base, example.cluster
+    ))
+    .await
+    .unwrap();
     assert_eq!(missing.status(), 404);
-    assert_eq!(reqwest::get(format!("{}/readyz", d.base)).await.unwrap().status(), 200);
+    assert_eq!(
+        reqwest::get(format!("{}/readyz", d.base))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -65,10 +103,20 @@ async fn a_pool_created_through_kube_rs_reaches_the_stream_as_one_keyed_add() {
         "spec": {"computeClass": "spot", "instanceType": "gd-8xh100ib-i128", "targetNodes": 2}
     }))
     .unwrap();
-    let created = Api::<NodePool>::all(client).create(&PostParams::default(), &pool).await.unwrap();
-    let data = reader.await.unwrap().expect("the add arrives on the stream within 10 s");
+    let created = Api::<NodePool>::all(client)
+        .create(&PostParams::default(), &pool)
+        .await
+        .unwrap();
+    let data = reader
+        .await
+        .unwrap()
+        .expect("the add arrives on the stream within 10 s");
     let delta: app::model::Delta = serde_json::from_str(&data).unwrap();
-    assert_eq!(Some(delta.key), created.metadata.uid, "deltas are keyed by object uid");
+    assert_eq!(
+        Some(delta.key),
+        created.metadata.uid,
+        "deltas are keyed by object uid"
+    );
     assert!(delta.rev > rev);
 }
 
@@ -92,9 +140,16 @@ async fn kubectl_apply_shows_up_in_the_dashboard() {
         .output()
         .await
         .expect("kubectl runs");
-    assert!(out.status.success(), "kubectl apply: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "kubectl apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let hub = d.running.hub.clone();
-    wait_for(Duration::from_secs(5), || pool_named(&hub.pool_rows(), "kubectl-pool").is_some()).await;
+    wait_for(Duration::from_secs(5), || {
+        pool_named(&hub.pool_rows(), "kubectl-pool").is_some()
+    })
+    .await;
     let row = pool_named(&hub.pool_rows(), "kubectl-pool").unwrap();
     assert_eq!(row.compute_class, "spot");
     assert_eq!(row.instance_type, "gd-8xl40s-i128");
@@ -103,7 +158,13 @@ async fn kubectl_apply_shows_up_in_the_dashboard() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unexpected_objects_are_shown_with_a_reason_and_nothing_crashes() {
     let d = start(&[ZONE], 60.0).await;
-    let client = d.running.embedded.as_ref().unwrap().admin_client(ZONE).unwrap();
+    let client = d
+        .running
+        .embedded
+        .as_ref()
+        .unwrap()
+        .admin_client(ZONE)
+        .unwrap();
     let ar = kube::api::ApiResource::erase::<NodePool>(&());
     let raw = Api::<DynamicObject>::all_with(client.clone(), &ar);
     let make = |name: &str, spec: serde_json::Value, status: Option<serde_json::Value>| {
@@ -117,16 +178,37 @@ async fn unexpected_objects_are_shown_with_a_reason_and_nothing_crashes() {
         serde_json::from_value::<DynamicObject>(v).unwrap()
     };
     let pp = PostParams::default();
-    raw.create(&pp, &make("bad-count", json!({"instanceType": "gd-8xa100-i128", "targetNodes": "three"}), None)).await.unwrap();
+    raw.create(
+        &pp,
+        &make(
+            "bad-count",
+            json!({"instanceType": "gd-8xa100-i128", "targetNodes": "three"}),
+            None,
+        ),
+    )
+    .await
+    .unwrap();
     raw.create(&pp, &make("odd-class", json!({"instanceType": "gd-8xa100-i128", "targetNodes": 1, "computeClass": "flex", "futureField": {"a": 1}}), None)).await.unwrap();
     // A node without a pool label: not part of any pool, must not disturb anything.
     let nodes = Api::<k8s_openapi::api::core::v1::Node>::all(client.clone());
     nodes
-        .create(&pp, &serde_json::from_value(json!({"metadata": {"name": "stray-node"}})).unwrap())
+        .create(
+            &pp,
+            &serde_json::from_value(json!({"metadata": {"name": "stray-node"}})).unwrap(),
+        )
         .await
         .unwrap();
     // An unknown condition type and reason on a pool's status.
-    raw.create(&pp, &make("new-conds", json!({"instanceType": "gd-8xa100-i128", "targetNodes": 0}), None)).await.unwrap();
+    raw.create(
+        &pp,
+        &make(
+            "new-conds",
+            json!({"instanceType": "gd-8xa100-i128", "targetNodes": 0}),
+            None,
+        ),
+    )
+    .await
+    .unwrap();
     raw.patch_status(
         "new-conds",
         &kube::api::PatchParams::default(),
@@ -140,17 +222,36 @@ async fn unexpected_objects_are_shown_with_a_reason_and_nothing_crashes() {
     let hub = d.running.hub.clone();
     wait_for(Duration::from_secs(5), || {
         let rows = hub.pool_rows();
-        ["bad-count", "odd-class", "new-conds"].iter().all(|n| pool_named(&rows, n).is_some())
-            && pool_named(&rows, "new-conds").is_some_and(|p| p.conditions.iter().any(|c| c.type_ == "Hibernating"))
+        ["bad-count", "odd-class", "new-conds"]
+            .iter()
+            .all(|n| pool_named(&rows, n).is_some())
+            && pool_named(&rows, "new-conds")
+                .is_some_and(|p| p.conditions.iter().any(|c| c.type_ == "Hibernating"))
     })
     .await;
     let rows = hub.pool_rows();
     let bad = pool_named(&rows, "bad-count").unwrap();
-    assert!(bad.malformed.as_deref().unwrap().starts_with("spec.targetNodes"), "{:?}", bad.malformed);
+    assert!(
+        bad.malformed
+            .as_deref()
+            .unwrap()
+            .starts_with("spec.targetNodes"),
+        "{:?}",
+        bad.malformed
+    );
     let odd = pool_named(&rows, "odd-class").unwrap();
     assert_eq!(odd.compute_class, "flex");
-    assert!(odd.problems.iter().any(|p| p.contains("Unknown computeClass")));
-    assert!(odd.detail.unknown_fields.iter().any(|f| f.contains("futureField")));
+    assert!(
+        odd.problems
+            .iter()
+            .any(|p| p.contains("Unknown computeClass"))
+    );
+    assert!(
+        odd.detail
+            .unknown_fields
+            .iter()
+            .any(|f| f.contains("futureField"))
+    );
     let conds = pool_named(&rows, "new-conds").unwrap();
     assert_eq!(conds.conditions.len(), 6, "five known plus the unknown one");
     // The watches are still alive: a later change still arrives.
@@ -175,25 +276,42 @@ async fn an_api_outage_shows_stale_since_and_recovers_by_itself() {
     let d = start(&[ZONE], 60.0).await;
     let hub = d.running.hub.clone();
     let cluster_row = || hub.snapshot(&Scope::pools()).clusters[0].clone();
-    wait_for(Duration::from_secs(10), || cluster_row().state == LinkState::Live).await;
+    wait_for(Duration::from_secs(10), || {
+        cluster_row().state == LinkState::Live
+    })
+    .await;
     let before = chrono::Utc::now();
     d.running.embedded.as_ref().unwrap().set_outage(ZONE, true);
-    wait_for(Duration::from_secs(10), || cluster_row().state == LinkState::Stale).await;
+    wait_for(Duration::from_secs(10), || {
+        cluster_row().state == LinkState::Stale
+    })
+    .await;
     let stale = cluster_row();
     assert!(stale.since.unwrap() <= chrono::Utc::now());
-    assert!(stale.since.unwrap() >= before - chrono::Duration::seconds(5), "since is the last good data");
+    assert!(
+        stale.since.unwrap() >= before - chrono::Duration::seconds(5),
+        "since is the last good data"
+    );
     assert!(stale.message.is_some());
     // Pools stay visible while stale.
     assert!(!hub.pool_rows().is_empty());
     d.running.embedded.as_ref().unwrap().set_outage(ZONE, false);
-    wait_for(Duration::from_secs(40), || cluster_row().state == LinkState::Live).await;
+    wait_for(Duration::from_secs(40), || {
+        cluster_row().state == LinkState::Live
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreign_origins_are_refused_and_non_loopback_needs_auth() {
     let d = start(&[ZONE], 60.0).await;
     let http = reqwest::Client::new();
-    let r = http.get(format!("{}/api/v1/stream", d.base)).header("Origin", "http://evil.example").send().await.unwrap();
+    let r = http
+        .get(format!("{}/api/v1/stream", d.base))
+        .header("Origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 403);
     let r = http
         .post(format!("{}/api/snapshot", d.base))
@@ -204,14 +322,22 @@ async fn foreign_origins_are_refused_and_non_loopback_needs_auth() {
         .unwrap();
     assert_eq!(r.status(), 403);
     let same = d.base.clone();
-    let r = http.get(format!("{}/api/v1/pools", d.base)).header("Origin", same).send().await.unwrap();
+    let r = http
+        .get(format!("{}/api/v1/pools", d.base))
+        .header("Origin", same)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
 
     let args = server::cli::ServeArgs {
         listen: "0.0.0.0:0".parse().unwrap(),
         ..d_args()
     };
-    let err = server::run::start(&args, std::future::pending()).await.err().expect("refused");
+    let err = server::run::start(&args, std::future::pending())
+        .await
+        .err()
+        .expect("refused");
     assert!(err.to_string().contains("--auth-proxy-header"), "{err}");
 }
 

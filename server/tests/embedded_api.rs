@@ -7,7 +7,9 @@ use std::time::Duration;
 use app::nodepool::{NodePool, NodePoolSpec};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{
+    DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
@@ -16,17 +18,21 @@ use server::embedded::{EmbeddedCluster, EmbeddedOptions, client_for};
 
 struct Fixture {
     server: ApiServer,
+    tokens: Tokens,
     admin: Client,
     reader: Client,
 }
 
 async fn fixture_with(options: ApiOptions) -> Fixture {
     let tokens = Tokens::generate();
-    let server = ApiServer::start_with("TEST-01A", tokens.clone(), options).await.unwrap();
+    let server = ApiServer::start_with("TEST-01A", tokens.clone(), options)
+        .await
+        .unwrap();
     let admin = client_for(&server.url(), &tokens.admin, "test").unwrap();
     let reader = client_for(&server.url(), &tokens.reader, "test").unwrap();
     Fixture {
         server,
+        tokens,
         admin,
         reader,
     }
@@ -82,15 +88,28 @@ fn api_code(e: kube::Error) -> u16 {
 async fn nodepool_crud_status_and_generation() {
     let f = fixture().await;
     let api: Api<NodePool> = Api::all(f.admin.clone());
-    let created = api.create(&PostParams::default(), &pool("np-a", 2)).await.unwrap();
+    let created = api
+        .create(&PostParams::default(), &pool("np-a", 2))
+        .await
+        .unwrap();
     assert_eq!(created.metadata.generation, Some(1));
     assert!(created.metadata.uid.is_some() && created.metadata.creation_timestamp.is_some());
-    assert_eq!(api_code(api.create(&PostParams::default(), &pool("np-a", 2)).await.unwrap_err()), 409);
+    assert_eq!(
+        api_code(
+            api.create(&PostParams::default(), &pool("np-a", 2))
+                .await
+                .unwrap_err()
+        ),
+        409
+    );
 
     // Status through the subresource: spec untouched, no new generation.
     let status = json!({"status": {"currentNodes": 1, "conditions": [
         {"type": "Capacity", "status": "False", "reason": "QueuedAwaitingCapacity"}]}});
-    let patched = api.patch_status("np-a", &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+    let patched = api
+        .patch_status("np-a", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
     assert_eq!(patched.status.as_ref().unwrap().current_nodes, Some(1));
     assert_eq!(patched.metadata.generation, Some(1));
 
@@ -98,17 +117,26 @@ async fn nodepool_crud_status_and_generation() {
     let mut change = patched.clone();
     change.spec.target_nodes = 5;
     change.status.as_mut().unwrap().current_nodes = Some(99);
-    let replaced = api.replace("np-a", &PostParams::default(), &change).await.unwrap();
+    let replaced = api
+        .replace("np-a", &PostParams::default(), &change)
+        .await
+        .unwrap();
     assert_eq!(replaced.spec.target_nodes, 5);
     assert_eq!(replaced.status.as_ref().unwrap().current_nodes, Some(1));
     assert_eq!(replaced.metadata.generation, Some(2));
-    let stale = api.replace("np-a", &PostParams::default(), &change).await.unwrap_err();
+    let stale = api
+        .replace("np-a", &PostParams::default(), &change)
+        .await
+        .unwrap_err();
     assert_eq!(api_code(stale), 409, "the old resourceVersion conflicts");
 
     let fetched = api.get("np-a").await.unwrap();
     assert_eq!(fetched.resource_version(), replaced.resource_version());
     let deleted = api.delete("np-a", &DeleteParams::default()).await.unwrap();
-    assert!(deleted.is_right(), "a NodePool without finalizers is gone at once");
+    assert!(
+        deleted.is_right(),
+        "a NodePool without finalizers is gone at once"
+    );
     assert_eq!(api_code(api.get("np-a").await.unwrap_err()), 404);
 }
 
@@ -123,38 +151,72 @@ async fn dry_run_stores_nothing() {
     let out = api.create(&pp, &pool("dry", 1)).await.unwrap();
     assert_eq!(out.name_any(), "dry");
     assert_eq!(api_code(api.get("dry").await.unwrap_err()), 404);
-    assert!(api.list(&ListParams::default()).await.unwrap().items.is_empty());
+    assert!(
+        api.list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
 }
 
 #[tokio::test]
 async fn core_kinds_and_graceful_pod_delete() {
     let f = fixture().await;
     let nodes: Api<Node> = Api::all(f.admin.clone());
-    nodes.create(&PostParams::default(), &node("g1", json!({}))).await.unwrap();
+    nodes
+        .create(&PostParams::default(), &node("g1", json!({})))
+        .await
+        .unwrap();
     let pods: Api<Pod> = Api::namespaced(f.admin.clone(), "jobs");
-    pods.create(&PostParams::default(), &pod("train-0", "g1", "Running")).await.unwrap();
-    pods.create(&PostParams::default(), &pod("pending-0", "", "Pending")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("train-0", "g1", "Running"))
+        .await
+        .unwrap();
+    pods.create(&PostParams::default(), &pod("pending-0", "", "Pending"))
+        .await
+        .unwrap();
     let events: Api<Event> = Api::namespaced(f.admin.clone(), "default");
     let ev: Event = serde_json::from_value(json!({"metadata": {"name": "e1"},
         "involvedObject": {"kind": "Node", "name": "g1"}, "reason": "Preempting", "type": "Warning"}))
     .unwrap();
     events.create(&PostParams::default(), &ev).await.unwrap();
-    assert_eq!(events.get("e1").await.unwrap().reason.as_deref(), Some("Preempting"));
+    assert_eq!(
+        events.get("e1").await.unwrap().reason.as_deref(),
+        Some("Preempting")
+    );
 
     let all_pods: Api<Pod> = Api::all(f.admin.clone());
-    assert_eq!(all_pods.list(&ListParams::default()).await.unwrap().items.len(), 2);
+    assert_eq!(
+        all_pods
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
     let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(f.admin.clone());
-    assert!(ns.get("jobs").await.is_ok(), "the namespace was created with its first pod");
+    assert!(
+        ns.get("jobs").await.is_ok(),
+        "the namespace was created with its first pod"
+    );
 
     // A bound, running pod terminates gracefully; an unbound one goes at once.
-    let first = pods.delete("train-0", &DeleteParams::default()).await.unwrap();
+    let first = pods
+        .delete("train-0", &DeleteParams::default())
+        .await
+        .unwrap();
     let terminating = first.left().expect("the pod is still there");
     assert!(terminating.metadata.deletion_timestamp.is_some());
     assert_eq!(terminating.metadata.deletion_grace_period_seconds, Some(30));
     assert!(pods.get("train-0").await.is_ok());
-    pods.delete("train-0", &DeleteParams::default().grace_period(0)).await.unwrap();
+    pods.delete("train-0", &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
     assert_eq!(api_code(pods.get("train-0").await.unwrap_err()), 404);
-    pods.delete("pending-0", &DeleteParams::default()).await.unwrap();
+    pods.delete("pending-0", &DeleteParams::default())
+        .await
+        .unwrap();
     assert_eq!(api_code(pods.get("pending-0").await.unwrap_err()), 404);
 }
 
@@ -164,7 +226,10 @@ async fn paging_and_selectors() {
     let nodes: Api<Node> = Api::all(f.admin.clone());
     for i in 0..7 {
         let labels = json!({"pool": if i % 2 == 0 { "a" } else { "b" }, "idx": i.to_string()});
-        nodes.create(&PostParams::default(), &node(&format!("n{i}"), labels)).await.unwrap();
+        nodes
+            .create(&PostParams::default(), &node(&format!("n{i}"), labels))
+            .await
+            .unwrap();
     }
     let mut names = Vec::new();
     let mut lp = ListParams::default().limit(3);
@@ -177,7 +242,9 @@ async fn paging_and_selectors() {
         list_rv.get_or_insert(page.metadata.resource_version.clone());
         assert_eq!(page.metadata.resource_version, list_rv.clone().unwrap());
         match page.metadata.continue_ {
-            Some(token) if !token.is_empty() => lp = ListParams::default().limit(3).continue_token(&token),
+            Some(token) if !token.is_empty() => {
+                lp = ListParams::default().limit(3).continue_token(&token)
+            }
             _ => break,
         }
     }
@@ -186,8 +253,24 @@ async fn paging_and_selectors() {
 
     let count = |sel: &'static str| {
         let nodes = nodes.clone();
-        async move { nodes.list(&ListParams::default().labels(sel)).await.unwrap().items.len() }
+        async move {
+            nodes
+                .list(&ListParams::default().labels(sel))
+                .await
+                .unwrap()
+                .items
+                .len()
+        }
     };
+    // Metadata-only lists, as kube-rs metadata watchers read them.
+    let meta = nodes
+        .list_metadata(&ListParams::default().labels("pool=b"))
+        .await
+        .unwrap();
+    let meta_names: Vec<String> = meta.items.iter().map(|m| m.name_any()).collect();
+    assert_eq!(meta_names, ["n1", "n3", "n5"]);
+    assert_eq!(meta.items[0].labels()["pool"], "b");
+
     assert_eq!(count("pool=a").await, 4);
     assert_eq!(count("pool!=a").await, 3);
     assert_eq!(count("pool in (a,b),idx notin (0,1)").await, 5);
@@ -195,16 +278,28 @@ async fn paging_and_selectors() {
     assert_eq!(count("!pool").await, 0);
 
     let pods: Api<Pod> = Api::namespaced(f.admin.clone(), "default");
-    pods.create(&PostParams::default(), &pod("p1", "n1", "Running")).await.unwrap();
-    pods.create(&PostParams::default(), &pod("p2", "n1", "Succeeded")).await.unwrap();
-    pods.create(&PostParams::default(), &pod("p3", "n2", "Running")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("p1", "n1", "Running"))
+        .await
+        .unwrap();
+    pods.create(&PostParams::default(), &pod("p2", "n1", "Succeeded"))
+        .await
+        .unwrap();
+    pods.create(&PostParams::default(), &pod("p3", "n2", "Running"))
+        .await
+        .unwrap();
     let all: Api<Pod> = Api::all(f.admin.clone());
     let on_n1 = all
         .list(&ListParams::default().fields("spec.nodeName=n1,status.phase!=Succeeded"))
         .await
         .unwrap();
-    assert_eq!(on_n1.items.iter().map(|p| p.name_any()).collect::<Vec<_>>(), ["p1"]);
-    let bad = all.list(&ListParams::default().labels("a in b")).await.unwrap_err();
+    assert_eq!(
+        on_n1.items.iter().map(|p| p.name_any()).collect::<Vec<_>>(),
+        ["p1"]
+    );
+    let bad = all
+        .list(&ListParams::default().labels("a in b"))
+        .await
+        .unwrap_err();
     assert_eq!(api_code(bad), 400);
 }
 
@@ -232,14 +327,31 @@ fn event_name(e: &WatchEvent<NodePool>) -> (&'static str, String) {
 async fn watch_orders_events_and_resumes() {
     let f = fixture().await;
     let api: Api<NodePool> = Api::all(f.admin.clone());
-    let start = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+    let start = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
     let reader: Api<NodePool> = Api::all(f.reader.clone());
-    let mut stream = reader.watch(&WatchParams::default(), &start).await.unwrap().boxed();
+    let mut stream = reader
+        .watch(&WatchParams::default(), &start)
+        .await
+        .unwrap()
+        .boxed();
 
-    let created = api.create(&PostParams::default(), &pool("w", 1)).await.unwrap();
-    api.patch("w", &PatchParams::default(), &Patch::Merge(json!({"spec": {"targetNodes": 3}})))
+    let created = api
+        .create(&PostParams::default(), &pool("w", 1))
         .await
         .unwrap();
+    api.patch(
+        "w",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"targetNodes": 3}})),
+    )
+    .await
+    .unwrap();
     api.delete("w", &DeleteParams::default()).await.unwrap();
     let mut seen = Vec::new();
     for _ in 0..3 {
@@ -249,19 +361,48 @@ async fn watch_orders_events_and_resumes() {
     assert_eq!(seen, [("ADDED", w()), ("MODIFIED", w()), ("DELETED", w())]);
 
     // Resuming from the creation's resourceVersion replays what followed it.
-    let mut resumed = reader.watch(&WatchParams::default(), &created.resource_version().unwrap()).await.unwrap().boxed();
+    let mut resumed = reader
+        .watch(
+            &WatchParams::default(),
+            &created.resource_version().unwrap(),
+        )
+        .await
+        .unwrap()
+        .boxed();
     assert_eq!(event_name(&next_event(&mut resumed).await).0, "MODIFIED");
     assert_eq!(event_name(&next_event(&mut resumed).await).0, "DELETED");
 
     // A label-filtered watch sees an object leave its selector as DELETED.
-    let now = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
-    let mut gpu = reader.watch(&WatchParams::default().labels("tier=gpu"), &now).await.unwrap().boxed();
-    api.create(&PostParams::default(), &pool("x", 1)).await.unwrap();
-    api.patch("x", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"tier": "cpu"}}})))
+    let now = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut gpu = reader
+        .watch(&WatchParams::default().labels("tier=gpu"), &now)
+        .await
+        .unwrap()
+        .boxed();
+    api.create(&PostParams::default(), &pool("x", 1))
         .await
         .unwrap();
-    assert_eq!(event_name(&next_event(&mut gpu).await), ("ADDED", "x".into()));
-    assert_eq!(event_name(&next_event(&mut gpu).await), ("DELETED", "x".into()));
+    api.patch(
+        "x",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"tier": "cpu"}}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        event_name(&next_event(&mut gpu).await),
+        ("ADDED", "x".into())
+    );
+    assert_eq!(
+        event_name(&next_event(&mut gpu).await),
+        ("DELETED", "x".into())
+    );
 }
 
 #[tokio::test]
@@ -272,11 +413,24 @@ async fn bookmarks_arrive_when_allowed() {
     })
     .await;
     let api: Api<NodePool> = Api::all(f.reader.clone());
-    let mut stream = api.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    let mut stream = api
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
     assert_eq!(event_name(&next_event(&mut stream).await).0, "BOOKMARK");
-    let mut short = api.watch(&WatchParams::default().disable_bookmarks().timeout(1), "0").await.unwrap().boxed();
-    let end = tokio::time::timeout(Duration::from_secs(5), short.next()).await.unwrap();
-    assert!(end.is_none(), "no bookmark, and the stream ends at timeoutSeconds");
+    let mut short = api
+        .watch(&WatchParams::default().disable_bookmarks().timeout(1), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let end = tokio::time::timeout(Duration::from_secs(5), short.next())
+        .await
+        .unwrap();
+    assert!(
+        end.is_none(),
+        "no bookmark, and the stream ends at timeoutSeconds"
+    );
 }
 
 #[tokio::test]
@@ -287,11 +441,23 @@ async fn too_old_resource_version_gets_410_and_watcher_relists() {
     })
     .await;
     let api: Api<NodePool> = Api::all(f.admin.clone());
-    let start = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+    let start = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
     for i in 0..8 {
-        api.create(&PostParams::default(), &pool(&format!("p{i}"), 1)).await.unwrap();
+        api.create(&PostParams::default(), &pool(&format!("p{i}"), 1))
+            .await
+            .unwrap();
     }
-    let mut stream = api.watch(&WatchParams::default(), &start).await.unwrap().boxed();
+    let mut stream = api
+        .watch(&WatchParams::default(), &start)
+        .await
+        .unwrap()
+        .boxed();
     match next_event(&mut stream).await {
         WatchEvent::Error(s) => assert_eq!((s.code, s.reason.as_str()), (410, "Expired")),
         other => panic!("expected 410, got {other:?}"),
@@ -302,19 +468,28 @@ async fn too_old_resource_version_gets_410_and_watcher_relists() {
     let cfg = watcher::Config::default().timeout(1);
     let mut w = watcher(Api::<NodePool>::all(f.reader.clone()), cfg).boxed();
     loop {
-        let ev = tokio::time::timeout(Duration::from_secs(5), w.next()).await.unwrap().unwrap().unwrap();
+        let ev = tokio::time::timeout(Duration::from_secs(5), w.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
         if matches!(ev, watcher::Event::InitDone) {
             break;
         }
     }
     tokio::time::sleep(Duration::from_millis(1500)).await; // the server ends that watch
     for i in 0..8 {
-        api.create(&PostParams::default(), &pool(&format!("q{i}"), 1)).await.unwrap();
+        api.create(&PostParams::default(), &pool(&format!("q{i}"), 1))
+            .await
+            .unwrap();
     }
     let mut saw_gone = false;
     let mut relisted = Vec::new();
     loop {
-        let ev = tokio::time::timeout(Duration::from_secs(10), w.next()).await.unwrap().unwrap();
+        let ev = tokio::time::timeout(Duration::from_secs(10), w.next())
+            .await
+            .unwrap()
+            .unwrap();
         match ev {
             Err(watcher::Error::WatchError(s)) if s.code == 410 => saw_gone = true,
             Err(e) => panic!("unexpected watcher error {e:?}"),
@@ -324,9 +499,18 @@ async fn too_old_resource_version_gets_410_and_watcher_relists() {
         }
     }
     assert!(saw_gone, "the watcher was told its resourceVersion expired");
-    assert_eq!(relisted.len(), 16, "the re-list has every pool: {relisted:?}");
-    api.create(&PostParams::default(), &pool("after", 1)).await.unwrap();
-    let ev = tokio::time::timeout(Duration::from_secs(5), w.try_next()).await.unwrap().unwrap();
+    assert_eq!(
+        relisted.len(),
+        16,
+        "the re-list has every pool: {relisted:?}"
+    );
+    api.create(&PostParams::default(), &pool("after", 1))
+        .await
+        .unwrap();
+    let ev = tokio::time::timeout(Duration::from_secs(5), w.try_next())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(matches!(ev, Some(watcher::Event::Apply(np)) if np.name_any() == "after"));
 }
 
@@ -334,36 +518,164 @@ async fn too_old_resource_version_gets_410_and_watcher_relists() {
 async fn reader_reads_but_cannot_write() {
     let f = fixture().await;
     let admin: Api<NodePool> = Api::all(f.admin.clone());
-    admin.create(&PostParams::default(), &pool("r", 1)).await.unwrap();
+    admin
+        .create(&PostParams::default(), &pool("r", 1))
+        .await
+        .unwrap();
     let reader: Api<NodePool> = Api::all(f.reader.clone());
-    assert_eq!(reader.list(&ListParams::default()).await.unwrap().items.len(), 1);
+    assert_eq!(
+        reader
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
     assert!(reader.get("r").await.is_ok());
-    let mut w = reader.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    let mut w = reader
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
     assert_eq!(event_name(&next_event(&mut w).await), ("ADDED", "r".into()));
 
-    let denied = reader.create(&PostParams::default(), &pool("s", 1)).await.unwrap_err();
-    let kube::Error::Api(status) = denied else { panic!() };
+    let denied = reader
+        .create(&PostParams::default(), &pool("s", 1))
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = denied else {
+        panic!()
+    };
     assert_eq!((status.code, status.reason.as_str()), (403, "Forbidden"));
-    assert!(status.message.contains("cannot create resource \"nodepools\""), "{}", status.message);
+    assert!(
+        status
+            .message
+            .contains("cannot create resource \"nodepools\""),
+        "{}",
+        status.message
+    );
     let change = Patch::Merge(json!({"spec": {"targetNodes": 2}}));
-    let denied = reader.patch("r", &PatchParams::default(), &change).await.unwrap_err();
+    let denied = reader
+        .patch("r", &PatchParams::default(), &change)
+        .await
+        .unwrap_err();
     assert_eq!(api_code(denied), 403);
-    assert_eq!(api_code(reader.delete("r", &DeleteParams::default()).await.unwrap_err()), 403);
+    assert_eq!(
+        api_code(
+            reader
+                .delete("r", &DeleteParams::default())
+                .await
+                .unwrap_err()
+        ),
+        403
+    );
 
     let stranger = client_for(&f.server.url(), "not-a-token", "test").unwrap();
     let none: Api<NodePool> = Api::all(stranger);
-    assert_eq!(api_code(none.list(&ListParams::default()).await.unwrap_err()), 401);
+    assert_eq!(
+        api_code(none.list(&ListParams::default()).await.unwrap_err()),
+        401
+    );
+}
+
+#[tokio::test]
+async fn token_in_header_or_path_prefix() {
+    let f = fixture().await;
+    let http = reqwest::Client::new();
+    let get = |path: String| http.get(format!("{}{path}", f.server.url())).send();
+    assert_eq!(get("/version".into()).await.unwrap().status().as_u16(), 200);
+    assert_eq!(
+        get("/api/v1/nodes".into()).await.unwrap().status().as_u16(),
+        401
+    );
+    assert_eq!(
+        get("/token/wrong/api/v1/nodes".into())
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        401
+    );
+    let listed = get(format!("/token/{}/api/v1/nodes?limit=1", f.tokens.reader))
+        .await
+        .unwrap();
+    assert_eq!(listed.status().as_u16(), 200);
+    let list: Value = listed.json().await.unwrap();
+    assert_eq!(list["kind"], "NodeList");
+    // The prefix carries the reader's role, not more.
+    let post = http
+        .post(format!(
+            "{}/token/{}/api/v1/nodes",
+            f.server.url(),
+            f.tokens.reader
+        ))
+        .json(&json!({"metadata": {"name": "n"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(post.status().as_u16(), 403);
+    // The OpenAPI index keeps the prefix in the URLs kubectl follows.
+    let index: Value = get(format!("/token/{}/openapi/v3", f.tokens.admin))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let url = index["paths"]["api/v1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap();
+    assert!(
+        url.starts_with(&format!("/token/{}/openapi/v3/api/v1", f.tokens.admin)),
+        "{url}"
+    );
+    let table: Value = http
+        .get(format!("{}/api/v1/namespaces", f.server.url()))
+        .bearer_auth(&f.tokens.reader)
+        .header(
+            "Accept",
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(table["kind"], "Table");
+    assert_eq!(table["rows"][0]["cells"][0], "default");
 }
 
 #[tokio::test]
 async fn outage_answers_503_and_ends_watches() {
     let f = fixture().await;
     let api: Api<NodePool> = Api::all(f.reader.clone());
-    let mut w = api.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    let mut w = api
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
     f.server.set_outage(true);
-    let end = tokio::time::timeout(Duration::from_secs(5), w.next()).await.unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(5), w.next())
+        .await
+        .unwrap();
     assert!(end.is_none());
-    assert_eq!(api_code(api.list(&ListParams::default()).await.unwrap_err()), 503);
+    // Raw HTTP: kube-rs' client would retry a 503 with backoff for a long while.
+    let resp = reqwest::Client::new()
+        .get(format!(
+            "{}/apis/compute.coreweave.com/v1alpha1/nodepools",
+            f.server.url()
+        ))
+        .bearer_auth(&f.tokens.reader)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 503);
+    let status: Value = resp.json().await.unwrap();
+    assert_eq!(
+        (status["kind"].as_str(), status["code"].as_u64()),
+        (Some("Status"), Some(503))
+    );
     f.server.set_outage(false);
     assert!(api.list(&ListParams::default()).await.is_ok());
 }
@@ -425,7 +737,10 @@ impl Kubectl {
             String::from_utf8_lossy(&out.stdout).to_string(),
             String::from_utf8_lossy(&out.stderr).to_string(),
         );
-        assert!(out.status.success(), "kubectl {args:?} failed:\n{stdout}\n{stderr}");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed:\n{stdout}\n{stderr}"
+        );
         (stdout, stderr)
     }
 
@@ -456,10 +771,16 @@ async fn kubectl_version_apply_get_describe_delete() {
 
     let file = k.write("pool.yaml", &pool_yaml(2, ""));
     let (out, _) = k.run(&["apply", "-f", path_str(&file)]).await;
-    assert!(out.contains("nodepool.compute.coreweave.com/cli-pool created"), "{out}");
+    assert!(
+        out.contains("nodepool.compute.coreweave.com/cli-pool created"),
+        "{out}"
+    );
     let file = k.write("pool.yaml", &pool_yaml(4, ""));
     let (out, _) = k.run(&["apply", "-f", path_str(&file)]).await;
-    assert!(out.contains("nodepool.compute.coreweave.com/cli-pool configured"), "{out}");
+    assert!(
+        out.contains("nodepool.compute.coreweave.com/cli-pool configured"),
+        "{out}"
+    );
     let api: Api<NodePool> = Api::all(k.admin());
     let stored = api.get("cli-pool").await.unwrap();
     assert_eq!(stored.spec.target_nodes, 4);
@@ -469,24 +790,52 @@ async fn kubectl_version_apply_get_describe_delete() {
     let file = k.write("pool.yaml", &pool_yaml(4, "  placement:\n    rack: r12\n"));
     let (_, err) = k.run(&["apply", "-f", path_str(&file)]).await;
     assert!(err.contains("unknown field \"spec.placement\""), "{err}");
-    assert_eq!(api.get("cli-pool").await.unwrap().spec.extra["placement"]["rack"], "r12");
+    assert_eq!(
+        api.get("cli-pool").await.unwrap().spec.extra["placement"]["rack"],
+        "r12"
+    );
 
     let status = json!({"status": {"currentNodes": 3, "queuedNodes": 1, "conditions": [
         {"type": "Validated", "status": "True", "reason": "Valid"},
         {"type": "Capacity", "status": "False", "reason": "QueuedAwaitingCapacity"},
         {"type": "Quota", "status": "True", "reason": "Under"}]}});
-    api.patch_status("cli-pool", &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+    api.patch_status("cli-pool", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
     let (table, _) = k.run(&["get", "nodepools"]).await;
     let mut lines = table.lines();
-    let header: Vec<&str> = lines.next().unwrap().split("  ").map(str::trim).filter(|s| !s.is_empty()).collect();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap()
+        .split("  ")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
     assert_eq!(
         header,
-        ["NAME", "INSTANCE TYPE", "TARGET", "QUEUED", "INPROGRESS", "CURRENT", "VALIDATED", "CAPACITY", "QUOTA", "AGE"]
+        [
+            "NAME",
+            "INSTANCE TYPE",
+            "TARGET",
+            "QUEUED",
+            "INPROGRESS",
+            "CURRENT",
+            "VALIDATED",
+            "CAPACITY",
+            "QUOTA",
+            "AGE"
+        ]
     );
     let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
     assert_eq!(row[..4], ["cli-pool", "gd-8xh100ib-i128", "4", "1"]);
-    assert!(row.contains(&"QueuedAwaitingCapacity") && row.contains(&"Valid") && row.contains(&"Under"), "{row:?}");
-    assert!(row.last().unwrap().ends_with('s'), "an age like 3s: {row:?}");
+    assert!(
+        row.contains(&"QueuedAwaitingCapacity") && row.contains(&"Valid") && row.contains(&"Under"),
+        "{row:?}"
+    );
+    assert!(
+        row.last().unwrap().ends_with('s'),
+        "an age like 3s: {row:?}"
+    );
 
     let events: Api<Event> = Api::namespaced(k.admin(), "default");
     let ev: Event = serde_json::from_value(json!({"metadata": {"name": "cli-pool.1"},
@@ -497,9 +846,42 @@ async fn kubectl_version_apply_get_describe_delete() {
     .unwrap();
     events.create(&PostParams::default(), &ev).await.unwrap();
     let (described, _) = k.run(&["describe", "nodepool", "cli-pool"]).await;
-    assert!(described.contains("Name:") && described.contains("cli-pool"), "{described}");
-    assert!(described.contains("Instance Type:") && described.contains("gd-8xh100ib-i128"), "{described}");
-    assert!(described.contains("waiting for H100 capacity"), "events are listed:\n{described}");
+    assert!(
+        described.contains("Name:") && described.contains("cli-pool"),
+        "{described}"
+    );
+    assert!(
+        described.contains("Instance Type:") && described.contains("gd-8xh100ib-i128"),
+        "{described}"
+    );
+    assert!(
+        described.contains("waiting for H100 capacity"),
+        "events are listed:\n{described}"
+    );
+
+    let (events_table, _) = k.run(&["get", "events", "-A"]).await;
+    let header: Vec<&str> = events_table
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAMESPACE",
+            "LAST",
+            "SEEN",
+            "TYPE",
+            "REASON",
+            "OBJECT",
+            "MESSAGE"
+        ]
+    );
+    assert!(
+        events_table.contains("nodepool/cli-pool") && events_table.contains("Warning"),
+        "{events_table}"
+    );
 
     let (out, _) = k.run(&["delete", "nodepool", "cli-pool"]).await;
     assert!(out.contains("deleted"), "{out}");
@@ -510,36 +892,78 @@ async fn kubectl_version_apply_get_describe_delete() {
 async fn kubectl_nodes_cordon_label_annotate_describe() {
     let k = Kubectl::start().await;
     let nodes: Api<Node> = Api::all(k.admin());
-    nodes.create(&PostParams::default(), &node("gpu-1", json!({"node-role.kubernetes.io/worker": ""}))).await.unwrap();
-    nodes.create(&PostParams::default(), &node("gpu-2", json!({}))).await.unwrap();
+    nodes
+        .create(
+            &PostParams::default(),
+            &node("gpu-1", json!({"node-role.kubernetes.io/worker": ""})),
+        )
+        .await
+        .unwrap();
+    nodes
+        .create(&PostParams::default(), &node("gpu-2", json!({})))
+        .await
+        .unwrap();
 
     let (table, _) = k.run(&["get", "nodes"]).await;
     let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(header, ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]);
-    assert!(table.lines().any(|l| l.starts_with("gpu-1") && l.contains(" Ready ") && l.contains("worker")), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("gpu-1") && l.contains(" Ready ") && l.contains("worker")),
+        "{table}"
+    );
 
     let (out, _) = k.run(&["cordon", "gpu-1"]).await;
     assert!(out.contains("node/gpu-1 cordoned"), "{out}");
-    assert_eq!(nodes.get("gpu-1").await.unwrap().spec.unwrap().unschedulable, Some(true));
+    assert_eq!(
+        nodes
+            .get("gpu-1")
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .unschedulable,
+        Some(true)
+    );
     let (table, _) = k.run(&["get", "nodes"]).await;
     assert!(table.contains("Ready,SchedulingDisabled"), "{table}");
 
     k.run(&["label", "node", "gpu-2", "pool=spot-a"]).await;
-    k.run(&["annotate", "node", "gpu-2", "spotboard.dev/note=hi"]).await;
+    k.run(&["annotate", "node", "gpu-2", "spotboard.dev/note=hi"])
+        .await;
     let n2 = nodes.get("gpu-2").await.unwrap();
     assert_eq!(n2.labels()["pool"], "spot-a");
     assert_eq!(n2.annotations()["spotboard.dev/note"], "hi");
-    let (selected, _) = k.run(&["get", "nodes", "-l", "pool=spot-a", "-o", "name"]).await;
+    let (selected, _) = k
+        .run(&["get", "nodes", "-l", "pool=spot-a", "-o", "name"])
+        .await;
     assert_eq!(selected.trim(), "node/gpu-2");
 
     let pods: Api<Pod> = Api::namespaced(k.admin(), "default");
-    pods.create(&PostParams::default(), &pod("on-gpu-2", "gpu-2", "Running")).await.unwrap();
+    pods.create(&PostParams::default(), &pod("on-gpu-2", "gpu-2", "Running"))
+        .await
+        .unwrap();
     let (described, _) = k.run(&["describe", "node", "gpu-2"]).await;
-    assert!(described.contains("gpu-2") && described.contains("on-gpu-2"), "{described}");
+    assert!(
+        described.contains("gpu-2") && described.contains("on-gpu-2"),
+        "{described}"
+    );
     let (pods_table, _) = k.run(&["get", "pods", "-A"]).await;
-    let header: Vec<&str> = pods_table.lines().next().unwrap().split_whitespace().collect();
-    assert_eq!(header, ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
-    assert!(pods_table.contains("on-gpu-2") && pods_table.contains("Running"), "{pods_table}");
+    let header: Vec<&str> = pods_table
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    );
+    assert!(
+        pods_table.contains("on-gpu-2") && pods_table.contains("Running"),
+        "{pods_table}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -556,7 +980,9 @@ async fn kubectl_watch_prints_new_rows() {
     let api: Api<NodePool> = Api::all(k.admin());
     // Give kubectl time to list and start watching, then create a pool it must print.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    api.create(&PostParams::default(), &pool("watched", 3)).await.unwrap();
+    api.create(&PostParams::default(), &pool("watched", 3))
+        .await
+        .unwrap();
     let found = tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(line) = lines.next_line().await.unwrap() {
             if line.starts_with("watched") {

@@ -288,6 +288,18 @@ async fn new_pool_boots_to_target_and_scales_down() {
             .iter()
             .all(|n| n.labels()[labels::INSTANCE_TYPE] == "turin-gp")
     );
+    // The Cilium DaemonSet runs on every node that joins.
+    let on_first = ListParams::default().fields(&format!("spec.nodeName={}", nodes[0].name_any()));
+    let daemons = Api::<Pod>::namespaced(z.client.clone(), "kube-system")
+        .list(&on_first)
+        .await
+        .unwrap();
+    assert!(
+        daemons
+            .items
+            .iter()
+            .any(|p| p.name_any().starts_with("cilium-"))
+    );
     for r in [
         "CWNodeRequestQueued",
         "CWNodeAssigned",
@@ -319,11 +331,30 @@ async fn new_pool_boots_to_target_and_scales_down() {
             .await
             .is_empty()
     );
+
+    // Deleting the pool removes its nodes.
+    api.delete("test-turin", &Default::default()).await.unwrap();
+    eventually(
+        Duration::from_secs(15),
+        "test-turin's nodes removed",
+        || async {
+            pool_nodes(&z.client, "test-turin")
+                .await
+                .is_empty()
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(
+        !events(&z.client, "test-turin", "CWNodePoolDeleted")
+            .await
+            .is_empty()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn annotated_spot_node_is_preempted_as_seed_000_says() {
-    let speed = 240.0;
+    let speed = 120.0;
     let z = zone(0, 3, speed).await;
     let before = pool_nodes(&z.client, "h100-spot-train").await;
     assert_eq!(before.len(), 4);
@@ -503,6 +534,55 @@ async fn annotated_spot_node_is_preempted_as_seed_000_says() {
         },
     )
     .await;
+}
+
+/// Seed 002: CKS never picks a node hosting gracefully interruptible pods for scale-down, so
+/// a pool made only of such nodes stalls, even with PreferIdle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_pods_stall_scale_down() {
+    let z = zone(0, 3, 600.0).await;
+    let api = Api::<NodePool>::all(z.client.clone());
+    let patch = json!({"spec": {"targetNodes": 2}});
+    api.patch(
+        "h100-spot-train",
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .unwrap();
+    let np = eventually(
+        Duration::from_secs(5),
+        "h100-spot-train over target",
+        || async {
+            pool(&z.client, "h100-spot-train")
+                .await
+                .filter(|p| reason(p, ConditionType::AtTarget) == "False/OverTarget")
+        },
+    )
+    .await;
+    let msg = np
+        .status
+        .unwrap()
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::AtTarget)
+        .unwrap()
+        .message
+        .clone()
+        .unwrap();
+    assert!(
+        msg.contains("PreferIdle") && msg.contains("no node is idle"),
+        "{msg}"
+    );
+    // Ten simulated minutes later nothing was removed for the scale-down.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        events(&z.client, "h100-spot-train", "CWNodePoolRemoveNodes")
+            .await
+            .is_empty()
+    );
+    let np = pool(&z.client, "h100-spot-train").await.unwrap();
+    assert_eq!(reason(&np, ConditionType::AtTarget), "False/OverTarget");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -23,7 +23,11 @@ pub fn ConditionBadge(cond: ConditionView) -> impl IntoView {
     let title = format!(
         "{}: {} ({})\n{}\nLast transition: {}",
         cond.type_,
-        if cond.status.is_empty() { "not reported" } else { &cond.status },
+        if cond.status.is_empty() {
+            "not reported"
+        } else {
+            &cond.status
+        },
         reason,
         cond.message,
         stamp(cond.last_transition)

@@ -114,13 +114,28 @@ mod tests {
             ("Validated", "True", "Valid", Severity::Ok),
             ("Validated", "False", "Invalid", Severity::Error),
             ("Capacity", "True", "Sufficient", Severity::Ok),
-            ("Capacity", "False", "QueuedAwaitingCapacity", Severity::Warning),
+            (
+                "Capacity",
+                "False",
+                "QueuedAwaitingCapacity",
+                Severity::Warning,
+            ),
             ("Capacity", "False", "NoneAvailable", Severity::Error),
             ("Quota", "True", "Under", Severity::Ok),
             ("Quota", "False", "NotSet", Severity::Error),
             ("AtTarget", "False", "UnderTarget", Severity::Progressing),
-            ("NodeReconfigurationRequired", "False", "AllNodesUpToDate", Severity::Ok),
-            ("NodeReconfigurationRequired", "True", "StagedNodeConfig", Severity::Warning),
+            (
+                "NodeReconfigurationRequired",
+                "False",
+                "AllNodesUpToDate",
+                Severity::Ok,
+            ),
+            (
+                "NodeReconfigurationRequired",
+                "True",
+                "StagedNodeConfig",
+                Severity::Warning,
+            ),
             ("Quota", "False", "InternalError", Severity::Error),
             ("Capacity", "False", "SomethingNew", Severity::Unknown),
             ("FutureCondition", "True", "Fine", Severity::Unknown),
@@ -133,7 +148,10 @@ mod tests {
 
     #[test]
     fn scaling_is_not_a_problem_but_quota_is() {
-        let healthy = [cond("AtTarget", "False", "UnderTarget"), cond("Quota", "True", "Under")];
+        let healthy = [
+            cond("AtTarget", "False", "UnderTarget"),
+            cond("Quota", "True", "Under"),
+        ];
         assert!(problems(&healthy).is_empty());
         let blocked = [cond("Quota", "False", "NotSet")];
         let p = problems(&blocked);

@@ -163,7 +163,10 @@ impl PoolQuery {
 }
 
 /// Distinct values of a field over the pools, sorted, for filter drop-downs.
-pub fn distinct<'a>(rows: impl Iterator<Item = &'a PoolRow>, f: impl Fn(&PoolRow) -> String) -> Vec<String> {
+pub fn distinct<'a>(
+    rows: impl Iterator<Item = &'a PoolRow>,
+    f: impl Fn(&PoolRow) -> String,
+) -> Vec<String> {
     let mut v: Vec<String> = rows.map(f).collect();
     v.sort();
     v.dedup();
@@ -183,7 +186,11 @@ mod tests {
             compute_class: class.into(),
             instance_type: "gd-8xa100-i128".into(),
             current_nodes: Some(current),
-            problems: if problem { vec!["quota".into()] } else { vec![] },
+            problems: if problem {
+                vec!["quota".into()]
+            } else {
+                vec![]
+            },
             ..Default::default()
         }
     }
@@ -199,7 +206,9 @@ mod tests {
             ..Default::default()
         };
         let params = q.to_params();
-        let back = PoolQuery::from_params(|k| params.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()));
+        let back = PoolQuery::from_params(|k| {
+            params.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone())
+        });
         assert_eq!(back, q);
         assert!(PoolQuery::default().to_params().is_empty());
     }
@@ -216,7 +225,11 @@ mod tests {
             problem: true,
             ..Default::default()
         };
-        let kept: Vec<_> = rows.iter().filter(|r| q.matches(r)).map(|r| r.name.as_str()).collect();
+        let kept: Vec<_> = rows
+            .iter()
+            .filter(|r| q.matches(r))
+            .map(|r| r.name.as_str())
+            .collect();
         assert_eq!(kept, ["c"]);
         let q = PoolQuery {
             zone: Some("US-EAST-04A".into()),

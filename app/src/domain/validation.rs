@@ -355,7 +355,8 @@ mod tests {
     #[test]
     fn counts_table() {
         // (autoscaling, target, min, max, expected fields)
-        let cases: [(bool, i32, Option<i32>, Option<i32>, &[&str]); 10] = [
+        type Case = (bool, i32, Option<i32>, Option<i32>, &'static [&'static str]);
+        let cases: [Case; 10] = [
             (false, 1, Some(0), Some(0), &[]), // seed 001's example-nodepool
             (false, 0, None, None, &[]),
             (false, -1, None, None, &["spec.targetNodes"]),

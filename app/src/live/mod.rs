@@ -37,7 +37,11 @@ pub fn use_live(
         Effect::new(move |_| {
             let rev = snapshot.with(|r| r.as_ref().and_then(|r| r.as_ref().ok()).map(|s| s.rev));
             if let Some(rev) = rev {
-                source::connect(live, scope.get_untracked(), rev.max(live.rev.get_untracked()));
+                source::connect(
+                    live,
+                    scope.get_untracked(),
+                    rev.max(live.rev.get_untracked()),
+                );
             }
         });
         on_cleanup(source::disconnect);

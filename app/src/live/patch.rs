@@ -39,9 +39,15 @@ pub fn diff(old: &Value, new: &Value) -> Option<Value> {
 /// Errors: [`Error::Decode`] when the patched value no longer fits the row type (a server
 /// and browser of different versions); the row is left unchanged then.
 pub fn apply<T: Serialize + DeserializeOwned>(row: &mut T, patch: &Value) -> Result<()> {
-    let mut v = serde_json::to_value(&*row).map_err(|source| Error::Decode { what: "row", source })?;
+    let mut v = serde_json::to_value(&*row).map_err(|source| Error::Decode {
+        what: "row",
+        source,
+    })?;
     json_patch::merge(&mut v, patch);
-    *row = serde_json::from_value(v).map_err(|source| Error::Decode { what: "patched row", source })?;
+    *row = serde_json::from_value(v).map_err(|source| Error::Decode {
+        what: "patched row",
+        source,
+    })?;
     Ok(())
 }
 

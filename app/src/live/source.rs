@@ -91,11 +91,15 @@ pub fn connect(live: LiveStore, scope: Scope, since: u64) {
             if closed {
                 let scope = scope.clone();
                 let rev = live.rev.get_untracked();
-                set_timeout(move || connect(live, scope, rev), std::time::Duration::from_secs(3));
+                set_timeout(
+                    move || connect(live, scope, rev),
+                    std::time::Duration::from_secs(3),
+                );
             }
         })
     };
-    let _ = source.add_event_listener_with_callback(sse::SNAPSHOT, on_snapshot.as_ref().unchecked_ref());
+    let _ = source
+        .add_event_listener_with_callback(sse::SNAPSHOT, on_snapshot.as_ref().unchecked_ref());
     let _ = source.add_event_listener_with_callback(sse::DELTA, on_delta.as_ref().unchecked_ref());
     source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     source.set_onerror(Some(on_error.as_ref().unchecked_ref()));

@@ -288,7 +288,11 @@ mod tests {
                 change: Change::Remove,
             };
             store.apply(&old).unwrap();
-            assert_eq!(store.pools.len(), 2, "a delta older than the store is ignored");
+            assert_eq!(
+                store.pools.len(),
+                2,
+                "a delta older than the store is ignored"
+            );
             store
                 .apply(&Delta {
                     rev: 12,

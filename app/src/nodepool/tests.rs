@@ -33,12 +33,17 @@ fn seed_example_round_trips() {
     assert_eq!(spec.compute_class, ComputeClass::Default);
     assert_eq!(spec.target_nodes, 1);
     assert_eq!(
-        spec.lifecycle.as_ref().and_then(|l| l.scale_down_strategy.clone()),
+        spec.lifecycle
+            .as_ref()
+            .and_then(|l| l.scale_down_strategy.clone()),
         Some(ScaleDownStrategy::IdleOnly)
     );
     let status: NodePoolStatus = serde_json::from_value(v["status"].clone()).unwrap();
     assert_eq!(status.current_nodes, Some(1));
-    assert_eq!(status.conditions[1].type_, ConditionType::NodeReconfigurationRequired);
+    assert_eq!(
+        status.conditions[1].type_,
+        ConditionType::NodeReconfigurationRequired
+    );
     assert_eq!(status.conditions[1].status, ConditionStatus::False);
     let back = serde_json::to_value(&spec).unwrap();
     assert_eq!(back["instanceType"], "gd-8xa100-i128");
@@ -56,7 +61,10 @@ fn unknown_enum_values_and_fields_are_kept_verbatim() {
         "placement": {"rack": "r12"}
     });
     let spec: NodePoolSpec = serde_json::from_value(v.clone()).unwrap();
-    assert_eq!(spec.compute_class, ComputeClass::Other("preemptible-v2".into()));
+    assert_eq!(
+        spec.compute_class,
+        ComputeClass::Other("preemptible-v2".into())
+    );
     assert!(!spec.compute_class.is_known());
     assert_eq!(spec.node_taints[0].effect.as_str(), "NoFly");
     assert_eq!(spec.extra["placement"]["rack"], "r12");

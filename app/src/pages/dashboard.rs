@@ -36,14 +36,26 @@ pub fn Dashboard() -> impl IntoView {
         } else {
             format!("/?{}", params.join("&"))
         };
-        navigate(&url, leptos_router::NavigateOptions { replace: true, scroll: false, ..Default::default() });
+        navigate(
+            &url,
+            leptos_router::NavigateOptions {
+                replace: true,
+                scroll: false,
+                ..Default::default()
+            },
+        );
     };
 
     // Only the keys in display order: a patch to one pool re-renders that row, and re-sorts
     // only when the sort column changed.
     let keys = Memo::new(move |_| {
         let q = query.get();
-        let mut rows: Vec<PoolRow> = live.pools.values().into_iter().filter(|r| q.matches(r)).collect();
+        let mut rows: Vec<PoolRow> = live
+            .pools
+            .values()
+            .into_iter()
+            .filter(|r| q.matches(r))
+            .collect();
         rows.sort_by(|a, b| q.compare(a, b));
         rows.into_iter().map(|r| r.key).collect::<Vec<_>>()
     });
@@ -77,7 +89,9 @@ pub fn Dashboard() -> impl IntoView {
 fn urlencode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -107,7 +121,11 @@ where
     };
     let select = {
         let set_query = set_query.clone();
-        move |label: &'static str, name: &'static str, get: fn(&PoolQuery) -> Option<String>, set: fn(&mut PoolQuery, Option<String>), f: fn(&PoolRow) -> String| {
+        move |label: &'static str,
+              name: &'static str,
+              get: fn(&PoolQuery) -> Option<String>,
+              set: fn(&mut PoolQuery, Option<String>),
+              f: fn(&PoolRow) -> String| {
             let set_query = set_query.clone();
             view! {
                 <label>
@@ -259,7 +277,8 @@ fn count(v: Option<i32>) -> String {
 #[component]
 fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
     let now = use_now();
-    let href = move || row.with(|r| format!("/pools/{}/{}", urlencode(&r.cluster), urlencode(&r.name)));
+    let href =
+        move || row.with(|r| format!("/pools/{}/{}", urlencode(&r.cluster), urlencode(&r.name)));
     let problems = move || {
         row.with(|r| {
             let mut p = r.problems.clone();

@@ -60,7 +60,9 @@ pub fn PoolPage() -> impl IntoView {
 
 #[component]
 fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
-    let f = move |g: fn(&PoolRow) -> Option<i32>| move || row.with(|r| g(r).map(|n| n.to_string()).unwrap_or_else(|| "—".into()));
+    let f = move |g: fn(&PoolRow) -> Option<i32>| {
+        move || row.with(|r| g(r).map(|n| n.to_string()).unwrap_or_else(|| "—".into()))
+    };
     view! {
         <section class="page-head">
             <h1>

@@ -16,14 +16,28 @@ pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {
             let d = &r.detail;
             let mut v: Vec<(&'static str, String)> = vec![
                 ("autoscaling", r.autoscaling.to_string()),
-                ("lifecycle.scaleDownStrategy", d.scale_down_strategy.clone().unwrap_or_else(|| "IdleOnly (default)".into())),
-                ("nodeConfigurationUpdateStrategy.type", d.update_strategy.clone().unwrap_or_else(|| "OnSpecUpdate (default)".into())),
+                (
+                    "lifecycle.scaleDownStrategy",
+                    d.scale_down_strategy
+                        .clone()
+                        .unwrap_or_else(|| "IdleOnly (default)".into()),
+                ),
+                (
+                    "nodeConfigurationUpdateStrategy.type",
+                    d.update_strategy
+                        .clone()
+                        .unwrap_or_else(|| "OnSpecUpdate (default)".into()),
+                ),
             ];
             if let Some(i) = &d.image {
                 v.push(("image", i.clone()));
             }
             if let Some(g) = &d.gpu_version {
-                let note = if d.image.is_some() { " (ignored: image is set and wins)" } else { "" };
+                let note = if d.image.is_some() {
+                    " (ignored: image is set and wins)"
+                } else {
+                    ""
+                };
                 v.push(("gpu.version", format!("{g}{note}")));
             }
             for (k, val) in &d.node_labels {
@@ -138,7 +152,11 @@ pub fn EventList(row: RwSignal<PoolRow>) -> impl IntoView {
             .into_iter()
             .filter(|e| e.cluster == cluster && e.pool.as_deref() == Some(name.as_str()))
             .collect();
-        ev.sort_by(|a, b| b.last_seen.cmp(&a.last_seen).then_with(|| a.key.cmp(&b.key)));
+        ev.sort_by(|a, b| {
+            b.last_seen
+                .cmp(&a.last_seen)
+                .then_with(|| a.key.cmp(&b.key))
+        });
         ev.truncate(100);
         ev
     });

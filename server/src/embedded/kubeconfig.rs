@@ -63,7 +63,9 @@ pub fn write(path: &Path, zones: &[Zone], admin_token: &str) -> Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut file = options.open(path).map_err(|e| Error::io(ctx("creating"), e))?;
+    let mut file = options
+        .open(path)
+        .map_err(|e| Error::io(ctx("creating"), e))?;
     file.write_all(yaml.as_bytes())
         .map_err(|e| Error::io(ctx("writing"), e))?;
     Ok(())
@@ -90,9 +92,15 @@ mod tests {
         let doc = document(&zones(), "tok");
         assert_eq!(doc["current-context"], "spotboard-us-east-04a");
         assert_eq!(doc["contexts"].as_array().unwrap().len(), 2);
-        assert_eq!(doc["clusters"][1]["cluster"]["server"], "http://127.0.0.1:40001/token/tok");
+        assert_eq!(
+            doc["clusters"][1]["cluster"]["server"],
+            "http://127.0.0.1:40001/token/tok"
+        );
         assert_eq!(doc["users"][0]["user"]["token"], "tok");
-        assert_eq!(doc["contexts"][1]["context"]["cluster"], "spotboard-us-west-01a");
+        assert_eq!(
+            doc["contexts"][1]["context"]["cluster"],
+            "spotboard-us-west-01a"
+        );
     }
 
     #[test]

@@ -38,9 +38,17 @@ pub async fn pools(State(hub): State<Hub>) -> Json<PoolList> {
 }
 
 /// One pool with its nodes and recent events; 404 with a JSON message when unknown.
-pub async fn pool(State(hub): State<Hub>, Path((cluster, name)): Path<(String, String)>) -> Response {
+pub async fn pool(
+    State(hub): State<Hub>,
+    Path((cluster, name)): Path<(String, String)>,
+) -> Response {
     match hub.pool(&cluster, &name) {
-        Some((pool, nodes, events)) => Json(PoolDetail { pool, nodes, events }).into_response(),
+        Some((pool, nodes, events)) => Json(PoolDetail {
+            pool,
+            nodes,
+            events,
+        })
+        .into_response(),
         None => (
             StatusCode::NOT_FOUND,
             Json(serde_json::json!({"error": format!("no NodePool {name} in cluster {cluster}")})),

@@ -33,7 +33,11 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
     let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
         return false;
     };
-    let origin_host = origin.split_once("://").map(|(_, rest)| rest).unwrap_or(origin).trim_end_matches('/');
+    let origin_host = origin
+        .split_once("://")
+        .map(|(_, rest)| rest)
+        .unwrap_or(origin)
+        .trim_end_matches('/');
     origin_host.eq_ignore_ascii_case(host)
 }
 
@@ -41,10 +45,15 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
 pub async fn guard(State(auth): State<Auth>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
     let open = path == "/healthz" || path == "/readyz";
-    if let Auth::ProxyHeader(name) = &auth {
-        if !open && !req.headers().contains_key(name.as_str()) {
-            return (StatusCode::UNAUTHORIZED, format!("missing {name}: spotboard expects an authenticating proxy in front")).into_response();
-        }
+    if let Auth::ProxyHeader(name) = &auth
+        && !open
+        && !req.headers().contains_key(name.as_str())
+    {
+        return (
+            StatusCode::UNAUTHORIZED,
+            format!("missing {name}: spotboard expects an authenticating proxy in front"),
+        )
+            .into_response();
     }
     let guarded = path.starts_with("/api/") || req.method() != axum::http::Method::GET;
     if guarded && !same_origin(req.headers()) {
@@ -70,9 +79,18 @@ mod tests {
     #[test]
     fn origins() {
         assert!(same_origin(&headers(None, "127.0.0.1:3000")));
-        assert!(same_origin(&headers(Some("http://127.0.0.1:3000"), "127.0.0.1:3000")));
-        assert!(!same_origin(&headers(Some("http://evil.example"), "127.0.0.1:3000")));
-        assert!(!same_origin(&headers(Some("http://127.0.0.1:3001"), "127.0.0.1:3000")));
+        assert!(same_origin(&headers(
+            Some("http://127.0.0.1:3000"),
+            "127.0.0.1:3000"
+        )));
+        assert!(!same_origin(&headers(
+            Some("http://evil.example"),
+            "127.0.0.1:3000"
+        )));
+        assert!(!same_origin(&headers(
+            Some("http://127.0.0.1:3001"),
+            "127.0.0.1:3000"
+        )));
         assert!(!same_origin(&headers(Some("null"), "127.0.0.1:3000")));
     }
 }

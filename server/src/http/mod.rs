@@ -52,7 +52,12 @@ pub fn router(state: AppState) -> Router {
             move || shell(options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
-        .layer(axum::middleware::from_fn_with_state(state.auth.clone(), guard::guard))
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(BODY_LIMIT_BYTES))
+        .layer(axum::middleware::from_fn_with_state(
+            state.auth.clone(),
+            guard::guard,
+        ))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(
+            BODY_LIMIT_BYTES,
+        ))
         .with_state(state)
 }

@@ -58,33 +58,48 @@ pub async fn stream(
             let last = ps.last().map(|p| p.rev).unwrap_or(since.unwrap_or(0));
             let evs = ps
                 .iter()
-                .map(|p| Event::default().event(sse::DELTA).id(p.rev.to_string()).data(p.data.clone()))
+                .map(|p| {
+                    Event::default()
+                        .event(sse::DELTA)
+                        .id(p.rev.to_string())
+                        .data(p.data.clone())
+                })
                 .collect();
             (evs, last.max(since.unwrap_or(0)))
         }
     };
-    let live = stream::unfold((hub, scope, sub.rx, last), |(hub, scope, mut rx, mut last)| async move {
-        loop {
-            match rx.recv().await {
-                Ok(p) => {
-                    if p.rev <= last || !p.wanted_by(&scope) {
-                        continue;
+    let live = stream::unfold(
+        (hub, scope, sub.rx, last),
+        |(hub, scope, mut rx, mut last)| async move {
+            loop {
+                match rx.recv().await {
+                    Ok(p) => {
+                        if p.rev <= last || !p.wanted_by(&scope) {
+                            continue;
+                        }
+                        last = p.rev;
+                        let ev = Event::default()
+                            .event(sse::DELTA)
+                            .id(p.rev.to_string())
+                            .data(p.data.clone());
+                        return Some((ev, (hub, scope, rx, last)));
                     }
-                    last = p.rev;
-                    let ev = Event::default().event(sse::DELTA).id(p.rev.to_string()).data(p.data.clone());
-                    return Some((ev, (hub, scope, rx, last)));
+                    Err(RecvError::Lagged(skipped)) => {
+                        // Catching up delta by delta would only fall further behind; one snapshot
+                        // costs the same as a page load and bounds the server's memory per client.
+                        tracing::debug!(
+                            skipped,
+                            "stream subscriber lagged; sending a fresh snapshot"
+                        );
+                        let s = hub.snapshot(&scope);
+                        last = s.rev;
+                        return Some((snapshot_event(&s), (hub, scope, rx, last)));
+                    }
+                    Err(RecvError::Closed) => return None,
                 }
-                Err(RecvError::Lagged(skipped)) => {
-                    // Catching up delta by delta would only fall further behind; one snapshot
-                    // costs the same as a page load and bounds the server's memory per client.
-                    tracing::debug!(skipped, "stream subscriber lagged; sending a fresh snapshot");
-                    let s = hub.snapshot(&scope);
-                    last = s.rev;
-                    return Some((snapshot_event(&s), (hub, scope, rx, last)));
-                }
-                Err(RecvError::Closed) => return None,
             }
-        }
-    });
-    Sse::new(stream::iter(first).chain(live).map(Ok)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        },
+    );
+    Sse::new(stream::iter(first).chain(live).map(Ok))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }

@@ -77,7 +77,12 @@ impl ClusterData {
             Observed::Delete(uid) => self.drop_pool(&uid, &mut dirty),
             Observed::Resync(all) => {
                 let keep: BTreeSet<String> = all.iter().map(|r| r.uid.clone()).collect();
-                let gone: Vec<String> = self.pools.keys().filter(|k| !keep.contains(*k)).cloned().collect();
+                let gone: Vec<String> = self
+                    .pools
+                    .keys()
+                    .filter(|k| !keep.contains(*k))
+                    .cloned()
+                    .collect();
                 for uid in gone {
                     self.drop_pool(&uid, &mut dirty);
                 }
@@ -90,16 +95,20 @@ impl ClusterData {
     }
 
     fn put_pool(&mut self, rec: PoolRecord, dirty: &mut Vec<Dirty>) {
-        self.pool_uid_by_name.insert(rec.name.clone(), rec.uid.clone());
+        self.pool_uid_by_name
+            .insert(rec.name.clone(), rec.uid.clone());
         dirty.push((RowKind::Pool, rec.uid.clone()));
         self.pools.insert(rec.uid.clone(), rec);
     }
 
     fn drop_pool(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
-        if let Some(rec) = self.pools.remove(uid) {
-            if self.pool_uid_by_name.get(&rec.name).is_some_and(|u| u == uid) {
-                self.pool_uid_by_name.remove(&rec.name);
-            }
+        if let Some(rec) = self.pools.remove(uid)
+            && self
+                .pool_uid_by_name
+                .get(&rec.name)
+                .is_some_and(|u| u == uid)
+        {
+            self.pool_uid_by_name.remove(&rec.name);
         }
         dirty.push((RowKind::Pool, uid.to_string()));
     }
@@ -111,7 +120,12 @@ impl ClusterData {
             Observed::Delete(uid) => self.drop_node(&uid, &mut dirty),
             Observed::Resync(all) => {
                 let keep: BTreeSet<String> = all.iter().map(|r| r.uid.clone()).collect();
-                let gone: Vec<String> = self.nodes.keys().filter(|k| !keep.contains(*k)).cloned().collect();
+                let gone: Vec<String> = self
+                    .nodes
+                    .keys()
+                    .filter(|k| !keep.contains(*k))
+                    .cloned()
+                    .collect();
                 for uid in gone {
                     self.drop_node(&uid, &mut dirty);
                 }
@@ -127,29 +141,45 @@ impl ClusterData {
         dirty.push((RowKind::Node, rec.uid.clone()));
         let old = self.nodes.get(&rec.uid);
         let aggregate_changed = old.is_none_or(|o| {
-            o.pool != rec.pool || o.cordoned != rec.cordoned || o.pending_preemption != rec.pending_preemption || o.zone != rec.zone
+            o.pool != rec.pool
+                || o.cordoned != rec.cordoned
+                || o.pending_preemption != rec.pending_preemption
+                || o.zone != rec.zone
         });
-        if let Some(old_pool) = old.and_then(|o| o.pool.clone()).filter(|p| Some(p) != rec.pool.as_ref()) {
+        if let Some(old_pool) = old
+            .and_then(|o| o.pool.clone())
+            .filter(|p| Some(p) != rec.pool.as_ref())
+        {
             if let Some(set) = self.nodes_by_pool.get_mut(&old_pool) {
                 set.remove(&rec.uid);
             }
             self.dirty_pool_named(&old_pool, dirty);
         }
         if let Some(pool) = &rec.pool {
-            self.nodes_by_pool.entry(pool.clone()).or_default().insert(rec.uid.clone());
+            self.nodes_by_pool
+                .entry(pool.clone())
+                .or_default()
+                .insert(rec.uid.clone());
             self.node_pool_seen.insert(rec.name.clone(), pool.clone());
             if aggregate_changed {
                 self.dirty_pool_named(pool, dirty);
             }
         }
-        self.node_uid_by_name.insert(rec.name.clone(), rec.uid.clone());
+        self.node_uid_by_name
+            .insert(rec.name.clone(), rec.uid.clone());
         self.nodes.insert(rec.uid.clone(), rec);
     }
 
     fn drop_node(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
         dirty.push((RowKind::Node, uid.to_string()));
-        let Some(rec) = self.nodes.remove(uid) else { return };
-        if self.node_uid_by_name.get(&rec.name).is_some_and(|u| u == uid) {
+        let Some(rec) = self.nodes.remove(uid) else {
+            return;
+        };
+        if self
+            .node_uid_by_name
+            .get(&rec.name)
+            .is_some_and(|u| u == uid)
+        {
             self.node_uid_by_name.remove(&rec.name);
         }
         if let Some(pool) = &rec.pool {
@@ -167,7 +197,12 @@ impl ClusterData {
             Observed::Delete(uid) => self.drop_pod(&uid, &mut dirty),
             Observed::Resync(all) => {
                 let keep: BTreeSet<String> = all.iter().map(|r| r.uid.clone()).collect();
-                let gone: Vec<String> = self.pods.keys().filter(|k| !keep.contains(*k)).cloned().collect();
+                let gone: Vec<String> = self
+                    .pods
+                    .keys()
+                    .filter(|k| !keep.contains(*k))
+                    .cloned()
+                    .collect();
                 for uid in gone {
                     self.drop_pod(&uid, &mut dirty);
                 }
@@ -232,10 +267,16 @@ impl ClusterData {
             }
         }
         if self.events.len() > EVENTS_PER_CLUSTER {
-            let mut by_age: Vec<(Option<DateTime<Utc>>, String)> =
-                self.events.values().map(|e| (e.last_seen, e.uid.clone())).collect();
+            let mut by_age: Vec<(Option<DateTime<Utc>>, String)> = self
+                .events
+                .values()
+                .map(|e| (e.last_seen, e.uid.clone()))
+                .collect();
             by_age.sort();
-            for (_, uid) in by_age.into_iter().take(self.events.len() - EVENTS_PER_CLUSTER) {
+            for (_, uid) in by_age
+                .into_iter()
+                .take(self.events.len() - EVENTS_PER_CLUSTER)
+            {
                 self.events.remove(&uid);
                 dirty.push((RowKind::Event, uid));
             }
@@ -248,15 +289,29 @@ impl ClusterData {
         let rec = self.pools.get(uid)?;
         let mut agg = NodeAggregate::default();
         let mut zones: HashMap<&str, u32> = HashMap::new();
-        for n in self.nodes_by_pool.get(&rec.name).into_iter().flatten().filter_map(|u| self.nodes.get(u)) {
+        for n in self
+            .nodes_by_pool
+            .get(&rec.name)
+            .into_iter()
+            .flatten()
+            .filter_map(|u| self.nodes.get(u))
+        {
             agg.cordoned += u32::from(n.cordoned);
             agg.preempting += u32::from(n.pending_preemption);
             if let Some(z) = &n.zone {
                 *zones.entry(z).or_default() += 1;
             }
         }
-        agg.zone = zones.into_iter().max_by_key(|(z, n)| (*n, std::cmp::Reverse(*z))).map(|(z, _)| z.to_string());
-        Some(projection::pool_row(cluster, self.zone.as_deref(), rec, &agg))
+        agg.zone = zones
+            .into_iter()
+            .max_by_key(|(z, n)| (*n, std::cmp::Reverse(*z)))
+            .map(|(z, _)| z.to_string());
+        Some(projection::pool_row(
+            cluster,
+            self.zone.as_deref(),
+            rec,
+            &agg,
+        ))
     }
 
     /// The current node row of `uid`, if the node exists.

@@ -82,7 +82,9 @@ impl Hub {
             views: Views::new(RESUME_RING),
         };
         for (name, zone) in clusters {
-            state.clusters.insert(name.clone(), ClusterData::new(zone.clone()));
+            state
+                .clusters
+                .insert(name.clone(), ClusterData::new(zone.clone()));
             let row = ClusterRow {
                 name: name.clone(),
                 zone: zone.clone(),
@@ -112,7 +114,13 @@ impl Hub {
         f(&guard)
     }
 
-    fn update(&self, cluster: &str, kind: Kind, f: impl FnOnce(&mut ClusterData) -> Vec<Dirty>, resync: bool) {
+    fn update(
+        &self,
+        cluster: &str,
+        kind: Kind,
+        f: impl FnOnce(&mut ClusterData) -> Vec<Dirty>,
+        resync: bool,
+    ) {
         self.write(|state, tx| {
             let Some(data) = state.clusters.get_mut(cluster) else {
                 tracing::warn!(cluster, "update for an unknown cluster ignored");
@@ -156,8 +164,12 @@ impl Hub {
     /// last good data; other states start `since` now. Publishes only on a change.
     pub fn set_link(&self, cluster: &str, state: LinkState, message: Option<String>) {
         self.write(|s, tx| {
-            let Some(data) = s.clusters.get(cluster) else { return };
-            let Some(mut row) = s.views.cluster(cluster).cloned() else { return };
+            let Some(data) = s.clusters.get(cluster) else {
+                return;
+            };
+            let Some(mut row) = s.views.cluster(cluster).cloned() else {
+                return;
+            };
             if row.state == state && row.message == message {
                 return;
             }
@@ -189,7 +201,11 @@ impl Hub {
 
     /// Whether every kind of `cluster` has been listed at least once.
     pub fn synced(&self, cluster: &str) -> bool {
-        self.read(|s| s.clusters.get(cluster).is_some_and(|c| c.synced == ALL_KINDS))
+        self.read(|s| {
+            s.clusters
+                .get(cluster)
+                .is_some_and(|c| c.synced == ALL_KINDS)
+        })
     }
 
     /// Everything in `scope` now.
@@ -218,11 +234,18 @@ impl Hub {
     }
 
     /// One pool with its nodes and events (newest first), if it exists.
-    pub fn pool(&self, cluster: &str, name: &str) -> Option<(PoolRow, Vec<NodeRow>, Vec<EventRow>)> {
+    pub fn pool(
+        &self,
+        cluster: &str,
+        name: &str,
+    ) -> Option<(PoolRow, Vec<NodeRow>, Vec<EventRow>)> {
         let snap = self.snapshot(&Scope::pool(cluster, name));
-        let pool = snap.pools.into_iter().find(|p| p.cluster == cluster && p.name == name)?;
+        let pool = snap
+            .pools
+            .into_iter()
+            .find(|p| p.cluster == cluster && p.name == name)?;
         let mut events = snap.events;
-        events.sort_by(|a, b| b.last_seen.cmp(&a.last_seen));
+        events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
         Some((pool, snap.nodes, events))
     }
 

@@ -38,10 +38,21 @@ fn drain(rx: &mut broadcast::Receiver<Arc<Published>>) -> Vec<Delta> {
 #[test]
 fn a_cordon_sends_a_node_patch_and_a_pool_patch_only() {
     let hub = hub();
-    hub.pools("zone-a", Observed::Resync(vec![pool_rec("p1", "spot-a"), pool_rec("p2", "spot-b")]));
-    hub.nodes("zone-a", Observed::Resync(vec![node_rec("n1", "g1", "spot-a"), node_rec("n2", "g2", "spot-b")]));
+    hub.pools(
+        "zone-a",
+        Observed::Resync(vec![pool_rec("p1", "spot-a"), pool_rec("p2", "spot-b")]),
+    );
+    hub.nodes(
+        "zone-a",
+        Observed::Resync(vec![
+            node_rec("n1", "g1", "spot-a"),
+            node_rec("n2", "g2", "spot-b"),
+        ]),
+    );
     let mut sub = hub.subscribe(&Scope::pool("zone-a", "spot-a"), None);
-    let Start::Snapshot(snap) = sub.start else { panic!("expected a snapshot") };
+    let Start::Snapshot(snap) = sub.start else {
+        panic!("expected a snapshot")
+    };
     assert_eq!(snap.pools.len(), 2);
     assert_eq!(snap.nodes.len(), 1, "only the scoped pool's nodes");
     assert_eq!(snap.pools[0].zone.as_deref(), Some("US-EAST-04A"));
@@ -51,12 +62,24 @@ fn a_cordon_sends_a_node_patch_and_a_pool_patch_only() {
     hub.nodes("zone-a", Observed::Apply(cordoned));
     let deltas = drain(&mut sub.rx);
     assert_eq!(deltas.len(), 2, "{deltas:?}");
-    let node = deltas.iter().find(|d| d.kind == RowKind::Node).expect("a node delta");
+    let node = deltas
+        .iter()
+        .find(|d| d.kind == RowKind::Node)
+        .expect("a node delta");
     assert_eq!(node.key, "n1");
-    assert_eq!(node.change, Change::Patch(serde_json::json!({"cordoned": true})));
-    let pool = deltas.iter().find(|d| d.kind == RowKind::Pool).expect("a pool delta");
+    assert_eq!(
+        node.change,
+        Change::Patch(serde_json::json!({"cordoned": true}))
+    );
+    let pool = deltas
+        .iter()
+        .find(|d| d.kind == RowKind::Pool)
+        .expect("a pool delta");
     assert_eq!(pool.key, "p1");
-    assert_eq!(pool.change, Change::Patch(serde_json::json!({"nodes_cordoned": 1})));
+    assert_eq!(
+        pool.change,
+        Change::Patch(serde_json::json!({"nodes_cordoned": 1}))
+    );
     assert_eq!(deltas[1].rev, deltas[0].rev + 1);
     assert!(deltas[0].rev > snap.rev);
 
@@ -70,16 +93,32 @@ fn a_cordon_sends_a_node_patch_and_a_pool_patch_only() {
 #[test]
 fn pods_count_on_their_node_and_resync_removes_what_is_gone() {
     let hub = hub();
-    hub.nodes("zone-a", Observed::Resync(vec![node_rec("n1", "g1", "spot-a")]));
-    let pod = |uid: &str| PodRecord { uid: uid.into(), node: Some("g1".into()) };
-    hub.pods("zone-a", Observed::Resync(vec![pod("a"), pod("b"), pod("c")]));
+    hub.nodes(
+        "zone-a",
+        Observed::Resync(vec![node_rec("n1", "g1", "spot-a")]),
+    );
+    let pod = |uid: &str| PodRecord {
+        uid: uid.into(),
+        node: Some("g1".into()),
+    };
+    hub.pods(
+        "zone-a",
+        Observed::Resync(vec![pod("a"), pod("b"), pod("c")]),
+    );
     let snap = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
     assert_eq!(snap.nodes[0].pods, 3);
     hub.pods("zone-a", Observed::Delete("a".into()));
     hub.pods("zone-a", Observed::Resync(vec![pod("b")]));
-    assert_eq!(hub.snapshot(&Scope::pool("zone-a", "spot-a")).nodes[0].pods, 1);
+    assert_eq!(
+        hub.snapshot(&Scope::pool("zone-a", "spot-a")).nodes[0].pods,
+        1
+    );
     hub.nodes("zone-a", Observed::Resync(vec![]));
-    assert!(hub.snapshot(&Scope::pool("zone-a", "spot-a")).nodes.is_empty());
+    assert!(
+        hub.snapshot(&Scope::pool("zone-a", "spot-a"))
+            .nodes
+            .is_empty()
+    );
 }
 
 #[test]
@@ -92,14 +131,23 @@ fn resume_replays_missed_deltas_in_scope_or_falls_back_to_a_snapshot() {
     match hub.subscribe(&Scope::pools(), Some(rev)).start {
         Start::Replay(r) => {
             let kinds: Vec<_> = r.iter().map(|p| p.kind).collect();
-            assert_eq!(kinds, [RowKind::Pool], "the node delta is out of the pools scope");
+            assert_eq!(
+                kinds,
+                [RowKind::Pool],
+                "the node delta is out of the pools scope"
+            );
             assert!(r[0].rev > rev);
         }
         Start::Snapshot(_) => panic!("expected a replay"),
     }
-    assert!(matches!(hub.subscribe(&Scope::pools(), Some(10_000)).start, Start::Snapshot(_)));
+    assert!(matches!(
+        hub.subscribe(&Scope::pools(), Some(10_000)).start,
+        Start::Snapshot(_)
+    ));
     let now = hub.snapshot(&Scope::pools()).rev;
-    assert!(matches!(hub.subscribe(&Scope::pools(), Some(now)).start, Start::Replay(ref r) if r.is_empty()));
+    assert!(
+        matches!(hub.subscribe(&Scope::pools(), Some(now)).start, Start::Replay(ref r) if r.is_empty())
+    );
 }
 
 #[test]
@@ -108,13 +156,20 @@ fn stale_keeps_the_time_of_the_last_good_data() {
     hub.pools("zone-a", Observed::Resync(vec![]));
     let good = hub.snapshot(&Scope::pools()).clusters[0].since;
     std::thread::sleep(std::time::Duration::from_millis(5));
-    hub.set_link("zone-a", LinkState::Stale, Some("connection refused".into()));
+    hub.set_link(
+        "zone-a",
+        LinkState::Stale,
+        Some("connection refused".into()),
+    );
     let row = hub.snapshot(&Scope::pools()).clusters[0].clone();
     assert_eq!(row.state, LinkState::Stale);
     assert!(row.since >= good && row.since <= Some(Utc::now()));
     assert_eq!(row.message.as_deref(), Some("connection refused"));
     hub.set_link("zone-a", LinkState::Live, None);
-    assert_eq!(hub.snapshot(&Scope::pools()).clusters[0].state, LinkState::Live);
+    assert_eq!(
+        hub.snapshot(&Scope::pools()).clusters[0].state,
+        LinkState::Live
+    );
 }
 
 #[test]

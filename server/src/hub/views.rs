@@ -81,7 +81,13 @@ impl Views {
     }
 
     /// Recomputes the dirty rows of one cluster and publishes those that changed.
-    pub fn refresh(&mut self, cluster: &str, data: &ClusterData, mut dirty: Vec<Dirty>, tx: &broadcast::Sender<Arc<Published>>) {
+    pub fn refresh(
+        &mut self,
+        cluster: &str,
+        data: &ClusterData,
+        mut dirty: Vec<Dirty>,
+        tx: &broadcast::Sender<Arc<Published>>,
+    ) {
         dirty.sort();
         dirty.dedup();
         for (kind, key) in dirty {
@@ -114,7 +120,15 @@ impl Views {
         }
     }
 
-    fn publish(&mut self, kind: RowKind, key: String, cluster: String, pool: Option<String>, change: Change, tx: &broadcast::Sender<Arc<Published>>) {
+    fn publish(
+        &mut self,
+        kind: RowKind,
+        key: String,
+        cluster: String,
+        pool: Option<String>,
+        change: Change,
+        tx: &broadcast::Sender<Arc<Published>>,
+    ) {
         self.rev += 1;
         let delta = Delta {
             rev: self.rev,
@@ -154,7 +168,11 @@ impl Views {
             .filter(|e| scope.wants(&e.cluster, e.pool.as_deref()))
             .cloned()
             .collect();
-        events.sort_by(|a, b| a.last_seen.cmp(&b.last_seen).then_with(|| a.key.cmp(&b.key)));
+        events.sort_by(|a, b| {
+            a.last_seen
+                .cmp(&b.last_seen)
+                .then_with(|| a.key.cmp(&b.key))
+        });
         Snapshot {
             rev: self.rev,
             clusters: self.clusters.values().cloned().collect(),
@@ -174,7 +192,13 @@ impl Views {
         if since + 1 < oldest && since != self.rev {
             return None;
         }
-        Some(self.ring.iter().filter(|p| p.rev > since && p.wanted_by(scope)).cloned().collect())
+        Some(
+            self.ring
+                .iter()
+                .filter(|p| p.rev > since && p.wanted_by(scope))
+                .cloned()
+                .collect(),
+        )
     }
 
     pub fn stats(&self) -> HubStats {

@@ -24,7 +24,12 @@ pub struct NodeAggregate {
 /// `zone` is the cluster's zone when known (CKS clusters are zonal); otherwise the zone its
 /// nodes report. A malformed record still yields a row (name, age, and the reason), so the
 /// pool stays visible.
-pub fn pool_row(cluster: &str, zone: Option<&str>, rec: &PoolRecord, nodes: &NodeAggregate) -> PoolRow {
+pub fn pool_row(
+    cluster: &str,
+    zone: Option<&str>,
+    rec: &PoolRecord,
+    nodes: &NodeAggregate,
+) -> PoolRow {
     let mut row = PoolRow {
         key: rec.uid.clone(),
         provider: "cks".into(),
@@ -90,13 +95,22 @@ pub fn conditions(reported: &[Condition]) -> Vec<ConditionView> {
     let mut out: Vec<ConditionView> = FIVE_CONDITIONS
         .iter()
         .map(|t| {
-            reported.iter().find(|c| &c.type_ == t).map(view).unwrap_or_else(|| ConditionView {
-                type_: t.as_str().to_string(),
-                ..Default::default()
-            })
+            reported
+                .iter()
+                .find(|c| &c.type_ == t)
+                .map(view)
+                .unwrap_or_else(|| ConditionView {
+                    type_: t.as_str().to_string(),
+                    ..Default::default()
+                })
         })
         .collect();
-    out.extend(reported.iter().filter(|c| !FIVE_CONDITIONS.contains(&c.type_)).map(view));
+    out.extend(
+        reported
+            .iter()
+            .filter(|c| !FIVE_CONDITIONS.contains(&c.type_))
+            .map(view),
+    );
     out
 }
 
@@ -105,7 +119,9 @@ fn detail(spec: &NodePoolSpec, status: &NodePoolStatus, generation: Option<i64>)
         [
             i.name.as_ref().map(|n| format!("name {n}")),
             i.kernel.as_ref().map(|k| format!("kernel {k}")),
-            i.release_train.as_ref().map(|r| format!("releaseTrain {r}")),
+            i.release_train
+                .as_ref()
+                .map(|r| format!("releaseTrain {r}")),
         ]
         .into_iter()
         .flatten()
@@ -116,7 +132,12 @@ fn detail(spec: &NodePoolSpec, status: &NodePoolStatus, generation: Option<i64>)
         .extra
         .iter()
         .map(|(k, v)| format!("spec.{k} = {v}"))
-        .chain(status.extra.iter().map(|(k, v)| format!("status.{k} = {v}")))
+        .chain(
+            status
+                .extra
+                .iter()
+                .map(|(k, v)| format!("status.{k} = {v}")),
+        )
         .collect();
     PoolDetail {
         node_labels: spec.node_labels.clone(),
@@ -182,7 +203,17 @@ mod tests {
         );
         let row = pool_row("c", Some("US-EAST-04A"), &rec, &NodeAggregate::default());
         let types: Vec<_> = row.conditions.iter().map(|c| c.type_.as_str()).collect();
-        assert_eq!(types, ["Validated", "Capacity", "Quota", "AtTarget", "NodeReconfigurationRequired", "FancyNewThing"]);
+        assert_eq!(
+            types,
+            [
+                "Validated",
+                "Capacity",
+                "Quota",
+                "AtTarget",
+                "NodeReconfigurationRequired",
+                "FancyNewThing"
+            ]
+        );
         assert_eq!(row.conditions[0].severity, Severity::Ok);
         assert!(row.conditions[0].last_transition.is_some());
         assert_eq!(row.conditions[1].status, "", "Capacity not reported");
@@ -203,7 +234,15 @@ mod tests {
             created: None,
             parsed: Err("spec.targetNodes: invalid type".into()),
         };
-        let row = pool_row("c", None, &rec, &NodeAggregate { zone: Some("RNO2A".into()), ..Default::default() });
+        let row = pool_row(
+            "c",
+            None,
+            &rec,
+            &NodeAggregate {
+                zone: Some("RNO2A".into()),
+                ..Default::default()
+            },
+        );
         assert_eq!(row.name, "broken");
         assert!(row.has_problem());
         assert_eq!(row.zone.as_deref(), Some("RNO2A"));
@@ -218,7 +257,11 @@ mod tests {
         );
         let row = pool_row("c", None, &rec, &NodeAggregate::default());
         assert_eq!(row.compute_class, "flex");
-        assert!(row.problems.iter().any(|p| p.contains("Unknown computeClass")));
+        assert!(
+            row.problems
+                .iter()
+                .any(|p| p.contains("Unknown computeClass"))
+        );
         assert_eq!(row.detail.unknown_fields, ["spec.placement = \"r1\""]);
         assert_eq!(row.gpus_per_node, None);
     }

@@ -47,10 +47,36 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
     let c = &src.client;
     let pools = Api::<DynamicObject>::all_with(c.clone(), &ApiResource::erase::<NodePool>(&()));
     vec![
-        tokio::spawn(watch_pools(hub.clone(), src.clone(), pools, last_error.clone())),
-        tokio::spawn(watch(hub.clone(), src.name.clone(), Api::<Node>::all(c.clone()), trim::node, Hub::nodes, last_error.clone())),
-        tokio::spawn(watch(hub.clone(), src.name.clone(), Api::<Pod>::all(c.clone()), trim::pod, Hub::pods, last_error.clone())),
-        tokio::spawn(watch(hub.clone(), src.name.clone(), Api::<Event>::all(c.clone()), trim::event, Hub::events, last_error.clone())),
+        tokio::spawn(watch_pools(
+            hub.clone(),
+            src.clone(),
+            pools,
+            last_error.clone(),
+        )),
+        tokio::spawn(watch(
+            hub.clone(),
+            src.name.clone(),
+            Api::<Node>::all(c.clone()),
+            trim::node,
+            Hub::nodes,
+            last_error.clone(),
+        )),
+        tokio::spawn(watch(
+            hub.clone(),
+            src.name.clone(),
+            Api::<Pod>::all(c.clone()),
+            trim::pod,
+            Hub::pods,
+            last_error.clone(),
+        )),
+        tokio::spawn(watch(
+            hub.clone(),
+            src.name.clone(),
+            Api::<Event>::all(c.clone()),
+            trim::event,
+            Hub::events,
+            last_error.clone(),
+        )),
         tokio::spawn(probe(hub, src, last_error)),
     ]
 }
@@ -94,8 +120,13 @@ async fn watch<K, R>(
 ) where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
 {
-    let kind = std::any::type_name::<K>().rsplit("::").next().unwrap_or("object");
-    let mut stream = watcher(api, watcher::Config::default()).default_backoff().boxed();
+    let kind = std::any::type_name::<K>()
+        .rsplit("::")
+        .next()
+        .unwrap_or("object");
+    let mut stream = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .boxed();
     let mut initial: Option<Vec<R>> = None;
     while let Some(event) = stream.next().await {
         match event {
@@ -106,7 +137,11 @@ async fn watch<K, R>(
                 }
             }
             Ok(watcher::Event::InitDone) => {
-                apply(&hub, &cluster, Observed::Resync(initial.take().unwrap_or_default()));
+                apply(
+                    &hub,
+                    &cluster,
+                    Observed::Resync(initial.take().unwrap_or_default()),
+                );
             }
             Ok(watcher::Event::Apply(obj)) => match trim(&obj) {
                 Some(rec) => apply(&hub, &cluster, Observed::Apply(rec)),
@@ -120,7 +155,11 @@ async fn watch<K, R>(
             Err(e) => {
                 tracing::warn!(%cluster, kind, error = %e, "watch failed; retrying with backoff");
                 *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-                hub.set_link(&cluster, LinkState::Stale, Some(format!("{kind} watch: {e}")));
+                hub.set_link(
+                    &cluster,
+                    LinkState::Stale,
+                    Some(format!("{kind} watch: {e}")),
+                );
             }
         }
     }
@@ -145,11 +184,19 @@ async fn probe(hub: Hub, src: ClusterSource, last_error: LastError) {
             }
             Ok(Err(e)) => {
                 *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-                hub.set_link(&src.name, LinkState::Stale, Some(format!("API server: {e}")));
+                hub.set_link(
+                    &src.name,
+                    LinkState::Stale,
+                    Some(format!("API server: {e}")),
+                );
             }
             Err(_) => {
                 *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-                hub.set_link(&src.name, LinkState::Stale, Some("API server did not answer within 2 s".into()));
+                hub.set_link(
+                    &src.name,
+                    LinkState::Stale,
+                    Some("API server did not answer within 2 s".into()),
+                );
             }
         }
     }

@@ -47,7 +47,11 @@ fn decode<T: serde::de::DeserializeOwned>(root: &str, v: Value) -> Result<T, Str
     }
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
-        let path = if path == "." { root.to_string() } else { format!("{root}.{path}") };
+        let path = if path == "." {
+            root.to_string()
+        } else {
+            format!("{root}.{path}")
+        };
         format!("{path}: {}", e.inner())
     })
 }
@@ -71,8 +75,14 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
         zone: label(labels::ZONE),
         state: label(labels::NODE_STATE),
         ready,
-        cordoned: n.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
-        pending_preemption: l.get(labels::PENDING_PREEMPTION).is_some_and(|v| v == "true"),
+        cordoned: n
+            .spec
+            .as_ref()
+            .and_then(|s| s.unschedulable)
+            .unwrap_or(false),
+        pending_preemption: l
+            .get(labels::PENDING_PREEMPTION)
+            .is_some_and(|v| v == "true"),
         evicted_at: label(labels::EVICTED_AT),
         created: time(n.metadata.creation_timestamp.as_ref()),
     })
@@ -94,7 +104,11 @@ pub fn event(e: &Event) -> Option<EventRecord> {
         return None;
     }
     let last_seen = time(e.last_timestamp.as_ref())
-        .or_else(|| e.event_time.as_ref().map(|t| DateTime::<Utc>::from_timestamp_nanos(t.0.as_nanosecond() as i64)))
+        .or_else(|| {
+            e.event_time
+                .as_ref()
+                .map(|t| DateTime::<Utc>::from_timestamp_nanos(t.0.as_nanosecond() as i64))
+        })
         .or_else(|| time(e.first_timestamp.as_ref()))
         .or_else(|| time(e.metadata.creation_timestamp.as_ref()));
     Some(EventRecord {

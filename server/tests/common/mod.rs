@@ -32,7 +32,9 @@ pub async fn start(zones: &[&str], speed: f64) -> Dashboard {
         auth_proxy_header: None,
         site_root: "target/site".into(),
     };
-    let running = run::start(&args, std::future::pending()).await.expect("dashboard starts");
+    let running = run::start(&args, std::future::pending())
+        .await
+        .expect("dashboard starts");
     let base = format!("http://{}", running.addr);
     wait_for(Duration::from_secs(30), || running.hub.ready()).await;
     Dashboard {
@@ -47,21 +49,31 @@ pub async fn start(zones: &[&str], speed: f64) -> Dashboard {
 pub async fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
-        assert!(start.elapsed() < limit, "condition not met within {limit:?}");
+        assert!(
+            start.elapsed() < limit,
+            "condition not met within {limit:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
 /// Reads Server-Sent Events from `url` until `pred` accepts one (event name, data), or the
 /// deadline passes. Returns the accepted event's data.
-pub async fn sse_until(url: &str, limit: Duration, mut pred: impl FnMut(&str, &str) -> bool) -> Option<String> {
+pub async fn sse_until(
+    url: &str,
+    limit: Duration,
+    mut pred: impl FnMut(&str, &str) -> bool,
+) -> Option<String> {
     use futures::StreamExt;
     let resp = reqwest::get(url).await.ok()?;
     let mut body = resp.bytes_stream();
     let mut buf = String::new();
     let deadline = tokio::time::Instant::now() + limit;
     loop {
-        let chunk = tokio::time::timeout_at(deadline, body.next()).await.ok()??.ok()?;
+        let chunk = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .ok()??
+            .ok()?;
         buf.push_str(&String::from_utf8_lossy(&chunk));
         while let Some(end) = buf.find("\n\n") {
             let block: String = buf.drain(..end + 2).collect();
@@ -69,7 +81,13 @@ pub async fn sse_until(url: &str, limit: Duration, mut pred: impl FnMut(&str, &s
             let mut data = String::new();
             for line in block.lines() {
                 if let Some(e) = line.strip_prefix("event:") {
-                    event = if e.trim() == "snapshot" { "snapshot" } else if e.trim() == "delta" { "delta" } else { "other" };
+                    event = if e.trim() == "snapshot" {
+                        "snapshot"
+                    } else if e.trim() == "delta" {
+                        "delta"
+                    } else {
+                        "other"
+                    };
                 } else if let Some(d) = line.strip_prefix("data:") {
                     data.push_str(d.trim_start());
                 }

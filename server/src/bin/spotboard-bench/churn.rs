@@ -43,7 +43,10 @@ pub async fn wait_for_nodes(client: &Client, want: usize) -> Res<()> {
 
 /// The pool with the most nodes: (cluster, pool, [(node uid, node name)]).
 pub async fn biggest_pool(base: &str) -> Res<(String, String, Vec<(String, String)>)> {
-    let pools: serde_json::Value = reqwest::get(format!("{base}/api/v1/pools")).await?.json().await?;
+    let pools: serde_json::Value = reqwest::get(format!("{base}/api/v1/pools"))
+        .await?
+        .json()
+        .await?;
     let biggest = pools["pools"]
         .as_array()
         .ok_or("no pools")?
@@ -52,18 +55,31 @@ pub async fn biggest_pool(base: &str) -> Res<(String, String, Vec<(String, Strin
         .ok_or("no pools")?;
     let cluster = biggest["cluster"].as_str().ok_or("no cluster")?.to_string();
     let pool = biggest["name"].as_str().ok_or("no name")?.to_string();
-    let detail: serde_json::Value = reqwest::get(format!("{base}/api/v1/pools/{cluster}/{pool}")).await?.json().await?;
+    let detail: serde_json::Value = reqwest::get(format!("{base}/api/v1/pools/{cluster}/{pool}"))
+        .await?
+        .json()
+        .await?;
     let nodes = detail["nodes"]
         .as_array()
         .ok_or("no nodes")?
         .iter()
-        .filter_map(|n| Some((n["key"].as_str()?.to_string(), n["name"].as_str()?.to_string())))
+        .filter_map(|n| {
+            Some((
+                n["key"].as_str()?.to_string(),
+                n["name"].as_str()?.to_string(),
+            ))
+        })
         .collect();
     Ok((cluster, pool, nodes))
 }
 
 /// Cordons and uncordons nodes round-robin at `rate` per second for `length`.
-pub async fn run(client: &Client, nodes: &[(String, String)], rate: u32, length: Duration) -> Res<Vec<Sent>> {
+pub async fn run(
+    client: &Client,
+    nodes: &[(String, String)],
+    rate: u32,
+    length: Duration,
+) -> Res<Vec<Sent>> {
     let api = Api::<Node>::all(client.clone());
     let total = (rate as u64 * length.as_secs()) as usize;
     let start = Instant::now();
@@ -84,7 +100,10 @@ pub async fn run(client: &Client, nodes: &[(String, String)], rate: u32, length:
                 tokio::time::sleep_until(due.into()).await;
                 let at = Instant::now();
                 let patch = Patch::Merge(serde_json::json!({"spec": {"unschedulable": value}}));
-                api.patch(&name, &PatchParams::default(), &patch).await.ok().map(|_| (uid, value, at))
+                api.patch(&name, &PatchParams::default(), &patch)
+                    .await
+                    .ok()
+                    .map(|_| (uid, value, at))
             }
         })
         .buffer_unordered(256)
@@ -101,11 +120,11 @@ pub fn latencies(sent: &[Sent], seen: &[Seen]) -> Vec<Duration> {
     }
     let mut out = Vec::new();
     for (uid, v, arrived) in seen {
-        if let Some(times) = pending.get_mut(&(uid.as_str(), *v)) {
-            if !times.is_empty() {
-                let t = times.remove(0);
-                out.push(arrived.saturating_duration_since(t));
-            }
+        if let Some(times) = pending.get_mut(&(uid.as_str(), *v))
+            && !times.is_empty()
+        {
+            let t = times.remove(0);
+            out.push(arrived.saturating_duration_since(t));
         }
     }
     out

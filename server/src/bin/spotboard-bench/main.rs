@@ -43,17 +43,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile_dir()?;
     let kubeconfig = dir.join("kubeconfig");
     let zone = "US-EAST-04A";
-    println!("spotboard-bench: {} nodes × {} pods, {} changes/s for {} s", args.nodes, args.pods_per_node, args.rate, args.seconds);
+    println!(
+        "spotboard-bench: {} nodes × {} pods, {} changes/s for {} s",
+        args.nodes, args.pods_per_node, args.rate, args.seconds
+    );
 
     let t = Instant::now();
     let cluster = procs::start_embedded(&kubeconfig, zone, args.nodes, args.pods_per_node).await?;
     let admin = churn::admin_client(&kubeconfig).await?;
     churn::wait_for_nodes(&admin, args.nodes).await?;
-    println!("embedded cluster seeded in {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "embedded cluster seeded in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
 
     let t = Instant::now();
     let dash = procs::start_dashboard(&kubeconfig).await?;
-    println!("dashboard listed everything in {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "dashboard listed everything in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     tokio::time::sleep(Duration::from_secs(3)).await;
     let rss = procs::rss_kib(dash.pid())?;
     println!(
@@ -66,17 +75,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let base = dash.base.clone();
     let (cluster_name, pool, nodes) = churn::biggest_pool(&base).await?;
-    println!("churning pool {pool} ({} nodes) in {cluster_name}", nodes.len());
+    println!(
+        "churning pool {pool} ({} nodes) in {cluster_name}",
+        nodes.len()
+    );
 
     let pools_stream = sse::Counter::open(&format!("{base}/api/v1/stream")).await?;
-    let pool_stream = sse::Counter::open(&format!("{base}/api/v1/stream?cluster={cluster_name}&pool={pool}")).await?;
+    let pool_stream = sse::Counter::open(&format!(
+        "{base}/api/v1/stream?cluster={cluster_name}&pool={pool}"
+    ))
+    .await?;
     let mut extra = Vec::new();
     for _ in 0..args.streams {
         extra.push(sse::Counter::open(&format!("{base}/api/v1/stream")).await?);
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
     match procs::watch_count(&cluster.url, &cluster.token).await {
-        Ok(w) => println!("watches open on the API server with {} streams: {w}", args.streams + 2),
+        Ok(w) => println!(
+            "watches open on the API server with {} streams: {w}",
+            args.streams + 2
+        ),
         Err(e) => println!("watches open on the API server: unavailable ({e})"),
     }
     pools_stream.reset();
@@ -96,7 +114,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if lat.is_empty() {
         println!("latency: no node deltas matched");
     } else {
-        let p = |q: f64| lat[((lat.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1000.0;
+        let p =
+            |q: f64| lat[((lat.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1000.0;
         println!(
             "node change → stream latency over {} deltas: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (target p99 ≤ 250)",
             lat.len(),
@@ -106,7 +125,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let rss_after = procs::rss_kib(dash.pid())?;
-    println!("RSS dashboard after the run with {} streams: {:.1} MB", args.streams + 2, rss_after as f64 / 1024.0);
+    println!(
+        "RSS dashboard after the run with {} streams: {:.1} MB",
+        args.streams + 2,
+        rss_after as f64 / 1024.0
+    );
     drop(extra);
     Ok(())
 }

@@ -24,10 +24,20 @@ pub struct Embedded {
     pub token: String,
 }
 
-pub async fn start_embedded(kubeconfig: &Path, zone: &str, nodes: usize, pods: usize) -> Res<Embedded> {
+pub async fn start_embedded(
+    kubeconfig: &Path,
+    zone: &str,
+    nodes: usize,
+    pods: usize,
+) -> Res<Embedded> {
     let mut child = Command::new(spotboard_exe()?)
         .args(["embedded", "--zones", zone, "--seed", "1"])
-        .args(["--nodes", &nodes.to_string(), "--pods-per-node", &pods.to_string()])
+        .args([
+            "--nodes",
+            &nodes.to_string(),
+            "--pods-per-node",
+            &pods.to_string(),
+        ])
         .arg("--embedded-kubeconfig")
         .arg(kubeconfig)
         .env("RUST_LOG", "warn")
@@ -50,7 +60,11 @@ pub async fn start_embedded(kubeconfig: &Path, zone: &str, nodes: usize, pods: u
         .find_map(|l| l.trim().strip_prefix("token: "))
         .ok_or("no token in kubeconfig")?
         .to_string();
-    Ok(Embedded { _child: child, url, token })
+    Ok(Embedded {
+        _child: child,
+        url,
+        token,
+    })
 }
 
 pub struct Dashboard {
@@ -79,10 +93,10 @@ pub async fn start_dashboard(kubeconfig: &Path) -> Res<Dashboard> {
     let base = format!("http://127.0.0.1:{port}");
     let start = Instant::now();
     loop {
-        if let Ok(r) = reqwest::get(format!("{base}/readyz")).await {
-            if r.status().is_success() {
-                break;
-            }
+        if let Ok(r) = reqwest::get(format!("{base}/readyz")).await
+            && r.status().is_success()
+        {
+            break;
         }
         if start.elapsed() > Duration::from_secs(300) {
             return Err("dashboard not ready within 300 s".into());
@@ -95,7 +109,10 @@ pub async fn start_dashboard(kubeconfig: &Path) -> Res<Dashboard> {
 /// Resident set size of a process, KiB, from /proc.
 pub fn rss_kib(pid: u32) -> Res<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).ok_or("no VmRSS")?;
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .ok_or("no VmRSS")?;
     Ok(line.split_whitespace().nth(1).ok_or("bad VmRSS")?.parse()?)
 }
 

@@ -41,25 +41,41 @@ impl Counter {
                 buf.push_str(&String::from_utf8_lossy(&chunk));
                 while let Some(end) = buf.find("\n\n") {
                     let block: String = buf.drain(..end + 2).collect();
-                    let Some(data) = block.lines().find_map(|l| l.strip_prefix("data:")) else { continue };
-                    let Ok(delta) = serde_json::from_str::<app::model::Delta>(data.trim_start()) else { continue };
+                    let Some(data) = block.lines().find_map(|l| l.strip_prefix("data:")) else {
+                        continue;
+                    };
+                    let Ok(delta) = serde_json::from_str::<app::model::Delta>(data.trim_start())
+                    else {
+                        continue;
+                    };
                     if delta.kind != app::model::RowKind::Node {
                         continue;
                     }
-                    if let app::model::Change::Patch(p) = &delta.change {
-                        if let Some(c) = p.get("cordoned").and_then(|v| v.as_bool()) {
-                            d.lock().unwrap_or_else(|e| e.into_inner()).push((delta.key.clone(), c, Instant::now()));
-                        }
+                    if let app::model::Change::Patch(p) = &delta.change
+                        && let Some(c) = p.get("cordoned").and_then(|v| v.as_bool())
+                    {
+                        d.lock().unwrap_or_else(|e| e.into_inner()).push((
+                            delta.key.clone(),
+                            c,
+                            Instant::now(),
+                        ));
                     }
                 }
             }
         });
-        Ok(Self { bytes, deltas, task })
+        Ok(Self {
+            bytes,
+            deltas,
+            task,
+        })
     }
 
     pub fn reset(&self) {
         self.bytes.store(0, Ordering::Relaxed);
-        self.deltas.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.deltas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     pub fn bytes(&self) -> u64 {
@@ -67,6 +83,9 @@ impl Counter {
     }
 
     pub fn deltas(&self) -> Vec<Seen> {
-        self.deltas.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.deltas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }

@@ -36,7 +36,11 @@ impl User {
 /// Compares in time independent of where the first difference is, so response timing does
 /// not leak a token byte by byte.
 fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 /// The user a bearer token belongs to.
@@ -88,7 +92,11 @@ pub struct PathPrefix(pub String);
 /// Answers 503 during a simulated outage and 401 without a known token (header or path
 /// prefix); otherwise passes the request on, prefix stripped, with its [`User`] and
 /// [`PathPrefix`] as extensions. Runs before routing, so that a stripped path routes.
-pub async fn middleware(State(shared): State<Arc<Shared>>, mut req: Request, next: Next) -> Response {
+pub async fn middleware(
+    State(shared): State<Arc<Shared>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     if *shared.outage.borrow() {
         return ApiError::unavailable().into_response();
     }
@@ -133,7 +141,10 @@ mod tests {
     fn tokens_map_to_users() {
         let a = authenticate(Some("Bearer adm"), "adm", "rdr");
         assert_eq!(a, Some(User::Admin));
-        assert_eq!(authenticate(Some("Bearer rdr"), "adm", "rdr"), Some(User::Reader));
+        assert_eq!(
+            authenticate(Some("Bearer rdr"), "adm", "rdr"),
+            Some(User::Reader)
+        );
         assert_eq!(authenticate(Some("Bearer nope"), "adm", "rdr"), None);
         assert_eq!(authenticate(Some("Basic adm"), "adm", "rdr"), None);
         assert_eq!(authenticate(None, "adm", "rdr"), None);
@@ -143,7 +154,13 @@ mod tests {
     #[test]
     fn reader_only_reads() {
         assert!(User::Reader.may(Verb::Watch) && User::Reader.may(Verb::List));
-        for v in [Verb::Create, Verb::Update, Verb::Patch, Verb::Delete, Verb::DeleteCollection] {
+        for v in [
+            Verb::Create,
+            Verb::Update,
+            Verb::Patch,
+            Verb::Delete,
+            Verb::DeleteCollection,
+        ] {
             assert!(!User::Reader.may(v));
             assert!(User::Admin.may(v));
         }
@@ -152,10 +169,16 @@ mod tests {
 
     #[test]
     fn token_paths() {
-        assert_eq!(split_token_path("/token/abc/api/v1/nodes"), Some(("abc", "/api/v1/nodes")));
+        assert_eq!(
+            split_token_path("/token/abc/api/v1/nodes"),
+            Some(("abc", "/api/v1/nodes"))
+        );
         assert_eq!(split_token_path("/token/abc"), Some(("abc", "/")));
         assert_eq!(split_token_path("/api/v1"), None);
         assert_eq!(split_token_path("/tokens/abc"), None);
-        assert_eq!(url_with_token("http://127.0.0.1:1/", "t"), "http://127.0.0.1:1/token/t");
+        assert_eq!(
+            url_with_token("http://127.0.0.1:1/", "t"),
+            "http://127.0.0.1:1/token/t"
+        );
     }
 }

@@ -31,7 +31,12 @@ pub enum DeletePlan {
 /// kubelet must stop its containers first. Unbound or finished pods and every other kind
 /// have no grace. With no grace, an object with finalizers is marked (its finalizers'
 /// owners remove it by clearing them) and anything else is removed.
-pub fn plan(kind: Kind, obj: &Value, requested_grace: Option<i64>, now: DateTime<Utc>) -> DeletePlan {
+pub fn plan(
+    kind: Kind,
+    obj: &Value,
+    requested_grace: Option<i64>,
+    now: DateTime<Utc>,
+) -> DeletePlan {
     let grace = if kind == Kind::Pods {
         pod_grace(obj, requested_grace)
     } else {
@@ -62,12 +67,18 @@ fn pod_grace(pod: &Value, requested: Option<i64>) -> i64 {
         .pointer("/spec/nodeName")
         .and_then(Value::as_str)
         .is_some_and(|n| !n.is_empty());
-    let phase = pod.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
+    let phase = pod
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if !bound || phase == "Succeeded" || phase == "Failed" {
         return 0;
     }
     requested
-        .or_else(|| pod.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64))
+        .or_else(|| {
+            pod.pointer("/spec/terminationGracePeriodSeconds")
+                .and_then(Value::as_i64)
+        })
         .unwrap_or(DEFAULT_POD_GRACE_SECONDS)
         .max(0)
 }
@@ -106,17 +117,30 @@ mod tests {
         assert_eq!(out["metadata"]["deletionTimestamp"], "2026-11-21T10:00:30Z");
         let mut p = pod("n1", "Running");
         p["spec"]["terminationGracePeriodSeconds"] = json!(5);
-        let DeletePlan::Mark(out) = plan(Kind::Pods, &p, None, now()) else { panic!() };
+        let DeletePlan::Mark(out) = plan(Kind::Pods, &p, None, now()) else {
+            panic!()
+        };
         assert_eq!(out["metadata"]["deletionGracePeriodSeconds"], 5);
-        let DeletePlan::Mark(out) = plan(Kind::Pods, &p, Some(2), now()) else { panic!() };
+        let DeletePlan::Mark(out) = plan(Kind::Pods, &p, Some(2), now()) else {
+            panic!()
+        };
         assert_eq!(out["metadata"]["deletionGracePeriodSeconds"], 2);
     }
 
     #[test]
     fn unbound_finished_or_zero_grace_pods_go_at_once() {
-        assert_eq!(plan(Kind::Pods, &pod("", "Pending"), None, now()), DeletePlan::Remove);
-        assert_eq!(plan(Kind::Pods, &pod("n1", "Succeeded"), None, now()), DeletePlan::Remove);
-        assert_eq!(plan(Kind::Pods, &pod("n1", "Running"), Some(0), now()), DeletePlan::Remove);
+        assert_eq!(
+            plan(Kind::Pods, &pod("", "Pending"), None, now()),
+            DeletePlan::Remove
+        );
+        assert_eq!(
+            plan(Kind::Pods, &pod("n1", "Succeeded"), None, now()),
+            DeletePlan::Remove
+        );
+        assert_eq!(
+            plan(Kind::Pods, &pod("n1", "Running"), Some(0), now()),
+            DeletePlan::Remove
+        );
     }
 
     #[test]
@@ -125,32 +149,50 @@ mod tests {
             panic!()
         };
         assert_eq!(plan(Kind::Pods, &marked, Some(60), now()), DeletePlan::Keep);
-        assert!(matches!(plan(Kind::Pods, &marked, Some(10), now()), DeletePlan::Mark(_)));
-        assert_eq!(plan(Kind::Pods, &marked, Some(0), now()), DeletePlan::Remove);
+        assert!(matches!(
+            plan(Kind::Pods, &marked, Some(10), now()),
+            DeletePlan::Mark(_)
+        ));
+        assert_eq!(
+            plan(Kind::Pods, &marked, Some(0), now()),
+            DeletePlan::Remove
+        );
     }
 
     #[test]
     fn finalizers_hold_other_kinds() {
         let np = json!({"metadata": {"name": "np", "finalizers": ["compute.coreweave.com/x"]}});
-        let DeletePlan::Mark(out) = plan(Kind::NodePools, &np, None, now()) else { panic!() };
+        let DeletePlan::Mark(out) = plan(Kind::NodePools, &np, None, now()) else {
+            panic!()
+        };
         assert_eq!(out["metadata"]["deletionGracePeriodSeconds"], 0);
         assert_eq!(plan(Kind::NodePools, &out, None, now()), DeletePlan::Keep);
         assert_eq!(
-            plan(Kind::Nodes, &json!({"metadata": {"name": "n"}}), Some(30), now()),
+            plan(
+                Kind::Nodes,
+                &json!({"metadata": {"name": "n"}}),
+                Some(30),
+                now()
+            ),
             DeletePlan::Remove
         );
         let mut cleared = out.clone();
         cleared["metadata"]["finalizers"] = json!([]);
         assert!(completes_deletion(&out, &cleared));
         assert!(!completes_deletion(&out, &out));
-        assert!(!completes_deletion(&np, &json!({"metadata": {}})), "not being deleted");
+        assert!(
+            !completes_deletion(&np, &json!({"metadata": {}})),
+            "not being deleted"
+        );
     }
 
     #[test]
     fn graceful_pod_is_not_completed_by_an_update() {
         let mut p = pod("n1", "Running");
         p["metadata"]["finalizers"] = json!(["f"]);
-        let DeletePlan::Mark(marked) = plan(Kind::Pods, &p, None, now()) else { panic!() };
+        let DeletePlan::Mark(marked) = plan(Kind::Pods, &p, None, now()) else {
+            panic!()
+        };
         let mut cleared = marked.clone();
         cleared["metadata"]["finalizers"] = json!([]);
         assert!(!completes_deletion(&marked, &cleared));

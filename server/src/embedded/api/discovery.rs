@@ -139,10 +139,18 @@ mod tests {
         let core = resource_list("", "v1").unwrap();
         assert_eq!(core["groupVersion"], "v1");
         let n = names(&core);
-        for want in ["nodes", "nodes/status", "pods", "pods/status", "events", "namespaces"] {
+        for want in [
+            "nodes",
+            "nodes/status",
+            "pods",
+            "pods/status",
+            "events",
+            "namespaces",
+        ] {
             assert!(n.contains(&want.to_string()), "{want}");
         }
-        let pods = &core["resources"].as_array().unwrap()[n.iter().position(|x| x == "pods").unwrap()];
+        let pods =
+            &core["resources"].as_array().unwrap()[n.iter().position(|x| x == "pods").unwrap()];
         assert_eq!(pods["namespaced"], true);
         assert_eq!(pods["shortNames"][0], "po");
         assert!(!n.contains(&"events/status".to_string()));
@@ -164,9 +172,15 @@ mod tests {
         assert_eq!(np["resources"][0]["shortNames"][0], "np");
         assert_eq!(np["resources"][0]["namespaced"], false);
         let crds = resource_list("apiextensions.k8s.io", "v1").unwrap();
-        assert_eq!(crds["resources"][0]["verbs"], json!(["get", "list", "watch"]));
+        assert_eq!(
+            crds["resources"][0]["verbs"],
+            json!(["get", "list", "watch"])
+        );
         assert!(resource_list("apps", "v1").is_none());
-        assert_eq!(api_group("compute.coreweave.com").unwrap()["kind"], "APIGroup");
+        assert_eq!(
+            api_group("compute.coreweave.com").unwrap()["kind"],
+            "APIGroup"
+        );
         assert!(api_group("apps").is_none());
     }
 
@@ -174,6 +188,9 @@ mod tests {
     fn version_is_one_kubectl_accepts() {
         let v = version();
         assert_eq!(v["gitVersion"], "v1.33.1");
-        assert_eq!((v["major"].as_str(), v["minor"].as_str()), (Some("1"), Some("33")));
+        assert_eq!(
+            (v["major"].as_str(), v["minor"].as_str()),
+            (Some("1"), Some("33"))
+        );
     }
 }

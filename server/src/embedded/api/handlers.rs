@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use super::Shared;
 use super::auth::User;
 use super::object::Target;
+use super::paging::ContinueToken;
 use super::patch::PatchKind;
 use super::request::{Params, ResourcePath, Verb, flag, parse_path};
 use super::resources::Kind;
@@ -24,7 +25,6 @@ use super::store::{DeleteOptions, Deleted, ListQuery};
 use super::table::{self, Format};
 use super::validation;
 use super::watch::{self, WatchSpec};
-use super::paging::ContinueToken;
 
 /// Largest request body accepted: the API server's own limit is 3 MiB.
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -34,7 +34,9 @@ const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Everything under `/api/v1/...` and `/apis/{group}/{version}/...` that names a resource.
 pub async fn resource(State(shared): State<Arc<Shared>>, req: Request) -> Response {
-    handle(shared, req).await.unwrap_or_else(IntoResponse::into_response)
+    handle(shared, req)
+        .await
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 /// The request's parts that the verb handlers read.
@@ -80,7 +82,9 @@ impl Call {
         match parsed {
             Ok(v) if v.is_object() => Ok(v),
             Ok(_) => Err(ApiError::bad_request("the request body must be an object")),
-            Err(e) => Err(ApiError::bad_request(format!("error decoding the request body: {e}"))),
+            Err(e) => Err(ApiError::bad_request(format!(
+                "error decoding the request body: {e}"
+            ))),
         }
     }
 
@@ -117,7 +121,10 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Result<Response, ApiError>
         .map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))?;
     let verb = Verb::of(&parts.method, &path, flag(&params.watch))?;
     let rt = path.kind.info();
-    let user = *parts.extensions.get::<User>().ok_or_else(ApiError::unauthorized)?;
+    let user = *parts
+        .extensions
+        .get::<User>()
+        .ok_or_else(ApiError::unauthorized)?;
     if !user.may(verb) {
         return Err(ApiError::forbidden(
             user.name(),
@@ -131,7 +138,8 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Result<Response, ApiError>
         return Err(ApiError::method_not_allowed(verb.as_str(), rt));
     }
     // A namespaced object is addressed inside its namespace; `/api/v1/pods` only lists.
-    let needs_namespace = rt.namespaced && !matches!(verb, Verb::List | Verb::Watch | Verb::DeleteCollection);
+    let needs_namespace =
+        rt.namespaced && !matches!(verb, Verb::List | Verb::Watch | Verb::DeleteCollection);
     if needs_namespace && path.namespace.is_none() {
         return Err(ApiError::no_route(parts.uri.path()));
     }
@@ -203,7 +211,12 @@ fn watch(shared: &Shared, call: &Call) -> Result<Response, ApiError> {
             .map_or(DEFAULT_WATCH_TIMEOUT, Duration::from_secs),
         format: call.format,
     };
-    let body = watch::stream(shared.store.clone(), spec, shared.stops(), shared.options.bookmark_interval);
+    let body = watch::stream(
+        shared.store.clone(),
+        spec,
+        shared.stops(),
+        shared.options.bookmark_interval,
+    );
     let mut resp = (StatusCode::OK, body).into_response();
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -216,7 +229,9 @@ fn create(shared: &Shared, call: &Call) -> Result<Response, ApiError> {
     let kind = call.path.kind;
     let body = call.json_body()?;
     let warnings = call.warnings(kind, &body);
-    let obj = shared.store.create(kind, call.ns(), body, call.params.dry_run()?)?;
+    let obj = shared
+        .store
+        .create(kind, call.ns(), body, call.params.dry_run()?)?;
     let resp = responses::object(StatusCode::CREATED, kind, &obj, call.format);
     Ok(responses::with_warnings(resp, &warnings))
 }
@@ -254,7 +269,11 @@ fn patch(shared: &Shared, call: &Call) -> Result<Response, ApiError> {
         call.target(),
         dry_run,
     )?;
-    let code = if created { StatusCode::CREATED } else { StatusCode::OK };
+    let code = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
     let resp = responses::object(code, kind, &obj, call.format);
     Ok(responses::with_warnings(resp, &warnings))
 }
@@ -285,7 +304,10 @@ fn delete_options(call: &Call) -> Result<DeleteOptions, ApiError> {
             .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?
     };
     Ok(DeleteOptions {
-        grace_period: call.params.grace_period_seconds.or(body.grace_period_seconds),
+        grace_period: call
+            .params
+            .grace_period_seconds
+            .or(body.grace_period_seconds),
         precondition_uid: body.preconditions.uid,
         precondition_resource_version: body.preconditions.resource_version,
         dry_run: call.params.dry_run()? || body.dry_run.iter().any(|d| d == "All"),
@@ -300,9 +322,11 @@ fn delete(shared: &Shared, call: &Call) -> Result<Response, ApiError> {
         // Status once gone; anything still terminating comes back as the object.
         Deleted::Gone(obj) if kind != Kind::Pods => responses::json(
             StatusCode::OK,
-            &status::success(kind.info(), call.name(), super::object::uid(&obj)),
+            &status::success(kind.info(), call.name(), obj.uid()),
         ),
-        Deleted::Gone(obj) | Deleted::Pending(obj) => responses::object(StatusCode::OK, kind, &obj, call.format),
+        Deleted::Gone(obj) | Deleted::Pending(obj) => {
+            responses::object(StatusCode::OK, kind, &obj, call.format)
+        }
     };
     Ok(resp)
 }
@@ -320,7 +344,7 @@ fn delete_collection(shared: &Shared, call: &Call) -> Result<Response, ApiError>
     let listing = shared.store.list(kind, &q);
     let mut deleted = Vec::new();
     for obj in &listing.items {
-        let (ns, name) = (super::object::namespace(obj), super::object::name(obj));
+        let (ns, name) = (obj.namespace(), obj.name());
         match shared.store.delete(kind, ns, name, &opts) {
             Ok(Deleted::Gone(o) | Deleted::Pending(o)) => deleted.push(o),
             Err(e) if e.code == 404 => {}

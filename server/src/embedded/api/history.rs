@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::object::Obj;
+use super::stored::Obj;
 
 /// How many changes each kind keeps by default.
 ///
@@ -104,12 +104,13 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::embedded::api::stored::Stored;
     use serde_json::json;
 
     fn change(rv: u64) -> Arc<Change> {
         Arc::new(Change {
             kind: EventType::Added,
-            object: Arc::new(json!({"rv": rv})),
+            object: Arc::new(Stored::new(&json!({"rv": rv}))),
             prev: None,
             rv,
         })

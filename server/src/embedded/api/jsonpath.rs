@@ -41,7 +41,8 @@ impl JsonPath {
                 steps.push(Step::Field(after[..end].to_string()));
                 rest = &after[end..];
             } else if let Some(after) = rest.strip_prefix('[') {
-                let end = closing_bracket(after).ok_or_else(|| format!("unclosed [ in {text:?}"))?;
+                let end =
+                    closing_bracket(after).ok_or_else(|| format!("unclosed [ in {text:?}"))?;
                 steps.push(parse_bracket(after[..end].trim(), text)?);
                 rest = &after[end + 1..];
             } else {
@@ -65,10 +66,16 @@ impl JsonPath {
                         Value::Object(map) => next.extend(map.values()),
                         _ => {}
                     },
-                    Step::Filter { path, equal, literal } => {
+                    Step::Filter {
+                        path,
+                        equal,
+                        literal,
+                    } => {
                         if let Value::Array(items) = v {
                             next.extend(items.iter().filter(|item| {
-                                let got = path.iter().try_fold(*item, |cur, seg| cur.get(seg.as_str()));
+                                let got = path
+                                    .iter()
+                                    .try_fold(*item, |cur, seg| cur.get(seg.as_str()));
                                 got.is_some_and(|g| g == literal) == *equal
                             }));
                         }
@@ -126,7 +133,9 @@ fn parse_bracket(inner: &str, whole: &str) -> Result<Step, String> {
     let rhs = rhs.trim();
     let literal = match unquote(rhs) {
         Some(s) => Value::String(s),
-        None => serde_json::from_str(rhs).map_err(|_| format!("bad literal {rhs:?} in {whole:?}"))?,
+        None => {
+            serde_json::from_str(rhs).map_err(|_| format!("bad literal {rhs:?} in {whole:?}"))?
+        }
     };
     Ok(Step::Filter {
         path,
@@ -157,14 +166,21 @@ mod tests {
     }
 
     fn first(path: &str) -> Option<Value> {
-        JsonPath::parse(path).unwrap().find(&pool()).first().map(|v| (*v).clone())
+        JsonPath::parse(path)
+            .unwrap()
+            .find(&pool())
+            .first()
+            .map(|v| (*v).clone())
     }
 
     #[test]
     fn dotted_paths_and_indexes() {
         assert_eq!(first(".spec.instanceType"), Some(json!("gd-8xh100ib-i128")));
         assert_eq!(first("{.spec.targetNodes}"), Some(json!(4)));
-        assert_eq!(first("$.status.conditions[1].reason"), Some(json!("Sufficient")));
+        assert_eq!(
+            first("$.status.conditions[1].reason"),
+            Some(json!("Sufficient"))
+        );
         assert_eq!(first(".metadata.labels['a.b/c']"), Some(json!("x")));
         assert_eq!(first(".status.queuedNodes"), None);
         let all = JsonPath::parse(".status.conditions[*].type").unwrap();
@@ -177,8 +193,14 @@ mod tests {
             first(r#".status.conditions[?(@.type=="Capacity")].reason"#),
             Some(json!("Sufficient"))
         );
-        assert_eq!(first(".status.conditions[?(@.type=='Quota')].reason"), Some(json!("Under")));
-        assert_eq!(first(r#".status.conditions[?(@.type=="AtTarget")].reason"#), None);
+        assert_eq!(
+            first(".status.conditions[?(@.type=='Quota')].reason"),
+            Some(json!("Under"))
+        );
+        assert_eq!(
+            first(r#".status.conditions[?(@.type=="AtTarget")].reason"#),
+            None
+        );
         let not = JsonPath::parse(r#".status.conditions[?(@.type!="Capacity")].type"#).unwrap();
         assert_eq!(not.find(&pool()).len(), 2);
     }

@@ -1,6 +1,7 @@
 //! The embedded Kubernetes API server: one per simulated zone, on 127.0.0.1 with an
-//! ephemeral port, plain HTTP and bearer tokens. kube-rs and real kubectl talk to it with
-//! no extra flags. It knows nothing of CoreWeave; the behaviour model drives it through
+//! ephemeral port, plain HTTP and bearer tokens (in the `Authorization` header, or for
+//! kubectl in the server URL's path: see [`auth::TOKEN_PATH`]). kube-rs and real kubectl
+//! talk to it with no extra flags. It knows nothing of CoreWeave; the behaviour model drives it through
 //! kube-rs like any controller.
 //!
 //! Served: core v1 `namespaces`, `nodes`, `pods`, `events`; `compute.coreweave.com/v1alpha1`
@@ -12,15 +13,18 @@
 //!
 //! # Layout
 //! - [`resources`]: the served kinds and what discovery and storage know of each.
-//! - [`store`]: objects per kind, the resourceVersion counter, writes; [`history`] the
-//!   bounded change log watches replay; [`object`] metadata rules on create and update;
-//!   [`deletion`] graceful deletion and finalizers; [`patch`] the patch formats;
-//!   [`paging`] `limit`/`continue`; [`selectors`] label and field selectors.
+//! - [`store`]: objects per kind, the resourceVersion counter, reads and writes; [`stored`]
+//!   how one object is kept (JSON bytes and an index); [`history`] the bounded change log
+//!   watches replay; [`object`] metadata rules on create and update; [`deletion`] graceful
+//!   deletion and finalizers; [`patch`] the patch formats; [`paging`] `limit`/`continue`;
+//!   [`selectors`] label and field selectors.
 //! - [`watch`]: watch streams.
-//! - [`table`], [`printers`], [`pod_printer`], [`jsonpath`]: `Table` output for `kubectl get`.
+//! - [`table`], [`printers`], [`pod_printer`], [`age`], [`jsonpath`]: `Table` output for
+//!   `kubectl get`.
 //! - [`discovery`], [`openapi`], [`validation`]: what kubectl reads before it acts.
 //! - [`routes`], [`auth`], [`request`], [`handlers`], [`responses`], [`status`]: HTTP.
 
+mod age;
 mod auth;
 mod deletion;
 mod discovery;
@@ -40,6 +44,7 @@ mod routes;
 mod selectors;
 mod status;
 mod store;
+mod stored;
 mod table;
 mod validation;
 mod watch;
@@ -154,7 +159,9 @@ impl ApiServer {
             options,
             addr,
         });
-        let app = axum::ServiceExt::<axum::extract::Request>::into_make_service(routes::app(shared.clone()));
+        let app = axum::ServiceExt::<axum::extract::Request>::into_make_service(routes::app(
+            shared.clone(),
+        ));
         let zone_name = zone.to_string();
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {

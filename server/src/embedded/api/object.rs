@@ -1,17 +1,11 @@
 //! Object metadata rules: what the server sets on create, keeps on update, and how it
 //! tells a spec change (a new `generation`) from a status or metadata change.
 
-use std::sync::Arc;
-
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
 use super::resources::{Kind, ResourceType};
 use super::status::ApiError;
-
-/// A stored object. Shared by the store, the change history and every watcher, so that a
-/// 50k-pod cluster holds each version once.
-pub type Obj = Arc<Value>;
 
 /// Which part of an object a write targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,11 +28,6 @@ pub fn name(obj: &Value) -> &str {
 /// `metadata.namespace`, or `""`.
 pub fn namespace(obj: &Value) -> &str {
     str_at(obj, "/metadata/namespace")
-}
-
-/// `metadata.uid`, or `""`.
-pub fn uid(obj: &Value) -> &str {
-    str_at(obj, "/metadata/uid")
 }
 
 /// `metadata.resourceVersion`, or `""`.
@@ -86,7 +75,11 @@ pub fn validate_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("metadata.name: Required value: name or generateName is required".into());
     }
-    if name.len() > 253 || !ok_chars || !ends_ok(name.bytes().next()) || !ends_ok(name.bytes().last()) {
+    if name.len() > 253
+        || !ok_chars
+        || !ends_ok(name.bytes().next())
+        || !ends_ok(name.bytes().last())
+    {
         return Err(format!(
             "metadata.name: Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist \
              of lower case alphanumeric characters, '-' or '.', and must start and end with an \
@@ -143,17 +136,31 @@ fn check_namespace(rt: &ResourceType, ns: &str, obj: &mut Value) -> Result<(), A
 /// the resourceVersion.
 ///
 /// Errors: 400 for a body that contradicts the URL.
-pub fn prepare_create(kind: Kind, ns: &str, mut obj: Value, now: DateTime<Utc>) -> Result<Value, ApiError> {
+pub fn prepare_create(
+    kind: Kind,
+    ns: &str,
+    mut obj: Value,
+    now: DateTime<Utc>,
+) -> Result<Value, ApiError> {
     let rt = kind.info();
     check_type(rt, &mut obj)?;
     check_namespace(rt, ns, &mut obj)?;
     let meta = meta_mut(&mut obj);
-    meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+    meta.insert(
+        "uid".into(),
+        Value::String(uuid::Uuid::new_v4().to_string()),
+    );
     meta.insert("creationTimestamp".into(), Value::String(timestamp(now)));
     meta.insert("generation".into(), json!(1));
     // Why managedFields go: nothing here implements field ownership, and they would double
     // the size of every stored object.
-    for k in ["deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "resourceVersion", "selfLink"] {
+    for k in [
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+        "resourceVersion",
+        "selfLink",
+    ] {
         meta.remove(k);
     }
     Ok(obj)
@@ -168,10 +175,10 @@ pub fn spec_changed(old: &Value, new: &Value) -> bool {
         old.as_object().unwrap_or(&empty),
         new.as_object().unwrap_or(&empty),
     );
-    let relevant = |m: &Map<String, Value>| m.keys().filter(|k| !NOT_SPEC.contains(&k.as_str())).count();
+    let relevant =
+        |m: &Map<String, Value>| m.keys().filter(|k| !NOT_SPEC.contains(&k.as_str())).count();
     relevant(o) != relevant(n)
-        || o
-            .iter()
+        || o.iter()
             .filter(|(k, _)| !NOT_SPEC.contains(&k.as_str()))
             .any(|(k, v)| n.get(k) != Some(v))
 }
@@ -181,7 +188,12 @@ pub fn spec_changed(old: &Value, new: &Value) -> bool {
 /// status or everything-but-status is kept according to the target and the kind's
 /// subresources, and `generation` increments on spec changes. The resourceVersion check
 /// and the new resourceVersion are the caller's.
-pub fn prepare_update(kind: Kind, old: &Value, mut new: Value, target: Target) -> Result<Value, ApiError> {
+pub fn prepare_update(
+    kind: Kind,
+    old: &Value,
+    mut new: Value,
+    target: Target,
+) -> Result<Value, ApiError> {
     let rt = kind.info();
     check_type(rt, &mut new)?;
     let old_name = name(old).to_string();
@@ -214,7 +226,13 @@ pub fn prepare_update(kind: Kind, old: &Value, mut new: Value, target: Target) -
 
     let old_meta = old.get("metadata").and_then(Value::as_object);
     let meta = meta_mut(&mut out);
-    for k in ["uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"] {
+    for k in [
+        "uid",
+        "creationTimestamp",
+        "generation",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+    ] {
         match old_meta.and_then(|m| m.get(k)) {
             Some(v) => meta.insert(k.into(), v.clone()),
             None => meta.remove(k),
@@ -223,7 +241,10 @@ pub fn prepare_update(kind: Kind, old: &Value, mut new: Value, target: Target) -
     meta.remove("managedFields");
     meta.remove("selfLink");
     if spec_changed(old, &out) {
-        let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0);
+        let generation = old
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
         meta_mut(&mut out).insert("generation".into(), json!(generation + 1));
     }
     Ok(out)
@@ -250,114 +271,4 @@ pub fn name_suffix() -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn now() -> DateTime<Utc> {
-        "2026-11-21T10:00:00Z".parse().unwrap()
-    }
-
-    #[test]
-    fn create_sets_server_fields() {
-        let body = json!({"metadata": {"name": "p", "resourceVersion": "9",
-                          "managedFields": [{}], "deletionTimestamp": "x"}, "spec": {}});
-        let o = prepare_create(Kind::Pods, "default", body, now()).unwrap();
-        assert_eq!(o["apiVersion"], "v1");
-        assert_eq!(o["kind"], "Pod");
-        assert_eq!(o["metadata"]["namespace"], "default");
-        assert_eq!(o["metadata"]["generation"], 1);
-        assert_eq!(o["metadata"]["creationTimestamp"], "2026-11-21T10:00:00Z");
-        assert_eq!(uid(&o).len(), 36);
-        for gone in ["resourceVersion", "managedFields", "deletionTimestamp"] {
-            assert!(o["metadata"].get(gone).is_none(), "{gone}");
-        }
-    }
-
-    #[test]
-    fn create_rejects_contradictions() {
-        let wrong_ns = json!({"metadata": {"name": "p", "namespace": "other"}});
-        assert_eq!(prepare_create(Kind::Pods, "default", wrong_ns, now()).unwrap_err().code, 400);
-        let wrong_kind = json!({"kind": "Node", "metadata": {"name": "p"}});
-        assert_eq!(prepare_create(Kind::Pods, "default", wrong_kind, now()).unwrap_err().code, 400);
-        let cluster = json!({"metadata": {"name": "n", "namespace": "x"}});
-        let o = prepare_create(Kind::Nodes, "", cluster, now()).unwrap();
-        assert!(o["metadata"].get("namespace").is_none());
-    }
-
-    #[test]
-    fn names_are_dns_subdomains() {
-        assert!(validate_name("gpu-pool.a1").is_ok());
-        assert!(validate_name("").is_err());
-        assert!(validate_name("Upper").is_err());
-        assert!(validate_name("-lead").is_err());
-        assert!(validate_name("trail-").is_err());
-        assert!(validate_name(&"a".repeat(254)).is_err());
-        let s = name_suffix();
-        assert_eq!(s.len(), 5);
-        assert!(validate_name(&s).is_ok());
-    }
-
-    fn stored() -> Value {
-        json!({"apiVersion": "compute.coreweave.com/v1alpha1", "kind": "NodePool",
-               "metadata": {"name": "np", "uid": "u1", "generation": 1, "resourceVersion": "5",
-                            "creationTimestamp": "2026-01-01T00:00:00Z"},
-               "spec": {"targetNodes": 1}, "status": {"currentNodes": 0}})
-    }
-
-    #[test]
-    fn main_update_ignores_status_and_bumps_generation_on_spec_change() {
-        let mut new = stored();
-        new["spec"]["targetNodes"] = json!(2);
-        new["status"]["currentNodes"] = json!(7);
-        new["metadata"]["uid"] = json!("forged");
-        let out = prepare_update(Kind::NodePools, &stored(), new, Target::Main).unwrap();
-        assert_eq!(out["spec"]["targetNodes"], 2);
-        assert_eq!(out["status"]["currentNodes"], 0);
-        assert_eq!(out["metadata"]["uid"], "u1");
-        assert_eq!(out["metadata"]["generation"], 2);
-    }
-
-    #[test]
-    fn metadata_only_update_keeps_generation() {
-        let mut new = stored();
-        new["metadata"]["labels"] = json!({"a": "b"});
-        let out = prepare_update(Kind::NodePools, &stored(), new, Target::Main).unwrap();
-        assert_eq!(out["metadata"]["generation"], 1);
-        assert_eq!(out["metadata"]["labels"]["a"], "b");
-    }
-
-    #[test]
-    fn status_update_changes_only_status() {
-        let mut new = stored();
-        new["spec"]["targetNodes"] = json!(9);
-        new["status"]["currentNodes"] = json!(3);
-        new["metadata"]["labels"] = json!({"a": "b"});
-        let out = prepare_update(Kind::NodePools, &stored(), new, Target::Status).unwrap();
-        assert_eq!(out["spec"]["targetNodes"], 1);
-        assert_eq!(out["status"]["currentNodes"], 3);
-        assert!(out["metadata"].get("labels").is_none());
-        assert_eq!(out["metadata"]["generation"], 1);
-    }
-
-    #[test]
-    fn update_name_must_match() {
-        let mut new = stored();
-        new["metadata"]["name"] = json!("other");
-        let e = prepare_update(Kind::NodePools, &stored(), new, Target::Main).unwrap_err();
-        assert_eq!(e.code, 400);
-        let mut unnamed = stored();
-        unnamed["metadata"].as_object_mut().unwrap().remove("name");
-        let out = prepare_update(Kind::NodePools, &stored(), unnamed, Target::Main).unwrap();
-        assert_eq!(name(&out), "np");
-    }
-
-    #[test]
-    fn events_without_status_subresource_keep_everything() {
-        let old = json!({"metadata": {"name": "e", "namespace": "d", "generation": 1}, "count": 1});
-        let new = json!({"metadata": {"name": "e"}, "count": 2, "status": {"x": 1}});
-        let out = prepare_update(Kind::Events, &old, new, Target::Main).unwrap();
-        assert_eq!(out["count"], 2);
-        assert_eq!(out["status"]["x"], 1);
-        assert_eq!(out["metadata"]["namespace"], "d");
-    }
-}
+mod tests;

@@ -137,15 +137,25 @@ fn kind_paths(rt: &ResourceType, paths: &mut Map<String, Value>) {
     } else {
         format!("/apis/{}/{}", rt.group, rt.version)
     };
-    let scope = if rt.namespaced { "/namespaces/{namespace}" } else { "" };
+    let scope = if rt.namespaced {
+        "/namespaces/{namespace}"
+    } else {
+        ""
+    };
     let mut object_params = vec![path_param("name")];
     if rt.namespaced {
         object_params.push(path_param("namespace"));
     }
     let write_params = |base: &[Value]| {
         let mut p = base.to_vec();
-        p.push(query_param("dryRun", "When present, indicates that modifications should not be persisted."));
-        p.push(query_param("fieldManager", "A name associated with the actor making these changes."));
+        p.push(query_param(
+            "dryRun",
+            "When present, indicates that modifications should not be persisted.",
+        ));
+        p.push(query_param(
+            "fieldManager",
+            "A name associated with the actor making these changes.",
+        ));
         p.push(query_param(
             "fieldValidation",
             "How unknown fields are handled: Ignore, Warn (default) or Strict. This server warns on \
@@ -166,11 +176,18 @@ fn kind_paths(rt: &ResourceType, paths: &mut Map<String, Value>) {
         item["put"] = operation(rt, "put", write_params(&object_params), &schema_ref);
         item["delete"] = operation(rt, "delete", write_params(&object_params), &schema_ref);
     }
-    paths.insert(format!("{prefix}{scope}/{}/{{name}}", rt.plural), item.clone());
+    paths.insert(
+        format!("{prefix}{scope}/{}/{{name}}", rt.plural),
+        item.clone(),
+    );
     if rt.status_subresource && rt.writable {
-        paths.insert(format!("{prefix}{scope}/{}/{{name}}/status", rt.plural), item);
+        paths.insert(
+            format!("{prefix}{scope}/{}/{{name}}/status", rt.plural),
+            item,
+        );
     }
-    let mut collection = json!({"get": operation(rt, "list", object_params[1..].to_vec(), &schema_ref)});
+    let mut collection =
+        json!({"get": operation(rt, "list", object_params[1..].to_vec(), &schema_ref)});
     if rt.writable {
         collection["post"] = operation(rt, "post", write_params(&object_params[1..]), &schema_ref);
     }
@@ -238,7 +255,8 @@ mod tests {
     fn supports_field_validation(doc: &Value, group: &str, version: &str, kind: &str) -> bool {
         doc["paths"].as_object().unwrap().values().any(|p| {
             let op = &p["patch"];
-            op["x-kubernetes-group-version-kind"] == json!({"group": group, "version": version, "kind": kind})
+            op["x-kubernetes-group-version-kind"]
+                == json!({"group": group, "version": version, "kind": kind})
                 && op["parameters"]
                     .as_array()
                     .unwrap()
@@ -251,11 +269,20 @@ mod tests {
     fn index_points_at_every_group_version() {
         let idx = v3_index("");
         let prefixed = v3_index("/token/t");
-        let url = prefixed["paths"]["api/v1"]["serverRelativeURL"].as_str().unwrap();
+        let url = prefixed["paths"]["api/v1"]["serverRelativeURL"]
+            .as_str()
+            .unwrap();
         assert!(url.starts_with("/token/t/openapi/v3/api/v1?hash="));
-        for path in ["api/v1", "apis/compute.coreweave.com/v1alpha1", "apis/apiextensions.k8s.io/v1"] {
+        for path in [
+            "api/v1",
+            "apis/compute.coreweave.com/v1alpha1",
+            "apis/apiextensions.k8s.io/v1",
+        ] {
             let url = idx["paths"][path]["serverRelativeURL"].as_str().unwrap();
-            assert!(url.starts_with(&format!("/openapi/v3/{path}?hash=")), "{url}");
+            assert!(
+                url.starts_with(&format!("/openapi/v3/{path}?hash=")),
+                "{url}"
+            );
             assert!(v3_document(path).is_some());
         }
         assert!(v3_document("apis/apps/v1").is_none());
@@ -264,7 +291,12 @@ mod tests {
     #[test]
     fn patch_operations_advertise_field_validation_but_not_strategic_merge() {
         let np = v3_document("apis/compute.coreweave.com/v1alpha1").unwrap();
-        assert!(supports_field_validation(np, "compute.coreweave.com", "v1alpha1", "NodePool"));
+        assert!(supports_field_validation(
+            np,
+            "compute.coreweave.com",
+            "v1alpha1",
+            "NodePool"
+        ));
         let core = v3_document("api/v1").unwrap();
         for kind in ["Node", "Pod", "Event", "Namespace"] {
             assert!(supports_field_validation(core, "", "v1", kind), "{kind}");

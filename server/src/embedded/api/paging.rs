@@ -38,7 +38,7 @@ impl ContinueToken {
     /// Errors (a message for a 400) when the text is not a token this server made.
     pub fn decode(text: &str) -> Result<Self, String> {
         let bad = || "continue key is not valid: not a token from this server".to_string();
-        if text.len() % 2 != 0 || !text.is_ascii() {
+        if !text.len().is_multiple_of(2) || !text.is_ascii() {
             return Err(bad());
         }
         let bytes = (0..text.len())
@@ -101,7 +101,9 @@ mod tests {
     use super::*;
 
     fn map(n: usize) -> BTreeMap<ObjectKey, usize> {
-        (0..n).map(|i| ((String::new(), format!("n{i:02}")), i)).collect()
+        (0..n)
+            .map(|i| ((String::new(), format!("n{i:02}")), i))
+            .collect()
     }
 
     #[test]

@@ -108,7 +108,11 @@ fn strip_directives(patch: &mut Value) {
             }
         }
         Value::Array(items) => {
-            items.retain(|v| !(v.is_object() && v.get("$patch").is_some() && v.as_object().is_some_and(|m| m.len() == 1)));
+            items.retain(|v| {
+                !(v.is_object()
+                    && v.get("$patch").is_some()
+                    && v.as_object().is_some_and(|m| m.len() == 1))
+            });
             for v in items {
                 strip_directives(v);
             }

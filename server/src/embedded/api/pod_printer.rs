@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::printers::human_duration;
+use super::age::human_duration;
 
 fn s<'a>(obj: &'a Value, pointer: &str) -> &'a str {
     obj.pointer(pointer).and_then(Value::as_str).unwrap_or("")
@@ -18,10 +18,17 @@ fn items<'a>(obj: &'a Value, pointer: &str) -> &'a [Value] {
 
 /// `Signal:9` / `ExitCode:1` for a terminated state without a reason.
 fn exit_text(terminated: &Value) -> String {
-    match terminated.get("signal").and_then(Value::as_i64).unwrap_or(0) {
+    match terminated
+        .get("signal")
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+    {
         0 => format!(
             "ExitCode:{}",
-            terminated.get("exitCode").and_then(Value::as_i64).unwrap_or(0)
+            terminated
+                .get("exitCode")
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
         ),
         sig => format!("Signal:{sig}"),
     }
@@ -34,7 +41,10 @@ struct Tally {
 
 impl Tally {
     fn add(&mut self, status: &Value) {
-        self.restarts += status.get("restartCount").and_then(Value::as_i64).unwrap_or(0);
+        self.restarts += status
+            .get("restartCount")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
         let finished = s(status, "/lastState/terminated/finishedAt");
         if let Ok(t) = DateTime::parse_from_rfc3339(finished) {
             let t = t.with_timezone(&Utc);
@@ -58,10 +68,17 @@ pub fn pod_cells(pod: &Value, name: Value, age: Value, now: DateTime<Utc>) -> Ve
 
     let init_total = items(pod, "/spec/initContainers").len();
     let mut initializing = false;
-    for (i, c) in items(pod, "/status/initContainerStatuses").iter().enumerate() {
+    for (i, c) in items(pod, "/status/initContainerStatuses")
+        .iter()
+        .enumerate()
+    {
         tally.add(c);
         let terminated = c.pointer("/state/terminated");
-        if terminated.and_then(|t| t.get("exitCode")).and_then(Value::as_i64) == Some(0) {
+        if terminated
+            .and_then(|t| t.get("exitCode"))
+            .and_then(Value::as_i64)
+            == Some(0)
+        {
             continue;
         }
         let waiting = s(c, "/state/waiting/reason");
@@ -70,7 +87,9 @@ pub fn pod_cells(pod: &Value, name: Value, age: Value, now: DateTime<Utc>) -> Ve
                 Some(r) if !r.is_empty() => format!("Init:{r}"),
                 _ => format!("Init:{}", exit_text(t)),
             },
-            None if !waiting.is_empty() && waiting != "PodInitializing" => format!("Init:{waiting}"),
+            None if !waiting.is_empty() && waiting != "PodInitializing" => {
+                format!("Init:{waiting}")
+            }
             None => format!("Init:{i}/{init_total}"),
         };
         initializing = true;

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use kube::CustomResourceExt;
 use serde_json::{Value, json};
 
+use super::age::since;
 use super::jsonpath::JsonPath;
 use super::resources::Kind;
 
@@ -32,7 +33,11 @@ impl Column {
         Self {
             name: name.into(),
             type_: type_.into(),
-            format: if name == "Name" { "name".into() } else { String::new() },
+            format: if name == "Name" {
+                "name".into()
+            } else {
+                String::new()
+            },
             description: description.into(),
             priority,
         }
@@ -57,7 +62,11 @@ fn nodepool_columns() -> &'static [PrinterColumn] {
     static COLUMNS: OnceLock<Vec<PrinterColumn>> = OnceLock::new();
     COLUMNS.get_or_init(|| {
         let crd = app::nodepool::NodePool::crd();
-        let defs = crd.spec.versions.first().and_then(|v| v.additional_printer_columns.clone());
+        let defs = crd
+            .spec
+            .versions
+            .first()
+            .and_then(|v| v.additional_printer_columns.clone());
         let mut out = vec![PrinterColumn {
             column: Column::new("Name", "string", NAME_DOC, 0),
             path: None,
@@ -93,37 +102,120 @@ pub fn columns(kind: Kind) -> Vec<Column> {
             c("Status", "string", "The status of the node", 0),
             c("Roles", "string", "The roles of the node", 0),
             c("Age", "string", AGE_DOC, 0),
-            c("Version", "string", "Kubelet Version reported by the node.", 0),
-            c("Internal-IP", "string", "List of addresses reachable to the node.", 1),
-            c("External-IP", "string", "List of addresses reachable to the node.", 1),
+            c(
+                "Version",
+                "string",
+                "Kubelet Version reported by the node.",
+                0,
+            ),
+            c(
+                "Internal-IP",
+                "string",
+                "List of addresses reachable to the node.",
+                1,
+            ),
+            c(
+                "External-IP",
+                "string",
+                "List of addresses reachable to the node.",
+                1,
+            ),
             c("OS-Image", "string", "OS Image reported by the node.", 1),
-            c("Kernel-Version", "string", "Kernel Version reported by the node.", 1),
-            c("Container-Runtime", "string", "Container Runtime Version reported by the node.", 1),
+            c(
+                "Kernel-Version",
+                "string",
+                "Kernel Version reported by the node.",
+                1,
+            ),
+            c(
+                "Container-Runtime",
+                "string",
+                "Container Runtime Version reported by the node.",
+                1,
+            ),
         ],
         Kind::Pods => vec![
             c("Name", "string", NAME_DOC, 0),
-            c("Ready", "string", "The aggregate readiness state of this pod for accepting traffic.", 0),
-            c("Status", "string", "The aggregate status of the containers in this pod.", 0),
-            c("Restarts", "string", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.", 0),
+            c(
+                "Ready",
+                "string",
+                "The aggregate readiness state of this pod for accepting traffic.",
+                0,
+            ),
+            c(
+                "Status",
+                "string",
+                "The aggregate status of the containers in this pod.",
+                0,
+            ),
+            c(
+                "Restarts",
+                "string",
+                "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+                0,
+            ),
             c("Age", "string", AGE_DOC, 0),
             c("IP", "string", "IP address allocated to the pod.", 1),
-            c("Node", "string", "Name of the Node this pod is assigned to.", 1),
-            c("Nominated Node", "string", "Name of the node nominated by the scheduler.", 1),
+            c(
+                "Node",
+                "string",
+                "Name of the Node this pod is assigned to.",
+                1,
+            ),
+            c(
+                "Nominated Node",
+                "string",
+                "Name of the node nominated by the scheduler.",
+                1,
+            ),
             c("Readiness Gates", "string", "Pod readiness gates.", 1),
         ],
         Kind::Events => vec![
-            c("Last Seen", "string", "Time when the most recent occurrence of this event was recorded.", 0),
+            c(
+                "Last Seen",
+                "string",
+                "Time when the most recent occurrence of this event was recorded.",
+                0,
+            ),
             c("Type", "string", "Type of this event (Normal, Warning).", 0),
             c("Reason", "string", "Why the action was taken.", 0),
-            c("Object", "string", "The object that this event is about.", 0),
-            c("Subobject", "string", "The field of the object this event is about.", 1),
+            c(
+                "Object",
+                "string",
+                "The object that this event is about.",
+                0,
+            ),
+            c(
+                "Subobject",
+                "string",
+                "The field of the object this event is about.",
+                1,
+            ),
             c("Source", "string", "The component reporting this event.", 1),
-            c("Message", "string", "A human-readable description of the status of this operation.", 0),
-            c("First Seen", "string", "The time at which the event was first recorded.", 1),
-            c("Count", "string", "The number of times this event has occurred.", 1),
+            c(
+                "Message",
+                "string",
+                "A human-readable description of the status of this operation.",
+                0,
+            ),
+            c(
+                "First Seen",
+                "string",
+                "The time at which the event was first recorded.",
+                1,
+            ),
+            c(
+                "Count",
+                "string",
+                "The number of times this event has occurred.",
+                1,
+            ),
             c("Name", "string", NAME_DOC, 1),
         ],
-        Kind::NodePools => nodepool_columns().iter().map(|p| p.column.clone()).collect(),
+        Kind::NodePools => nodepool_columns()
+            .iter()
+            .map(|p| p.column.clone())
+            .collect(),
         Kind::Crds => vec![
             c("Name", "string", NAME_DOC, 0),
             c("Created At", "date", AGE_DOC, 0),
@@ -166,7 +258,10 @@ fn cell_for(type_: &str, value: Option<&Value>, now: DateTime<Utc>) -> Value {
     match (type_, v) {
         ("string", Value::String(_)) => v.clone(),
         ("string", other) => Value::String(other.to_string()),
-        ("integer", Value::Number(n)) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)).map_or(Value::Null, |i| json!(i)),
+        ("integer", Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .map_or(Value::Null, |i| json!(i)),
         ("number", Value::Number(_)) | ("boolean", Value::Bool(_)) => v.clone(),
         ("date", Value::String(t)) => json!(since(t, now)),
         _ => Value::Null,
@@ -179,11 +274,13 @@ fn node_cells(node: &Value, name: Value, age: Value) -> Vec<Value> {
         .into_iter()
         .flatten()
         .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"));
-    let mut status = vec![match ready.and_then(|c| c.get("status")).and_then(Value::as_str) {
-        Some("True") => "Ready",
-        Some(_) => "NotReady",
-        None => "Unknown",
-    }];
+    let mut status = vec![
+        match ready.and_then(|c| c.get("status")).and_then(Value::as_str) {
+            Some("True") => "Ready",
+            Some(_) => "NotReady",
+            None => "Unknown",
+        },
+    ];
     if node.pointer("/spec/unschedulable").and_then(Value::as_bool) == Some(true) {
         status.push("SchedulingDisabled");
     }
@@ -241,8 +338,15 @@ fn event_cells(ev: &Value, name: Value, now: DateTime<Utc>) -> Vec<Value> {
         .and_then(Value::as_i64)
         .filter(|c| *c > 0)
         .unwrap_or(1);
-    let (kind, obj_name) = (s(ev, "/involvedObject/kind").to_lowercase(), s(ev, "/involvedObject/name"));
-    let target = if obj_name.is_empty() { kind } else { format!("{kind}/{obj_name}") };
+    let (kind, obj_name) = (
+        s(ev, "/involvedObject/kind").to_lowercase(),
+        s(ev, "/involvedObject/name"),
+    );
+    let target = if obj_name.is_empty() {
+        kind
+    } else {
+        format!("{kind}/{obj_name}")
+    };
     let source = match (s(ev, "/source/component"), s(ev, "/source/host")) {
         ("", _) => [s(ev, "/reportingComponent"), s(ev, "/reportingInstance")]
             .into_iter()
@@ -264,64 +368,6 @@ fn event_cells(ev: &Value, name: Value, now: DateTime<Utc>) -> Vec<Value> {
         json!(count),
         name,
     ]
-}
-
-/// `kubectl`'s age of an RFC 3339 timestamp: `<unknown>` when missing or unreadable.
-pub fn since(timestamp: &str, now: DateTime<Utc>) -> String {
-    match DateTime::parse_from_rfc3339(timestamp) {
-        Ok(t) => human_duration((now - t.with_timezone(&Utc)).num_seconds()),
-        Err(_) => "<unknown>".into(),
-    }
-}
-
-/// Kubernetes' `duration.HumanDuration` of a number of seconds: `45s`, `3m20s`, `12m`,
-/// `5h3m`, `20h`, `3d4h`, `40d`, `2y30d`, `9y`.
-pub fn human_duration(seconds: i64) -> String {
-    if seconds < -1 {
-        return "<invalid>".into();
-    }
-    if seconds < 0 {
-        return "0s".into();
-    }
-    if seconds < 120 {
-        return format!("{seconds}s");
-    }
-    let minutes = seconds / 60;
-    if minutes < 10 {
-        return match seconds % 60 {
-            0 => format!("{minutes}m"),
-            s => format!("{minutes}m{s}s"),
-        };
-    }
-    if minutes < 180 {
-        return format!("{minutes}m");
-    }
-    let hours = minutes / 60;
-    if hours < 8 {
-        return match minutes % 60 {
-            0 => format!("{hours}h"),
-            m => format!("{hours}h{m}m"),
-        };
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        return match hours % 24 {
-            0 => format!("{}d", hours / 24),
-            h => format!("{}d{h}h", hours / 24),
-        };
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        return match (hours / 24) % 365 {
-            0 => format!("{}y", hours / 24 / 365),
-            d => format!("{}y{d}d", hours / 24 / 365),
-        };
-    }
-    format!("{}y", hours / 24 / 365)
 }
 
 #[cfg(test)]

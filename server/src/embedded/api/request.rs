@@ -112,7 +112,10 @@ impl Verb {
             Method::DELETE if item => Verb::Delete,
             Method::DELETE => Verb::DeleteCollection,
             _ => {
-                return Err(ApiError::method_not_allowed(method.as_str(), path.kind.info()));
+                return Err(ApiError::method_not_allowed(
+                    method.as_str(),
+                    path.kind.info(),
+                ));
             }
         };
         Ok(verb)
@@ -188,11 +191,20 @@ mod tests {
     #[test]
     fn namespaces_are_both_a_resource_and_a_scope() {
         let r = p("/api/v1/namespaces/team-a");
-        assert_eq!((r.kind, r.name.as_deref(), r.namespace), (Kind::Namespaces, Some("team-a"), None));
+        assert_eq!(
+            (r.kind, r.name.as_deref(), r.namespace),
+            (Kind::Namespaces, Some("team-a"), None)
+        );
         let r = p("/api/v1/namespaces/team-a/status");
-        assert_eq!((r.kind, r.subresource.as_deref()), (Kind::Namespaces, Some("status")));
+        assert_eq!(
+            (r.kind, r.subresource.as_deref()),
+            (Kind::Namespaces, Some("status"))
+        );
         let r = p("/api/v1/namespaces/team-a/events");
-        assert_eq!((r.kind, r.namespace.as_deref()), (Kind::Events, Some("team-a")));
+        assert_eq!(
+            (r.kind, r.namespace.as_deref()),
+            (Kind::Events, Some("team-a"))
+        );
         assert_eq!(p("/api/v1/namespaces").kind, Kind::Namespaces);
     }
 
@@ -224,8 +236,14 @@ mod tests {
         assert_eq!(Verb::of(&Method::POST, &list, false).unwrap(), Verb::Create);
         assert_eq!(Verb::of(&Method::PUT, &item, false).unwrap(), Verb::Update);
         assert_eq!(Verb::of(&Method::PATCH, &item, false).unwrap(), Verb::Patch);
-        assert_eq!(Verb::of(&Method::DELETE, &item, false).unwrap(), Verb::Delete);
-        assert_eq!(Verb::of(&Method::DELETE, &list, false).unwrap(), Verb::DeleteCollection);
+        assert_eq!(
+            Verb::of(&Method::DELETE, &item, false).unwrap(),
+            Verb::Delete
+        );
+        assert_eq!(
+            Verb::of(&Method::DELETE, &list, false).unwrap(),
+            Verb::DeleteCollection
+        );
         assert_eq!(Verb::of(&Method::POST, &item, false).unwrap_err().code, 405);
         assert!(Verb::Watch.is_read() && !Verb::Patch.is_read());
     }
@@ -233,9 +251,15 @@ mod tests {
     #[test]
     fn params() {
         assert!(flag(&Some("1".into())) && flag(&Some("true".into())) && !flag(&None));
-        let dry = Params { dry_run: Some("All".into()), ..Default::default() };
+        let dry = Params {
+            dry_run: Some("All".into()),
+            ..Default::default()
+        };
         assert!(dry.dry_run().unwrap());
-        let bad = Params { dry_run: Some("Some".into()), ..Default::default() };
+        let bad = Params {
+            dry_run: Some("Some".into()),
+            ..Default::default()
+        };
         assert_eq!(bad.dry_run().unwrap_err().code, 400);
         assert!(Params::default().warn_unknown_fields());
     }

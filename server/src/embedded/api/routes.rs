@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::Extension;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
@@ -17,15 +17,22 @@ use super::{Shared, auth, discovery, handlers, openapi, responses};
 /// The API server's routes over `shared`.
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
-        .route("/version", get(|| async { responses::json(StatusCode::OK, &discovery::version()) }))
+        .route(
+            "/version",
+            get(|| async { responses::json(StatusCode::OK, &discovery::version()) }),
+        )
         .route("/healthz", get(ok))
         .route("/readyz", get(ok))
         .route("/livez", get(ok))
         .route("/api", get(core_versions))
         .route("/api/{version}", get(core_resources))
-        .route("/apis", get(|| async { responses::json(StatusCode::OK, &discovery::group_list()) }))
+        .route(
+            "/apis",
+            get(|| async { responses::json(StatusCode::OK, &discovery::group_list()) }),
+        )
         .route("/apis/{group}", get(api_group))
         .route("/apis/{group}/{version}", get(group_resources))
+        .route("/debug/watches", get(open_watches))
         .route("/openapi/v2", get(openapi_v2))
         .route("/openapi/v3", get(openapi_index))
         .route("/openapi/v3/{*path}", get(openapi_v3))
@@ -37,9 +44,26 @@ pub fn router(shared: Arc<Shared>) -> Router {
 /// The router behind the authentication middleware. The middleware wraps the router rather
 /// than being one of its layers because it rewrites `/token/{token}/...` paths, and a
 /// router's own layers run after routing.
-pub fn app(shared: Arc<Shared>) -> impl Clone + tower::Service<Request, Response = Response, Error = std::convert::Infallible, Future: Send> + Send + 'static {
+pub fn app(
+    shared: Arc<Shared>,
+) -> impl Clone
++ tower::Service<Request, Response = Response, Error = std::convert::Infallible, Future: Send>
++ Send
++ 'static {
     let auth = middleware::from_fn_with_state(shared.clone(), auth::middleware);
     tower::Layer::layer(&auth, router(shared))
+}
+
+/// `GET /debug/watches`: open watches per resource, `{"nodes": 1, …}`. The benchmark reads
+/// it to show that watches stay one per kind however many browsers are open.
+async fn open_watches(State(shared): State<Arc<Shared>>) -> Response {
+    let counts: serde_json::Map<String, serde_json::Value> = shared
+        .store
+        .open_watches()
+        .into_iter()
+        .map(|(k, n)| (k.info().plural.to_string(), n.into()))
+        .collect();
+    responses::json(StatusCode::OK, &serde_json::Value::Object(counts))
 }
 
 async fn ok() -> &'static str {
@@ -47,7 +71,10 @@ async fn ok() -> &'static str {
 }
 
 async fn core_versions(State(shared): State<Arc<Shared>>) -> Response {
-    responses::json(StatusCode::OK, &discovery::core_versions(&shared.addr.to_string()))
+    responses::json(
+        StatusCode::OK,
+        &discovery::core_versions(&shared.addr.to_string()),
+    )
 }
 
 async fn core_resources(Path(version): Path<String>) -> Response {

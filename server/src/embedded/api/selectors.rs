@@ -41,16 +41,25 @@ impl LabelSelector {
     }
 
     /// Whether the object's `metadata.labels` satisfy every requirement.
+    #[cfg(test)]
     pub fn matches(&self, obj: &Value) -> bool {
         let labels = obj.pointer("/metadata/labels").and_then(Value::as_object);
-        let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+        self.matches_with(|k| labels.and_then(|l| l.get(k)).and_then(Value::as_str))
+    }
+
+    /// Whether labels looked up with `get` satisfy every requirement.
+    pub fn matches_with<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
         self.reqs.iter().all(|r| match r {
             LabelReq::Exists(k) => get(k).is_some(),
             LabelReq::NotExists(k) => get(k).is_none(),
             LabelReq::In(k, vs) => get(k).is_some_and(|v| vs.iter().any(|x| x == v)),
             LabelReq::NotIn(k, vs) => get(k).is_none_or(|v| vs.iter().all(|x| x != v)),
-            LabelReq::Gt(k, n) => get(k).and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v > *n),
-            LabelReq::Lt(k, n) => get(k).and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v < *n),
+            LabelReq::Gt(k, n) => get(k)
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|v| v > *n),
+            LabelReq::Lt(k, n) => get(k)
+                .and_then(|v| v.parse::<i64>().ok())
+                .is_some_and(|v| v < *n),
         })
     }
 }
@@ -138,7 +147,8 @@ pub struct FieldSelector {
 
 #[derive(Clone, Debug, PartialEq)]
 struct FieldReq {
-    path: Vec<String>,
+    /// Dotted path, e.g. `spec.nodeName`.
+    path: String,
     value: String,
     equal: bool,
 }
@@ -154,8 +164,8 @@ impl FieldSelector {
             }
             let (path, op, value) = split_field_req(&part)
                 .ok_or_else(|| format!("invalid selector: {part:?}; expected path=value"))?;
-            let path: Vec<String> = path.trim().split('.').map(str::to_string).collect();
-            if path.iter().any(String::is_empty) {
+            let path = path.trim().to_string();
+            if path.split('.').any(str::is_empty) {
                 return Err(format!("invalid field path in selector {part:?}"));
             }
             reqs.push(FieldReq {
@@ -169,31 +179,47 @@ impl FieldSelector {
 
     /// Whether every requirement holds; a missing field compares as `""`.
     pub fn matches(&self, obj: &Value) -> bool {
-        self.reqs.iter().all(|r| {
-            let actual = field_string(obj, &r.path);
-            (actual == r.value) == r.equal
-        })
+        self.matches_with(|path| field_string(obj, path))
+    }
+
+    /// Whether every requirement holds for field values looked up with `get` (dotted path
+    /// to string form, `""` when missing).
+    pub fn matches_with(&self, mut get: impl FnMut(&str) -> String) -> bool {
+        self.reqs
+            .iter()
+            .all(|r| (get(&r.path) == r.value) == r.equal)
+    }
+
+    /// The dotted paths the selector reads.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.reqs.iter().map(|r| r.path.as_str())
     }
 
     /// The name when the selector pins `metadata.name=x`, letting a list skip the scan.
     pub fn pinned_name(&self) -> Option<&str> {
         self.reqs
             .iter()
-            .find(|r| r.equal && r.path.len() == 2 && r.path[0] == "metadata" && r.path[1] == "name")
+            .find(|r| r.equal && r.path == "metadata.name")
             .map(|r| r.value.as_str())
     }
 }
 
-/// The string form of the field at `path`, as field selectors compare it.
-fn field_string(obj: &Value, path: &[String]) -> String {
+/// The string form of the field at dotted `path`, as field selectors compare it: strings
+/// as they are, numbers and booleans printed, anything else or nothing `""`.
+pub fn field_string(obj: &Value, path: &str) -> String {
     let mut cur = obj;
-    for seg in path {
-        match cur.get(seg.as_str()) {
+    for seg in path.split('.') {
+        match cur.get(seg) {
             Some(v) => cur = v,
             None => return String::new(),
         }
     }
-    match cur {
+    scalar_string(cur)
+}
+
+/// `"x"` → `x`, `3` → `3`, `true` → `true`, anything else `""`.
+pub fn scalar_string(v: &Value) -> String {
+    match v {
         Value::String(s) => s.clone(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
@@ -229,8 +255,12 @@ fn split_field_req(part: &str) -> Option<(&str, &'static str, &str)> {
     while i < bytes.len() {
         match bytes[i] {
             b'\\' => i += 2,
-            b'!' if bytes.get(i + 1) == Some(&b'=') => return Some((&part[..i], "!=", &part[i + 2..])),
-            b'=' if bytes.get(i + 1) == Some(&b'=') => return Some((&part[..i], "==", &part[i + 2..])),
+            b'!' if bytes.get(i + 1) == Some(&b'=') => {
+                return Some((&part[..i], "!=", &part[i + 2..]));
+            }
+            b'=' if bytes.get(i + 1) == Some(&b'=') => {
+                return Some((&part[..i], "==", &part[i + 2..]));
+            }
             b'=' => return Some((&part[..i], "=", &part[i + 1..])),
             _ => i += 1,
         }
@@ -309,11 +339,16 @@ mod tests {
         let m = |s: &str| FieldSelector::parse(s).unwrap().matches(&o);
         assert!(m("metadata.name=n1"));
         assert!(m("metadata.name==n1,metadata.namespace=default"));
-        assert!(m("spec.nodeName=node-a,status.phase!=Succeeded,status.phase!=Failed"));
+        assert!(m(
+            "spec.nodeName=node-a,status.phase!=Succeeded,status.phase!=Failed"
+        ));
         assert!(!m("status.phase=Pending"));
         assert!(m("spec.unschedulable=true"));
         assert!(m("spec.replicas=3"));
-        assert!(m("involvedObject.uid="), "a missing field equals the empty string");
+        assert!(
+            m("involvedObject.uid="),
+            "a missing field equals the empty string"
+        );
         assert!(!m("involvedObject.uid!="));
         assert!(m("metadata.missing.deeper="));
     }

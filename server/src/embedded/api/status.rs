@@ -162,10 +162,12 @@ impl ApiError {
         Self::new(
             415,
             "UnsupportedMediaType",
-            format!("the body of the request was in an unknown format - accepted media types \
+            format!(
+                "the body of the request was in an unknown format - accepted media types \
                  include: application/json-patch+json, application/merge-patch+json, \
                  application/apply-patch+yaml, application/strategic-merge-patch+json; got \
-                 {content_type:?}"),
+                 {content_type:?}"
+            ),
         )
     }
 

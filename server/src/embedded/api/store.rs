@@ -11,19 +11,17 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use chrono::Utc;
 use kube::CustomResourceExt;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::deletion::{self, DeletePlan};
 use super::history::{Change, EventType, History};
-use super::object::{self, Obj, Target};
+use super::object;
 use super::paging::{self, ContinueToken, ObjectKey};
-use super::patch::{self, PatchError, PatchKind};
 use super::resources::Kind;
 use super::selectors::{FieldSelector, LabelSelector};
 use super::status::ApiError;
+use super::stored::{Obj, Stored};
 
 /// Namespaces every cluster starts with.
 const DEFAULT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
@@ -102,7 +100,12 @@ impl Store {
         };
         for ns in DEFAULT_NAMESPACES {
             store
-                .create(Kind::Namespaces, "", json!({"metadata": {"name": ns}}), false)
+                .create(
+                    Kind::Namespaces,
+                    "",
+                    json!({"metadata": {"name": ns}}),
+                    false,
+                )
                 .expect("default namespaces are valid");
         }
         store
@@ -142,14 +145,24 @@ impl Store {
         let coll = self.read(kind);
         let rv = self.current_rv();
         let keep = |k: &ObjectKey, v: &Obj| {
-            q.namespace.is_none_or(|ns| k.0 == ns) && q.labels.matches(v) && q.fields.matches(v)
+            q.namespace.is_none_or(|ns| k.0 == ns) && v.matches(&q.labels, &q.fields)
         };
         // One object by name (kubectl's `get x -w`, `delete --wait`): a lookup, not a scan.
-        let scope = if kind.info().namespaced { q.namespace } else { Some("") };
+        let scope = if kind.info().namespaced {
+            q.namespace
+        } else {
+            Some("")
+        };
         if let (Some(name), Some(ns), None) = (q.fields.pinned_name(), scope, &q.continue_token) {
             let key = (ns.to_string(), name.to_string());
             return Listing {
-                items: coll.objects.get(&key).filter(|v| keep(&key, v)).cloned().into_iter().collect(),
+                items: coll
+                    .objects
+                    .get(&key)
+                    .filter(|v| keep(&key, v))
+                    .cloned()
+                    .into_iter()
+                    .collect(),
                 resource_version: rv,
                 continue_token: None,
             };
@@ -160,9 +173,14 @@ impl Store {
         Listing {
             items: page.items,
             resource_version: list_rv,
-            continue_token: page
-                .next_after
-                .map(|(ns, name)| ContinueToken { rv: list_rv, ns, name }.encode()),
+            continue_token: page.next_after.map(|(ns, name)| {
+                ContinueToken {
+                    rv: list_rv,
+                    ns,
+                    name,
+                }
+                .encode()
+            }),
         }
     }
 
@@ -171,6 +189,14 @@ impl Store {
     pub fn snapshot(&self, kind: Kind) -> (Vec<Obj>, u64) {
         let coll = self.read(kind);
         (coll.objects.values().cloned().collect(), self.current_rv())
+    }
+
+    /// Open watches per kind: every watch holds one notifier receiver while it runs.
+    pub fn open_watches(&self) -> Vec<(Kind, usize)> {
+        Kind::ALL
+            .iter()
+            .map(|k| (*k, self.notifiers[k.index()].receiver_count()))
+            .collect()
     }
 
     /// A receiver that changes after every write of `kind`.
@@ -190,212 +216,6 @@ impl Store {
             .map_err(|oldest| ApiError::expired(rv, oldest))
     }
 
-    /// Stores a new object; `dry_run` validates and returns it without storing.
-    /// A namespaced object in a missing namespace creates the namespace (see
-    /// [`Store::ensure_namespace`]). Errors: 400 (body contradicts the URL), 409
-    /// AlreadyExists, 422 Invalid (name).
-    pub fn create(&self, kind: Kind, ns: &str, body: Value, dry_run: bool) -> Result<Obj, ApiError> {
-        let rt = kind.info();
-        if rt.namespaced && !dry_run {
-            self.ensure_namespace(ns)?;
-        }
-        let mut obj = object::prepare_create(kind, ns, body, Utc::now())?;
-        set_defaults(kind, &mut obj);
-        let generate = obj
-            .pointer("/metadata/generateName")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let mut coll = self.write(kind);
-        if object::name(&obj).is_empty() && !generate.is_empty() {
-            let name = loop {
-                let candidate = format!("{generate}{}", object::name_suffix());
-                if !coll.objects.contains_key(&(ns.to_string(), candidate.clone())) {
-                    break candidate;
-                }
-            };
-            object::meta_mut(&mut obj).insert("name".into(), Value::String(name));
-        }
-        let name = object::name(&obj).to_string();
-        object::validate_name(&name).map_err(|why| ApiError::invalid(rt, &name, &why))?;
-        let key = (ns.to_string(), name);
-        if coll.objects.contains_key(&key) {
-            return Err(ApiError::already_exists(rt, &key.1));
-        }
-        if dry_run {
-            return Ok(Arc::new(obj));
-        }
-        Ok(self.commit(kind, &mut coll, key, EventType::Added, obj, None))
-    }
-
-    /// Replaces an object (PUT) through `target`. A non-empty `metadata.resourceVersion`
-    /// in the body must be the stored one; an empty one updates unconditionally.
-    /// Errors: 404, 409 Conflict, 400.
-    pub fn update(
-        &self,
-        kind: Kind,
-        ns: &str,
-        name: &str,
-        body: Value,
-        target: Target,
-        dry_run: bool,
-    ) -> Result<Obj, ApiError> {
-        let key = (ns.to_string(), name.to_string());
-        let mut coll = self.write(kind);
-        let old = coll
-            .objects
-            .get(&key)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(kind.info(), name))?;
-        check_rv(kind, name, &body, &old)?;
-        let new = object::prepare_update(kind, &old, body, target)?;
-        Ok(self.modify(kind, &mut coll, key, old, new, dry_run))
-    }
-
-    /// Patches an object through `target`; returns it and whether it was created (a
-    /// server-side apply of a missing object creates it). Errors: 404, 400 (malformed
-    /// patch), 409 (resourceVersion in the patch is stale), 422 (patch does not apply).
-    #[allow(clippy::too_many_arguments)]
-    pub fn patch(
-        &self,
-        kind: Kind,
-        ns: &str,
-        name: &str,
-        patch_kind: PatchKind,
-        body: &[u8],
-        target: Target,
-        dry_run: bool,
-    ) -> Result<(Obj, bool), ApiError> {
-        let rt = kind.info();
-        let key = (ns.to_string(), name.to_string());
-        let patch_error = |e| match e {
-            PatchError::Malformed(m) => ApiError::bad_request(m),
-            PatchError::NotApplicable(m) => ApiError::invalid(rt, name, &m),
-        };
-        {
-            let mut coll = self.write(kind);
-            if let Some(old) = coll.objects.get(&key).cloned() {
-                let patched = patch::apply(patch_kind, &old, body).map_err(patch_error)?;
-                check_rv(kind, name, &patched, &old)?;
-                let new = object::prepare_update(kind, &old, patched, target)?;
-                return Ok((self.modify(kind, &mut coll, key, old, new, dry_run), false));
-            }
-        }
-        if patch_kind != PatchKind::Apply || target == Target::Status {
-            return Err(ApiError::not_found(rt, name));
-        }
-        let mut obj = patch::parse_body(patch_kind, body).map_err(patch_error)?;
-        match object::name(&obj) {
-            "" => {
-                object::meta_mut(&mut obj).insert("name".into(), Value::String(name.into()));
-            }
-            n if n != name => {
-                return Err(ApiError::bad_request(format!(
-                    "the name of the object ({n}) does not match the name on the URL ({name})"
-                )));
-            }
-            _ => {}
-        }
-        Ok((self.create(kind, ns, obj, dry_run)?, true))
-    }
-
-    /// Deletes an object, at once or by marking it terminating (see [`deletion::plan`]).
-    /// Deleting a namespace removes everything in it. Errors: 404, 409 (preconditions).
-    pub fn delete(&self, kind: Kind, ns: &str, name: &str, opts: &DeleteOptions) -> Result<Deleted, ApiError> {
-        let rt = kind.info();
-        let key = (ns.to_string(), name.to_string());
-        let result = {
-            let mut coll = self.write(kind);
-            let old = coll
-                .objects
-                .get(&key)
-                .cloned()
-                .ok_or_else(|| ApiError::not_found(rt, name))?;
-            let checks = [
-                ("UID", &opts.precondition_uid, object::uid(&old)),
-                ("ResourceVersion", &opts.precondition_resource_version, object::resource_version(&old)),
-            ];
-            for (what, want, have) in checks {
-                if let Some(want) = want.as_deref().filter(|w| *w != have) {
-                    return Err(ApiError::conflict(
-                        rt,
-                        name,
-                        &format!("Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}"),
-                    ));
-                }
-            }
-            match deletion::plan(kind, &old, opts.grace_period, Utc::now()) {
-                DeletePlan::Keep => Deleted::Pending(old),
-                DeletePlan::Mark(new) if opts.dry_run => Deleted::Pending(Arc::new(new)),
-                DeletePlan::Mark(new) => {
-                    Deleted::Pending(self.commit(kind, &mut coll, key, EventType::Modified, new, Some(old)))
-                }
-                DeletePlan::Remove if opts.dry_run => Deleted::Gone(old),
-                DeletePlan::Remove => {
-                    Deleted::Gone(self.commit(kind, &mut coll, key, EventType::Deleted, (*old).clone(), None))
-                }
-            }
-        };
-        if kind == Kind::Namespaces && matches!(result, Deleted::Gone(_)) && !opts.dry_run {
-            self.remove_namespace_contents(name);
-        }
-        Ok(result)
-    }
-
-    /// Creates namespace `ns` if it does not exist.
-    ///
-    /// Why auto-create rather than 404 like a real API server: the behaviour model and the
-    /// tests create pods and events in namespaces named by the scenario; requiring each to
-    /// create its namespace first adds ordering to every seed for no behaviour anyone
-    /// observes. Errors: 422 for a name that cannot be a namespace.
-    pub fn ensure_namespace(&self, ns: &str) -> Result<(), ApiError> {
-        if self.read(Kind::Namespaces).objects.contains_key(&(String::new(), ns.to_string())) {
-            return Ok(());
-        }
-        match self.create(Kind::Namespaces, "", json!({"metadata": {"name": ns}}), false) {
-            Ok(_) => Ok(()),
-            Err(e) if e.code == 409 => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Removes every namespaced object in `ns` (each a `DELETED` event). Simplification:
-    /// a real namespace lingers in `Terminating` while its controller does this.
-    fn remove_namespace_contents(&self, ns: &str) {
-        for kind in Kind::ALL.into_iter().filter(|k| k.info().namespaced) {
-            let mut coll = self.write(kind);
-            let doomed: Vec<(ObjectKey, Obj)> = coll
-                .objects
-                .range((ns.to_string(), String::new())..)
-                .take_while(|(k, _)| k.0 == ns)
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            for (key, old) in doomed {
-                self.commit(kind, &mut coll, key, EventType::Deleted, (*old).clone(), None);
-            }
-        }
-    }
-
-    /// Stores `new` in place of `old` unless nothing changed (then no new resourceVersion
-    /// and no event, as on a real server); an update that removes the last finalizer of an
-    /// object being deleted removes it.
-    fn modify(&self, kind: Kind, coll: &mut Collection, key: ObjectKey, old: Obj, mut new: Value, dry_run: bool) -> Obj {
-        let old_rv = object::resource_version(&old).to_string();
-        object::meta_mut(&mut new).insert("resourceVersion".into(), Value::String(old_rv));
-        if *old == new {
-            return old;
-        }
-        if dry_run {
-            return Arc::new(new);
-        }
-        let change = if deletion::completes_deletion(&old, &new) {
-            EventType::Deleted
-        } else {
-            EventType::Modified
-        };
-        self.commit(kind, coll, key, change, new, Some(old))
-    }
-
     /// Writes a change with the next resourceVersion, records it and wakes watchers.
     fn commit(
         &self,
@@ -408,7 +228,7 @@ impl Store {
     ) -> Obj {
         let rv = self.rv.fetch_add(1, Ordering::SeqCst) + 1;
         object::set_resource_version(&mut obj, rv);
-        let obj = Arc::new(obj);
+        let obj = Arc::new(Stored::new(&obj));
         match change {
             EventType::Deleted => coll.objects.remove(&key),
             _ => coll.objects.insert(key, obj.clone()),
@@ -421,32 +241,6 @@ impl Store {
         }));
         self.notifiers[kind.index()].send_replace(rv);
         obj
-    }
-}
-
-/// A non-empty resourceVersion in a PUT body or a patch result must be the stored one.
-fn check_rv(kind: Kind, name: &str, new: &Value, old: &Value) -> Result<(), ApiError> {
-    let want = object::resource_version(new);
-    if want.is_empty() || want == object::resource_version(old) {
-        Ok(())
-    } else {
-        Err(ApiError::stale(kind.info(), name))
-    }
-}
-
-/// Defaults a real API server sets on create that the printers rely on.
-fn set_defaults(kind: Kind, obj: &mut Value) {
-    let phase = match kind {
-        Kind::Namespaces => "Active",
-        Kind::Pods => "Pending",
-        _ => return,
-    };
-    if obj.pointer("/status/phase").is_none() {
-        let map = obj.as_object_mut().expect("checked by prepare_create");
-        let status = map.entry("status").or_insert_with(|| json!({}));
-        if let Some(s) = status.as_object_mut() {
-            s.insert("phase".into(), Value::String(phase.into()));
-        }
     }
 }
 
@@ -466,5 +260,9 @@ fn nodepool_crd() -> Value {
     crd
 }
 
+mod writes;
+
+#[cfg(test)]
+mod scale;
 #[cfg(test)]
 mod tests;

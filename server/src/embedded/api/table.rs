@@ -75,7 +75,10 @@ pub fn partial_metadata(obj: &Value) -> Value {
 /// One `Table` row for `obj`.
 pub fn row(kind: Kind, obj: &Value, include: IncludeObject, now: DateTime<Utc>) -> Value {
     let mut row = Map::new();
-    row.insert("cells".into(), Value::Array(printers::cells(kind, obj, now)));
+    row.insert(
+        "cells".into(),
+        Value::Array(printers::cells(kind, obj, now)),
+    );
     match include {
         IncludeObject::None => {}
         IncludeObject::Metadata => {
@@ -96,7 +99,10 @@ pub fn table<'a>(
     list_meta: Value,
     now: DateTime<Utc>,
 ) -> Value {
-    let columns: Vec<Value> = printers::columns(kind).iter().map(|c| c.to_json()).collect();
+    let columns: Vec<Value> = printers::columns(kind)
+        .iter()
+        .map(|c| c.to_json())
+        .collect();
     let rows: Vec<Value> = objects
         .into_iter()
         .map(|o| row(kind, o, include, now))
@@ -119,7 +125,10 @@ mod tests {
 
     #[test]
     fn negotiates_like_the_api_server() {
-        assert_eq!(negotiate(KUBECTL_GET, None), Format::Table(IncludeObject::Metadata));
+        assert_eq!(
+            negotiate(KUBECTL_GET, None),
+            Format::Table(IncludeObject::Metadata)
+        );
         assert_eq!(
             negotiate(KUBECTL_GET, Some("Object")),
             Format::Table(IncludeObject::Object)
@@ -127,7 +136,10 @@ mod tests {
         assert_eq!(negotiate("application/json", None), Format::Plain);
         assert_eq!(negotiate("", None), Format::Plain);
         assert_eq!(
-            negotiate("application/vnd.kubernetes.protobuf, application/json", None),
+            negotiate(
+                "application/vnd.kubernetes.protobuf, application/json",
+                None
+            ),
             Format::Plain
         );
         assert_eq!(

@@ -106,7 +106,10 @@ mod tests {
                      "nodeTaints": [{"key": "k", "color": "red"}]}});
         let mut found = unknown_fields(Kind::NodePools, &np);
         found.sort();
-        assert_eq!(found, ["extraTop", "spec.nodeTaints[0].color", "spec.placement"]);
+        assert_eq!(
+            found,
+            ["extraTop", "spec.nodeTaints[0].color", "spec.placement"]
+        );
         assert!(unknown_fields(Kind::Pods, &np).is_empty());
         assert_eq!(warning("spec.x"), r#"299 - "unknown field \"spec.x\"""#);
     }

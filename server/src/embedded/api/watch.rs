@@ -18,11 +18,12 @@ use tokio::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::history::{Change, EventType};
-use super::object::{self, Obj};
+use super::object;
 use super::resources::Kind;
 use super::selectors::{FieldSelector, LabelSelector};
 use super::status::ApiError;
 use super::store::Store;
+use super::stored::{Obj, Stored};
 use super::table::{self, Format};
 
 /// Events buffered per watch before the task waits for the client to read.
@@ -57,12 +58,11 @@ pub struct Stops {
 }
 
 impl WatchSpec {
-    fn matches(&self, obj: &Value) -> bool {
+    fn matches(&self, obj: &Stored) -> bool {
         self.namespace
             .as_deref()
-            .is_none_or(|ns| object::namespace(obj) == ns)
-            && self.labels.matches(obj)
-            && self.fields.matches(obj)
+            .is_none_or(|ns| obj.namespace() == ns)
+            && obj.matches(&self.labels, &self.fields)
     }
 
     /// What this watcher sees of a change: an object that starts matching its selectors
@@ -71,16 +71,18 @@ impl WatchSpec {
     pub fn visible(&self, change: &Change) -> Option<(EventType, Obj)> {
         let now = self.matches(&change.object);
         match change.kind {
-            EventType::Added | EventType::Deleted => now.then(|| (change.kind, change.object.clone())),
+            EventType::Added | EventType::Deleted => {
+                now.then(|| (change.kind, change.object.clone()))
+            }
             EventType::Modified => {
                 let before = change.prev.as_ref().is_some_and(|p| self.matches(p));
                 match (before, now) {
                     (true, true) => Some((EventType::Modified, change.object.clone())),
                     (false, true) => Some((EventType::Added, change.object.clone())),
                     (true, false) => {
-                        let mut gone = change.prev.as_deref().cloned().unwrap_or_default();
+                        let mut gone = change.prev.as_ref().map(|p| p.value()).unwrap_or_default();
                         object::set_resource_version(&mut gone, change.rv);
-                        Some((EventType::Deleted, Arc::new(gone)))
+                        Some((EventType::Deleted, Arc::new(Stored::new(&gone))))
                     }
                     (false, false) => None,
                 }
@@ -89,14 +91,15 @@ impl WatchSpec {
     }
 
     /// One event line: `{"type":"ADDED","object":{...}}\n`, the object rendered in the
-    /// requested format.
-    pub fn encode(&self, kind: EventType, obj: &Value) -> Bytes {
+    /// requested format (the stored JSON as it is for plain watches).
+    pub fn encode(&self, kind: EventType, obj: &Stored) -> Bytes {
         match self.format {
-            Format::Plain => line(kind.as_str(), obj),
-            Format::Metadata => line(kind.as_str(), &table::partial_metadata(obj)),
+            Format::Plain => raw_line(kind.as_str(), obj.json()),
+            Format::Metadata => line(kind.as_str(), &table::partial_metadata(&obj.value())),
             Format::Table(include) => {
-                let meta = json!({"resourceVersion": object::resource_version(obj)});
-                let t = table::table(self.kind, [obj], include, meta, Utc::now());
+                let meta = json!({"resourceVersion": obj.resource_version()});
+                let value = obj.value();
+                let t = table::table(self.kind, [&value], include, meta, Utc::now());
                 line(kind.as_str(), &t)
             }
         }
@@ -114,11 +117,17 @@ impl WatchSpec {
 }
 
 fn line(event_type: &str, obj: &Value) -> Bytes {
-    let mut buf = Vec::with_capacity(512);
+    let json = serde_json::to_vec(obj).expect("a JSON value serializes");
+    raw_line(event_type, &json)
+}
+
+/// `{"type":"…","object":<json>}` and a newline around already-serialized JSON.
+fn raw_line(event_type: &str, json: &[u8]) -> Bytes {
+    let mut buf = Vec::with_capacity(json.len() + 32);
     buf.extend_from_slice(b"{\"type\":\"");
     buf.extend_from_slice(event_type.as_bytes());
     buf.extend_from_slice(b"\",\"object\":");
-    serde_json::to_writer(&mut buf, obj).expect("a JSON value serializes");
+    buf.extend_from_slice(json);
     buf.extend_from_slice(b"}\n");
     Bytes::from(buf)
 }
@@ -132,7 +141,13 @@ pub fn stream(store: Arc<Store>, spec: WatchSpec, stops: Stops, bookmark_every: 
     Body::from_stream(ReceiverStream::new(rx).map(Ok::<Bytes, Infallible>))
 }
 
-async fn run(store: Arc<Store>, spec: WatchSpec, mut stops: Stops, tx: mpsc::Sender<Bytes>, bookmark_every: Duration) {
+async fn run(
+    store: Arc<Store>,
+    spec: WatchSpec,
+    mut stops: Stops,
+    tx: mpsc::Sender<Bytes>,
+    bookmark_every: Duration,
+) {
     let deadline = Instant::now() + spec.timeout;
     let mut notify = store.subscribe(spec.kind);
     let mut last = match spec.resource_version {

@@ -147,8 +147,7 @@ impl CapacityModel {
         self.in_use = in_use;
     }
 
-    /// One drift step (the controller takes one per [`DRIFT_STEP`](super::controller::DRIFT_STEP)
-    /// of simulated time): each entry moves by at most one node, pulled towards its baseline,
+    /// One drift step (the controller takes one per 10 simulated minutes): each entry moves by at most one node, pulled towards its baseline,
     /// so capacity changes slowly and scarce types stay scarce most of the time.
     pub fn drift(&mut self, rng: &mut impl Rng) {
         for e in self.entries.values_mut() {
@@ -222,13 +221,14 @@ pub fn seeded(
 ///
 /// Below the baseline capacity returns with probability 0.35 (and shrinks with 0.05); above
 /// it, the reverse; at the baseline it wanders either way with 0.15, except a zero baseline,
-/// which only blips up with 0.05, so a scarce type gets a node back about every 20 steps.
+/// which only blips up with 0.02, so a scarce type gets a node back about every 50 steps
+/// (8 simulated hours).
 /// Never above `2 × baseline + 2`.
 pub fn drift_step(free: u32, baseline: u32, u: f64) -> u32 {
     let (up, down) = match free.cmp(&baseline) {
         std::cmp::Ordering::Less => (0.35, 0.05),
         std::cmp::Ordering::Greater => (0.05, 0.35),
-        std::cmp::Ordering::Equal if baseline == 0 => (0.05, 0.0),
+        std::cmp::Ordering::Equal if baseline == 0 => (0.02, 0.0),
         std::cmp::Ordering::Equal => (0.15, 0.15),
     };
     let next = if u < up {

@@ -212,7 +212,7 @@ fn at_target(f: &PoolFacts<'_>) -> Condition {
                 false,
                 "OverTarget",
                 format!(
-                    "NodePool has {} nodes, above its target of {target}; extra nodes are \
+                    "NodePool has {} node(s), above its target of {target}; extra nodes are \
                      removed using the {strategy} scale-down strategy.{stalled}",
                     f.current
                 ),

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use app::domain::validation::validate;
 use app::labels;
-use app::nodepool::{ComputeClass, NodePool, ScaleDownStrategy};
+use app::nodepool::NodePool;
 use k8s_openapi::api::core::v1::Node;
 use kube::ResourceExt;
 use rand::Rng;
@@ -80,7 +80,7 @@ pub async fn run(ctx: Arc<Ctx>) {
             ctx.capacity().drift(&mut *rng);
             next_drift += ctx.clock.real(DRIFT_STEP);
         }
-        random_preemptions(&ctx, ctx.clock.sim(now - last));
+        preemption::random(&ctx, ctx.clock.sim(now - last));
         last = now;
         let next = reconcile_all(&ctx, &mut pools).await;
         let wait = next
@@ -202,10 +202,14 @@ async fn reconcile(
     }
 
     let current = nodes.len() as u32;
-    let leaving = nodes
+    // A preempted node is replaced once it is gone (seed 000), but a scale-down need not
+    // remove another node for it: it is leaving anyway.
+    let removals: Vec<Option<Removal>> = nodes.iter().map(|n| ctx.removal(&n.name_any())).collect();
+    let scaling_down = removals
         .iter()
-        .filter(|n| ctx.removal(&n.name_any()) == Some(Removal::ScaleDown))
+        .filter(|r| **r == Some(Removal::ScaleDown))
         .count() as u32;
+    let all_leaving = removals.iter().filter(|r| r.is_some()).count() as u32;
     let target = spec.target_nodes.max(0) as u32;
     let own_before = rt.held(current);
     let limit = ctx.capacity().quota_limit(&spec.instance_type);
@@ -216,7 +220,9 @@ async fn reconcile(
         .saturating_sub(own_before);
     let mut stalled = false;
     if errors.is_empty() {
-        let have = current - leaving + rt.booting.len() as u32 + rt.queued;
+        let coming = rt.booting.len() as u32 + rt.queued;
+        let have = current - scaling_down + coming;
+        let staying = current - all_leaving + coming;
         if have < target {
             let room = limit.unwrap_or(0).saturating_sub(others + own_before);
             let add = (target - have).min(room);
@@ -231,8 +237,8 @@ async fn reconcile(
                 );
                 record(ctx, pool, Severity::Normal, "CWNodeRequestQueued", &msg).await;
             }
-        } else if have > target {
-            stalled = scale_down(ctx, pool, nodes, rt, have - target).await;
+        } else if staying > target {
+            stalled = scaledown::shrink(ctx, pool, nodes, rt, staying - target).await;
         }
         assign(ctx, pool, rt, class, now).await;
     } else {
@@ -329,71 +335,6 @@ async fn assign(
     }
 }
 
-/// Removes `excess` nodes' worth from the pool: queued requests first, then boots that have
-/// not registered, then nodes chosen by the scale-down strategy. Returns whether the strategy
-/// found no node it may remove while some must go.
-async fn scale_down(
-    ctx: &Arc<Ctx>,
-    pool: &NodePool,
-    nodes: &[Arc<Node>],
-    rt: &mut PoolRuntime,
-    mut excess: u32,
-) -> bool {
-    let cut = excess.min(rt.queued);
-    rt.queued -= cut;
-    excess -= cut;
-    while excess > 0 {
-        let Some(i) = rt
-            .booting
-            .iter()
-            .rposition(|b| b.registering_since.is_none())
-        else {
-            break;
-        };
-        rt.booting.remove(i);
-        if let Some(class) = rt.class {
-            ctx.capacity().release(&pool.spec.instance_type, class, 1);
-        }
-        excess -= 1;
-    }
-    if excess == 0 {
-        return false;
-    }
-    let strategy = pool
-        .spec
-        .lifecycle
-        .as_ref()
-        .and_then(|l| l.scale_down_strategy.clone())
-        .unwrap_or_default();
-    let (idle, busy): (Vec<String>, Vec<String>) = {
-        let index = ctx.pods();
-        nodes
-            .iter()
-            .map(|n| n.name_any())
-            .filter(|n| ctx.removal(n).is_none())
-            .partition(|n| index.idle(n))
-    };
-    let mut chosen: Vec<String> = idle.into_iter().take(excess as usize).collect();
-    if strategy == ScaleDownStrategy::PreferIdle {
-        let more = excess as usize - chosen.len();
-        chosen.extend(busy.into_iter().take(more));
-    }
-    if !chosen.is_empty() {
-        let msg = format!(
-            "Removing {} node(s) to reach targetNodes {} ({strategy}): {}.",
-            chosen.len(),
-            pool.spec.target_nodes,
-            chosen.join(", ")
-        );
-        record(ctx, pool, Severity::Normal, "CWNodePoolRemoveNodes", &msg).await;
-    }
-    let stalled = chosen.len() < excess as usize;
-    for node in chosen {
-        scaledown::start(ctx, &node, false);
-    }
-    stalled
-}
-
 async fn pool_deleted(ctx: &Arc<Ctx>, rt: PoolRuntime) {
     if let Some(class) = rt.class {
         ctx.capacity()
@@ -431,49 +372,4 @@ async fn record(ctx: &Ctx, pool: &NodePool, severity: Severity, reason: &str, me
 
 fn rand_in(ctx: &Ctx, r: Range<u64>) -> u64 {
     super::lock(&ctx.rng).random_range(r)
-}
-
-/// Starts random preemptions for `dt` of simulated time: each node of a Spot pool that is not
-/// already leaving is preempted with [`preemption::chance_in`]; at most one in fifty Spot
-/// nodes (at least two) are in preemption at once, as capacity is reclaimed a few nodes at a
-/// time.
-fn random_preemptions(ctx: &Arc<Ctx>, dt: Duration) {
-    let chance = preemption::chance_in(dt);
-    if chance <= 0.0 {
-        return;
-    }
-    let spot: HashSet<String> = ctx
-        .pools
-        .state()
-        .iter()
-        .filter(|p| p.spec.compute_class == ComputeClass::Spot)
-        .map(|p| p.name_any())
-        .collect();
-    let candidates: Vec<String> = ctx
-        .nodes
-        .state()
-        .iter()
-        .filter(|n| {
-            n.labels()
-                .get(labels::NODE_POOL)
-                .is_some_and(|p| spot.contains(p))
-        })
-        .map(|n| n.name_any())
-        .collect();
-    let limit = (candidates.len() / 50).max(2);
-    let mut running = candidates
-        .iter()
-        .filter(|n| ctx.removal(n) == Some(Removal::Preemption))
-        .count();
-    for node in candidates {
-        if running >= limit {
-            break;
-        }
-        if ctx.removal(&node).is_none()
-            && super::lock(&ctx.rng).random_bool(chance)
-            && preemption::start(ctx, &node)
-        {
-            running += 1;
-        }
-    }
 }

@@ -19,6 +19,9 @@ use serde_json::json;
 
 use super::clock::{rfc3339, to_time};
 
+/// Distinct events remembered for aggregation.
+const MAX_REMEMBERED: usize = 4096;
+
 /// Namespace of events about cluster-scoped objects.
 pub const EVENT_NAMESPACE: &str = "default";
 
@@ -129,10 +132,13 @@ impl Recorder {
                 let name = event.metadata.name.clone().unwrap_or_default();
                 let created = self.api.create(&PostParams::default(), &event).await;
                 if created.is_ok() {
-                    self.seen
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(key, (name, 1));
+                    let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+                    // Most messages name a node or a time and never repeat; forgetting them
+                    // all now and then keeps a long run's memory flat.
+                    if seen.len() >= MAX_REMEMBERED {
+                        seen.clear();
+                    }
+                    seen.insert(key, (name, 1));
                 }
                 created.map(|_| ())
             }

@@ -6,15 +6,25 @@
 //! Nodes, Pods and Events.
 //!
 //! # Parts
-//! - [`scenario`]: the seeded starting state (pools, nodes at start, capacity, quota).
-//! - [`seed`]: writes the scenario through the API, concurrently.
-//! - [`controller`]: the NodePool operator: requests, capacity assignment, node boot,
-//!   scale-down, the five conditions and the CW* events (seed 001); random Spot preemptions.
+//! - [`scenario`], `random`: the seeded starting state (pools, nodes at start, capacity,
+//!   quota, names).
+//! - `seed`: writes the scenario through the API, concurrently.
+//! - `controller`, `status`, `boot`: the NodePool operator: requests within quota,
+//!   capacity assignment, node boot, the five conditions and the CW* events (seed 001);
+//!   capacity drift and random Spot preemptions.
 //! - [`preemption`]: the Spot preemption timeline of seed 000.
-//! - [`scaledown`]: node removal for a lower `targetNodes` (IdleOnly / PreferIdle).
-//! - [`pods`], [`scheduler`], [`workloads`]: pods on the nodes, the kubelet's termination,
-//!   ReplicaSet/Job/StatefulSet replacements and their scheduling.
-//! - [`capacity`], [`conditions`], [`clock`]: the pure models underneath.
+//! - `scaledown`: node removal for a lower `targetNodes` (IdleOnly / PreferIdle, seed 002).
+//! - `pods`, `scheduler`, `workloads`, `podspec`: pods on the nodes, the kubelet's
+//!   termination, ReplicaSet/Job/StatefulSet/DaemonSet replacements and their scheduling.
+//! - `watch`: the Node and NodePool watches feeding the shared caches.
+//! - [`capacity`], [`conditions`], [`clock`], [`nodes`]: the pure models underneath.
+//!
+//! # Timings (simulated; divide by `speed` for real time)
+//! - Node boot: 15–45 s to assign a queued node when capacity is free, then 4–8 min until the
+//!   Node registers (`controller::BOOT_TIME`).
+//! - Spot preemption: drain at T+2 min, removal when drained or at T+7 min (seed 000); random
+//!   preemptions with a mean of a day per Spot node ([`preemption::MEAN_TIME_TO_PREEMPTION`]).
+//! - Scale-down drain timeout: 3 min (seed 002). Capacity drift: one step per 10 min.
 //!
 //! Shutdown: dropping the [`SimHandle`] aborts every task of the zone.
 

@@ -277,14 +277,15 @@ pub fn cw_conditions(active: bool, removal: Option<&str>) -> Vec<NodeCondition> 
     ]
 }
 
-/// `CWActive`: true while the node runs non-interruptible pods.
+/// `CWActive`: true while the node runs pods that block its removal (non-interruptible or
+/// gracefully interruptible, seed 002); false marks a scale-down candidate (seed 001).
 pub fn active_condition(active: bool) -> NodeCondition {
     if active {
         condition(
             "CWActive",
             true,
             "NodeActive",
-            "Node runs non-interruptible pods.",
+            "Node runs pods that block its removal (non-interruptible or gracefully interruptible).",
         )
     } else {
         condition(

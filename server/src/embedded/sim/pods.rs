@@ -1,7 +1,7 @@
 //! Pods as the behaviour model sees them: a compact index fed by a Pod watch, and what happens
 //! when pods change: the kubelet's termination at the end of the grace period, replacements
 //! by the pods' owners (ReplicaSet, Job, StatefulSet, DaemonSet), and each node's `CWActive`
-//! condition (seed 002: a node with non-interruptible pods is active).
+//! condition (seed 002: a node whose pods block its removal is active).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -34,9 +34,38 @@ pub enum Policy {
     Graceful,
 }
 
+/// One incarnation of a pod: a StatefulSet brings the same name back with a new uid, and a
+/// late delete must not hit the newcomer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PodRef {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
+/// Deletes the pod `p` (this incarnation only) with `grace` seconds, or its own grace period
+/// when `None`. A pod already gone, or replaced by a namesake, is not an error.
+pub async fn delete_pod(client: &kube::Client, p: &PodRef, grace: Option<u32>, who: &str) {
+    let api: Api<Pod> = Api::namespaced(client.clone(), &p.namespace);
+    let params = DeleteParams {
+        grace_period_seconds: grace,
+        preconditions: Some(kube::api::Preconditions {
+            uid: Some(p.uid.clone()),
+            resource_version: None,
+        }),
+        ..Default::default()
+    };
+    match api.delete(&p.name, &params).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if matches!(e.code, 404 | 409) => {}
+        Err(e) => tracing::warn!(pod = %p.name, "{who}: {e}"),
+    }
+}
+
 /// What the model needs of one pod.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PodInfo {
+    pub uid: String,
     pub node: Option<String>,
     pub gpus: u32,
     /// CPU request, millicores.
@@ -85,6 +114,7 @@ impl PodInfo {
             .and_then(|s| s.phase.as_deref())
             .unwrap_or("");
         Self {
+            uid: pod.uid().unwrap_or_default(),
             node: spec
                 .and_then(|s| s.node_name.clone())
                 .filter(|n| !n.is_empty()),
@@ -103,6 +133,14 @@ impl PodInfo {
 
     fn workload(&self) -> bool {
         !self.daemon && !self.finished
+    }
+
+    fn at(&self, (namespace, name): &PodKey) -> PodRef {
+        PodRef {
+            namespace: namespace.clone(),
+            name: name.clone(),
+            uid: self.uid.clone(),
+        }
     }
 }
 
@@ -160,6 +198,17 @@ impl PodIndex {
         }
     }
 
+    /// Undoes [`bind`](Self::bind) after the binding failed, unless the pod changed since.
+    pub fn unbind(&mut self, key: &PodKey, uid: &str, node: &str) {
+        if let Some(mut info) = self.pods.get(key).cloned()
+            && info.uid == uid
+            && info.node.as_deref() == Some(node)
+        {
+            info.node = None;
+            self.upsert(key.clone(), info);
+        }
+    }
+
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.pods.len()
@@ -174,16 +223,16 @@ impl PodIndex {
     }
 
     /// Every pod bound to `node`, DaemonSet pods included.
-    pub fn bound_to(&self, node: &str) -> Vec<PodKey> {
-        self.on(node).map(|(k, _)| k.clone()).collect()
+    pub fn bound_to(&self, node: &str) -> Vec<PodRef> {
+        self.on(node).map(|(k, p)| p.at(k)).collect()
     }
 
     /// Pods a drain deletes: not DaemonSet, not finished, not already terminating; with
     /// whether each is interruptible.
-    pub fn evictable(&self, node: &str) -> Vec<(String, String, bool)> {
+    pub fn evictable(&self, node: &str) -> Vec<(PodRef, bool)> {
         self.on(node)
             .filter(|(_, p)| p.workload() && !p.deleting)
-            .map(|((ns, name), p)| (ns.clone(), name.clone(), p.policy == Policy::Interruptible))
+            .map(|(k, p)| (p.at(k), p.policy == Policy::Interruptible))
             .collect()
     }
 
@@ -192,18 +241,18 @@ impl PodIndex {
         !self.on(node).any(|(_, p)| p.workload())
     }
 
-    /// `CWActive`: a non-interruptible workload pod runs on `node`.
-    pub fn active(&self, node: &str) -> bool {
-        self.on(node)
-            .any(|(_, p)| p.workload() && !p.deleting && p.policy == Policy::NonInterruptible)
-    }
-
     /// A scale-down may take `node`: no non-interruptible or gracefully interruptible pod
-    /// runs there (seed 002).
+    /// runs there (seed 002). `CWActive` is the opposite: a node that is not idle is active.
     pub fn idle(&self, node: &str) -> bool {
         !self
             .on(node)
             .any(|(_, p)| p.workload() && !p.deleting && p.policy != Policy::Interruptible)
+    }
+
+    /// A gracefully interruptible pod runs on `node` (seed 002: CKS never scales it down).
+    pub fn hosts_graceful(&self, node: &str) -> bool {
+        self.on(node)
+            .any(|(_, p)| p.workload() && !p.deleting && p.policy == Policy::Graceful)
     }
 
     /// GPUs and CPU millicores held on `node` by pods that are not finished.
@@ -269,7 +318,7 @@ fn applied(ctx: &Arc<Ctx>, pod: &Pod) {
                 .deletion_grace_period_seconds
                 .unwrap_or(30)
                 .max(0) as u64;
-            ctx.spawn(kubelet_terminate(ctx.clone(), key(pod), grace));
+            ctx.spawn(kubelet_terminate(ctx.clone(), info.at(&key(pod)), grace));
         }
         // A ReplicaSet or Job counts terminating pods as gone and makes a new one at once.
         if matches!(info.owner_kind.as_deref(), Some("ReplicaSet" | "Job")) {
@@ -305,18 +354,9 @@ fn deleted(ctx: &Arc<Ctx>, pod: &Pod) {
 
 /// The kubelet: PreStop and SIGTERM are the pod's business; at the end of the grace period
 /// SIGKILL ends it and the kubelet removes the pod for good.
-async fn kubelet_terminate(ctx: Arc<Ctx>, (ns, name): PodKey, grace_secs: u64) {
+async fn kubelet_terminate(ctx: Arc<Ctx>, pod: PodRef, grace_secs: u64) {
     ctx.clock.sleep(secs(grace_secs)).await;
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
-    let force = DeleteParams {
-        grace_period_seconds: Some(0),
-        ..Default::default()
-    };
-    match api.delete(&name, &force).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(e)) if e.code == 404 => {}
-        Err(e) => tracing::warn!(pod = %name, "kubelet: {e}"),
-    }
+    delete_pod(&ctx.client, &pod, Some(0), "kubelet").await;
 }
 
 async fn replace(ctx: Arc<Ctx>, pod: Pod) {
@@ -341,7 +381,7 @@ pub async fn node_activity(ctx: Arc<Ctx>) {
                 .iter()
                 .filter_map(|node| {
                     let name = node.name_any();
-                    let want = index.active(&name);
+                    let want = !index.idle(&name);
                     let have = condition_status(node, "CWActive")? == "True";
                     (have != want).then_some((name, want))
                 })

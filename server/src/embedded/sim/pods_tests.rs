@@ -2,6 +2,7 @@ use super::*;
 
 fn info(node: Option<&str>, policy: Policy, gpus: u32) -> PodInfo {
     PodInfo {
+        uid: format!("uid-{gpus}-{node:?}"),
         node: node.map(Into::into),
         gpus,
         cpu_m: 1000,
@@ -36,25 +37,24 @@ fn node_states_follow_seed_002() {
     ds.owner_kind = Some("DaemonSet".into());
     idx.upsert(k("cilium-x"), ds);
 
-    // (node, active, idle, drained)
+    // (node, idle, drained)
     let cases = [
-        ("g1", true, false, false),
-        ("g2", false, true, false),
-        ("g3", false, false, false),
-        ("g4", false, true, true),
+        ("g1", false, false), // non-interruptible trainer
+        ("g2", true, false),  // interruptible only (the DaemonSet pod does not count)
+        ("g3", false, false), // gracefully interruptible blocks scale-down
+        ("g4", true, true),   // empty
     ];
-    for (node, active, idle, drained) in cases {
-        assert_eq!(idx.active(node), active, "{node} active");
+    for (node, idle, drained) in cases {
         assert_eq!(idx.idle(node), idle, "{node} idle");
         assert_eq!(idx.drained(node), drained, "{node} drained");
     }
+    assert!(idx.hosts_graceful("g3") && !idx.hosts_graceful("g1"));
     assert_eq!(idx.used("g1"), (8, 1000));
     assert_eq!(idx.bound_to("g2").len(), 2);
     let ev = idx.evictable("g2");
-    assert_eq!(
-        ev,
-        [("ml-training".to_string(), "infer-a".to_string(), true)]
-    );
+    assert_eq!(ev.len(), 1);
+    assert_eq!((ev[0].0.name.as_str(), ev[0].1), ("infer-a", true));
+    assert_eq!(ev[0].0.uid, idx.pods[&k("infer-a")].uid);
 }
 
 #[test]
@@ -64,7 +64,10 @@ fn terminating_pods_hold_the_node_until_gone() {
     idx.upsert(k("train-0"), p.clone());
     p.deleting = true;
     idx.upsert(k("train-0"), p);
-    assert!(!idx.active("g1"), "terminating pods are not activity");
+    assert!(
+        idx.idle("g1"),
+        "terminating pods do not hold off a scale-down"
+    );
     assert!(!idx.drained("g1"), "but the node is not drained yet");
     assert!(idx.evictable("g1").is_empty(), "not deleted twice");
     assert_eq!(idx.used("g1").0, 8);
@@ -86,4 +89,11 @@ fn pending_pods_leave_the_queue_when_bound() {
     idx.bind(&k("a"), "g9");
     assert_eq!(idx.pending().len(), 1);
     assert_eq!(idx.used("g9").0, 2);
+    // A failed binding goes back to the queue, but only for the same incarnation.
+    idx.unbind(&k("a"), "another-uid", "g9");
+    assert_eq!(idx.pending().len(), 1);
+    let uid = idx.pods[&k("a")].uid.clone();
+    idx.unbind(&k("a"), &uid, "g9");
+    assert_eq!(idx.pending().len(), 2);
+    assert_eq!(idx.used("g9").0, 0);
 }

@@ -18,6 +18,7 @@ use rand::Rng;
 
 use super::clock::wall_time;
 use super::pods::Policy;
+use super::random::{hash, mix};
 
 /// The controller owning a pod.
 #[derive(Clone, Debug)]
@@ -171,6 +172,11 @@ pub fn pod_object(p: &PodPlan, host_ip: &str, pod_ip: &str) -> Pod {
     }
 }
 
+/// 64 hex digits (a sha256 or container ID) spread from one 64-bit value.
+fn hex64(v: u64) -> String {
+    (0..4).map(|i| format!("{:016x}", mix(v, i))).collect()
+}
+
 fn pod_condition(type_: &str) -> PodCondition {
     PodCondition {
         type_: type_.into(),
@@ -208,8 +214,8 @@ pub fn running_status(containers: &[&str], image: &str, host_ip: &str, pod_ip: &
                 .map(|c| ContainerStatus {
                     name: (*c).into(),
                     image: image.into(),
-                    image_id: format!("{image}@sha256:{:064x}", 0),
-                    container_id: Some(format!("containerd://{:064x}", rand::random::<u128>())),
+                    image_id: format!("{image}@sha256:{}", hex64(hash(image))),
+                    container_id: Some(format!("containerd://{}", hex64(rand::random()))),
                     ready: true,
                     started: Some(true),
                     restart_count: 0,

@@ -18,21 +18,25 @@
 //! The `evicted-at` value: label values allow only `[A-Za-z0-9_.-]`, so the RFC 3339 drain
 //! time is written with `-` for `:` (`2026-11-21T10-04-05Z`), see [`evicted_at_value`].
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use app::labels;
+use app::nodepool::ComputeClass;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Node;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
+use rand::Rng;
 use serde_json::json;
 use tokio::time::Instant;
 
 use super::clock::{mins, rfc3339};
 use super::events::{Component, Involved, Severity};
 use super::nodes::{removal_condition, set_condition};
+use super::pods::delete_pod;
 use super::{Ctx, Removal};
 
 /// Simulated time from T=0 to the drain (seed 000: "Two minutes after the initial warning").
@@ -113,8 +117,11 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
         .unwrap_or_default();
     let t0 = Instant::now();
     let now = Utc::now();
-    let drain_at = now + chrono::Duration::from_std(DRAIN_AFTER).unwrap_or_default();
-    let remove_by = now + chrono::Duration::from_std(REMOVE_BY).unwrap_or_default();
+    // Wall-clock times the phases will happen at: the simulated minutes at this speed.
+    let wall =
+        |sim: Duration| now + chrono::Duration::from_std(ctx.clock.real(sim)).unwrap_or_default();
+    let drain_at = wall(DRAIN_AFTER);
+    let remove_by = wall(REMOVE_BY);
 
     // T=0: cordon and warn. The taint is the one `kubectl cordon` leads to.
     let mut taints = node
@@ -220,21 +227,56 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
 pub(crate) async fn drain(ctx: &Ctx, node: &str, hurry_interruptible: bool) {
     let victims = ctx.pods().evictable(node);
     futures::stream::iter(victims)
-        .for_each_concurrent(16, |(ns, name, interruptible)| {
-            let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
-            let params = DeleteParams {
-                grace_period_seconds: (hurry_interruptible && interruptible).then_some(0),
-                ..Default::default()
-            };
-            async move {
-                match api.delete(&name, &params).await {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(e)) if e.code == 404 => {}
-                    Err(e) => tracing::warn!(pod = %name, "drain: {e}"),
-                }
-            }
+        .for_each_concurrent(16, |(pod, interruptible)| async move {
+            let grace = (hurry_interruptible && interruptible).then_some(0);
+            delete_pod(&ctx.client, &pod, grace, "drain").await;
         })
         .await;
+}
+
+/// Starts random preemptions for `dt` of simulated time: each node of a Spot pool that is not
+/// already leaving is preempted with [`chance_in`]; at most one in fifty Spot
+/// nodes (at least two) are in preemption at once, as capacity is reclaimed a few nodes at a
+/// time.
+pub(crate) fn random(ctx: &Arc<Ctx>, dt: Duration) {
+    let chance = chance_in(dt);
+    if chance <= 0.0 {
+        return;
+    }
+    let spot: HashSet<String> = ctx
+        .pools
+        .state()
+        .iter()
+        .filter(|p| p.spec.compute_class == ComputeClass::Spot)
+        .map(|p| p.name_any())
+        .collect();
+    let candidates: Vec<String> = ctx
+        .nodes
+        .state()
+        .iter()
+        .filter(|n| {
+            n.labels()
+                .get(labels::NODE_POOL)
+                .is_some_and(|p| spot.contains(p))
+        })
+        .map(|n| n.name_any())
+        .collect();
+    let limit = (candidates.len() / 50).max(2);
+    let mut running = candidates
+        .iter()
+        .filter(|n| ctx.removal(n) == Some(Removal::Preemption))
+        .count();
+    for node in candidates {
+        if running >= limit {
+            break;
+        }
+        if ctx.removal(&node).is_none()
+            && super::lock(&ctx.rng).random_bool(chance)
+            && start(ctx, &node)
+        {
+            running += 1;
+        }
+    }
 }
 
 #[cfg(test)]

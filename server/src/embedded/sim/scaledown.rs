@@ -4,10 +4,11 @@
 //! Node is deleted and its instance goes back to the zone's free capacity.
 
 use std::sync::Arc;
+
 use std::time::Duration;
 
 use app::labels;
-use app::nodepool::NodePool;
+use app::nodepool::{NodePool, ScaleDownStrategy};
 use k8s_openapi::api::core::v1::{Node, Taint};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
@@ -16,6 +17,7 @@ use tokio::time::Instant;
 
 use super::capacity::CapacityClass;
 use super::clock::{mins, wall_time};
+use super::controller::PoolRuntime;
 use super::events::{Component, Involved, Severity};
 use super::nodes::{removal_condition, set_condition};
 use super::{Ctx, Removal, preemption};
@@ -29,6 +31,77 @@ pub fn start(ctx: &Arc<Ctx>, node: &str, pool_gone: bool) {
     if ctx.claim_removal(node, Removal::ScaleDown) {
         ctx.spawn(run(ctx.clone(), node.to_string(), pool_gone));
     }
+}
+
+/// Removes `excess` nodes' worth from the pool: queued requests first, then boots that have
+/// not registered, then nodes chosen by the scale-down strategy. Returns whether the strategy
+/// found no node it may remove while some must go.
+pub(crate) async fn shrink(
+    ctx: &Arc<Ctx>,
+    pool: &NodePool,
+    nodes: &[Arc<Node>],
+    rt: &mut PoolRuntime,
+    mut excess: u32,
+) -> bool {
+    let cut = excess.min(rt.queued);
+    rt.queued -= cut;
+    excess -= cut;
+    while excess > 0 {
+        let Some(i) = rt
+            .booting
+            .iter()
+            .rposition(|b| b.registering_since.is_none())
+        else {
+            break;
+        };
+        rt.booting.remove(i);
+        if let Some(class) = rt.class {
+            ctx.capacity().release(&pool.spec.instance_type, class, 1);
+        }
+        excess -= 1;
+    }
+    if excess == 0 {
+        return false;
+    }
+    let strategy = pool
+        .spec
+        .lifecycle
+        .as_ref()
+        .and_then(|l| l.scale_down_strategy.clone())
+        .unwrap_or_default();
+    // Seed 002: nodes hosting gracefully interruptible pods are never candidates, whatever
+    // the strategy; a pool made only of them stalls.
+    let (idle, busy): (Vec<String>, Vec<String>) = {
+        let index = ctx.pods();
+        nodes
+            .iter()
+            .map(|n| n.name_any())
+            .filter(|n| ctx.removal(n).is_none() && !index.hosts_graceful(n))
+            .partition(|n| index.idle(n))
+    };
+    let mut chosen: Vec<String> = idle.into_iter().take(excess as usize).collect();
+    if strategy == ScaleDownStrategy::PreferIdle {
+        let more = excess as usize - chosen.len();
+        chosen.extend(busy.into_iter().take(more));
+    }
+    if !chosen.is_empty() {
+        let msg = format!(
+            "Removing {} node(s) to reach targetNodes {} ({strategy}): {}.",
+            chosen.len(),
+            pool.spec.target_nodes,
+            chosen.join(", ")
+        );
+        let about = Involved::of(pool);
+        let op = Component::NodePoolOperator;
+        ctx.events
+            .record(&about, Severity::Normal, "CWNodePoolRemoveNodes", &msg, op)
+            .await;
+    }
+    let stalled = chosen.len() < excess as usize;
+    for node in chosen {
+        start(ctx, &node, false);
+    }
+    stalled
 }
 
 async fn run(ctx: Arc<Ctx>, node: String, pool_gone: bool) {

@@ -88,7 +88,8 @@ pub fn unschedulable_message(total: usize, misfits: &[Misfit]) -> String {
 
 /// Runs the scheduler until the zone shuts down.
 pub async fn run(ctx: Arc<Ctx>) {
-    let mut reported: HashSet<PodKey> = HashSet::new();
+    // Pod uids already reported unschedulable: once per pod, as the scheduler's event.
+    let mut reported: HashSet<String> = HashSet::new();
     let binding = Arc::new(AtomicBool::new(true));
     loop {
         tokio::select! {
@@ -101,7 +102,7 @@ pub async fn run(ctx: Arc<Ctx>) {
     }
 }
 
-async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<PodKey>, binding: &Arc<AtomicBool>) {
+async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<String>, binding: &Arc<AtomicBool>) {
     let pending = ctx.pods().pending();
     if pending.is_empty() {
         reported.clear();
@@ -137,18 +138,18 @@ async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<PodKey>, binding: &Arc<Atom
             match chosen {
                 Some(n) => {
                     index.bind(key, &n.name_any());
-                    reported.remove(key);
-                    bound.push((key.clone(), n));
+                    reported.remove(&info.uid);
+                    bound.push((key.clone(), info.uid.clone(), n));
                 }
-                None if reported.insert(key.clone()) => {
+                None if reported.insert(info.uid.clone()) => {
                     stuck.push((key.clone(), unschedulable_message(nodes.len(), &misfits)));
                 }
                 None => {}
             }
         }
     }
-    let bind_all = futures::stream::iter(bound).for_each_concurrent(16, |(key, node)| {
-        bind(ctx.clone(), key, node, binding.clone())
+    let bind_all = futures::stream::iter(bound).for_each_concurrent(16, |(key, uid, node)| {
+        bind(ctx.clone(), key, uid, node, binding.clone())
     });
     let report_all = futures::stream::iter(stuck)
         .for_each_concurrent(16, |(key, msg)| report(ctx.clone(), key, msg));
@@ -170,9 +171,9 @@ async fn report(ctx: Arc<Ctx>, (ns, name): PodKey, message: String) {
 }
 
 /// Binds the pod (the `binding` subresource where the API server has it, else a patch of
-/// `spec.nodeName`, which the embedded server accepts), then starts its containers after a
-/// short simulated image pull and reports it Running.
-async fn bind(ctx: Arc<Ctx>, (ns, name): PodKey, node: Arc<Node>, binding: Arc<AtomicBool>) {
+/// `spec.nodeName`, which the embedded server accepts), then leaves the kubelet to start it.
+async fn bind(ctx: Arc<Ctx>, key: PodKey, uid: String, node: Arc<Node>, binding: Arc<AtomicBool>) {
+    let (ns, name) = key.clone();
     let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
     let node_name = node.name_any();
     let mut done = false;
@@ -202,15 +203,25 @@ async fn bind(ctx: Arc<Ctx>, (ns, name): PodKey, node: Arc<Node>, binding: Arc<A
             .await
         {
             tracing::debug!(pod = %name, "binding: {e}");
+            ctx.pods().unbind(&key, &uid, &node_name);
             return;
         }
     }
+    ctx.spawn(start(ctx.clone(), key, uid, node));
+}
+
+/// The kubelet: starts the containers of a pod bound to `node` after a short simulated image
+/// pull and reports it Running.
+async fn start(ctx: Arc<Ctx>, (ns, name): PodKey, uid: String, node: Arc<Node>) {
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let node_name = node.name_any();
     let pull = secs(super::lock(&ctx.rng).random_range(5..20));
     ctx.clock.sleep(pull).await;
     let Ok(pod) = api.get(&name).await else {
         return;
     };
     if pod.metadata.deletion_timestamp.is_some()
+        || pod.metadata.uid.as_deref() != Some(uid.as_str())
         || pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) != Some(node_name.as_str())
     {
         return;
@@ -281,6 +292,7 @@ mod tests {
 
     fn pod(pool: &str, gpus: u32) -> PodInfo {
         PodInfo {
+            uid: "u1".into(),
             node: None,
             gpus,
             cpu_m: 8000,

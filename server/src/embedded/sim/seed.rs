@@ -122,7 +122,7 @@ async fn seed_node(
     let pods = workloads::node_pods(ctx.seed, plan.workload, slot, pods_per_node, &mut rng);
     let active = pods
         .iter()
-        .any(|p| p.owner.kind != "DaemonSet" && p.policy == Policy::NonInterruptible);
+        .any(|p| p.owner.kind != "DaemonSet" && p.policy != Policy::Interruptible);
     let node = node_object(&NewNode {
         name,
         pool: &plan.name,

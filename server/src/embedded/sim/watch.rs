@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use app::nodepool::NodePool;
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::DeleteParams;
+use k8s_openapi::api::core::v1::Node;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, ResourceExt};
 
 use super::nodes::PREEMPT_ANNOTATION;
+use super::pods::delete_pod;
 use super::{Ctx, preemption};
 
 /// Watches Nodes into `ctx.nodes`.
@@ -69,21 +69,9 @@ fn wants_preemption(node: &Node) -> bool {
 /// at once, whatever their grace period (their containers died with the machine).
 async fn collect_pods(ctx: &Ctx, node: &str) {
     let orphans = ctx.pods().bound_to(node);
-    let force = DeleteParams {
-        grace_period_seconds: Some(0),
-        ..Default::default()
-    };
     futures::stream::iter(orphans)
-        .for_each_concurrent(16, |(ns, name)| {
-            let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
-            let force = force.clone();
-            async move {
-                match api.delete(&name, &force).await {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(e)) if e.code == 404 => {}
-                    Err(e) => tracing::warn!(pod = %name, "pod gc: {e}"),
-                }
-            }
+        .for_each_concurrent(16, |pod| async move {
+            delete_pod(&ctx.client, &pod, Some(0), "pod gc").await;
         })
         .await;
 }

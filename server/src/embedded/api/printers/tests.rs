@@ -1,4 +1,5 @@
 use super::*;
+use crate::embedded::api::age::human_duration;
 
 fn now() -> DateTime<Utc> {
     "2026-11-21T12:00:00Z".parse().unwrap()
@@ -42,7 +43,10 @@ fn human_durations_match_kubectl() {
 
 #[test]
 fn node_columns_and_status() {
-    assert_eq!(headers(Kind::Nodes, 0), ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]);
+    assert_eq!(
+        headers(Kind::Nodes, 0),
+        ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    );
     let node = json!({
         "metadata": {"name": "g1", "creationTimestamp": "2026-11-21T11:00:00Z",
                      "labels": {"node-role.kubernetes.io/worker": "", "kubernetes.io/role": "gpu"}},
@@ -52,7 +56,16 @@ fn node_columns_and_status() {
                    "addresses": [{"type": "InternalIP", "address": "10.0.0.7"}]}});
     let c = cells(Kind::Nodes, &node, now());
     assert_eq!(c.len(), columns(Kind::Nodes).len());
-    assert_eq!(c[..5], [json!("g1"), json!("Ready,SchedulingDisabled"), json!("gpu,worker"), json!("60m"), json!("v1.33.1")]);
+    assert_eq!(
+        c[..5],
+        [
+            json!("g1"),
+            json!("Ready,SchedulingDisabled"),
+            json!("gpu,worker"),
+            json!("60m"),
+            json!("v1.33.1")
+        ]
+    );
     assert_eq!(c[5], "10.0.0.7");
     assert_eq!(c[6], "<none>");
     assert_eq!(c[7], "<unknown>");
@@ -66,7 +79,10 @@ fn node_columns_and_status() {
 
 #[test]
 fn pod_ready_status_restarts() {
-    assert_eq!(headers(Kind::Pods, 0), ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
+    assert_eq!(
+        headers(Kind::Pods, 0),
+        ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    );
     let pod = json!({
         "metadata": {"name": "p", "creationTimestamp": "2026-11-21T11:59:00Z"},
         "spec": {"containers": [{"name": "a"}, {"name": "b"}], "nodeName": "g1"},
@@ -77,7 +93,16 @@ fn pod_ready_status_restarts() {
              "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}});
     let c = cells(Kind::Pods, &pod, now());
     assert_eq!(c.len(), columns(Kind::Pods).len());
-    assert_eq!(c[..5], [json!("p"), json!("1/2"), json!("CrashLoopBackOff"), json!("2 (5m ago)"), json!("60s")]);
+    assert_eq!(
+        c[..5],
+        [
+            json!("p"),
+            json!("1/2"),
+            json!("CrashLoopBackOff"),
+            json!("2 (5m ago)"),
+            json!("60s")
+        ]
+    );
     assert_eq!((&c[5], &c[6]), (&json!("10.1.0.4"), &json!("g1")));
 
     let mut terminating = pod.clone();
@@ -86,7 +111,10 @@ fn pod_ready_status_restarts() {
     let pending = json!({"metadata": {"name": "q"}, "spec": {"containers": [{"name": "a"}]},
                          "status": {"phase": "Pending"}});
     let c = cells(Kind::Pods, &pending, now());
-    assert_eq!((&c[1], &c[2], &c[3]), (&json!("0/1"), &json!("Pending"), &json!("0")));
+    assert_eq!(
+        (&c[1], &c[2], &c[3]),
+        (&json!("0/1"), &json!("Pending"), &json!("0"))
+    );
     let init = json!({"metadata": {"name": "i"},
         "spec": {"initContainers": [{"name": "x"}, {"name": "y"}], "containers": [{"name": "a"}]},
         "status": {"phase": "Pending", "initContainerStatuses": [
@@ -96,7 +124,10 @@ fn pod_ready_status_restarts() {
 
 #[test]
 fn event_columns() {
-    assert_eq!(headers(Kind::Events, 0), ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]);
+    assert_eq!(
+        headers(Kind::Events, 0),
+        ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    );
     let ev = json!({"metadata": {"name": "e1", "namespace": "default"},
         "involvedObject": {"kind": "NodePool", "name": "np-a"},
         "type": "Warning", "reason": "QueuedAwaitingCapacity", "message": " no capacity \n",
@@ -108,7 +139,10 @@ fn event_columns() {
     assert_eq!(c[3], "nodepool/np-a");
     assert_eq!(c[5], "nodepool-controller");
     assert_eq!(c[6], "no capacity");
-    assert_eq!((&c[7], &c[8], &c[9]), (&json!("60m"), &json!(4), &json!("e1")));
+    assert_eq!(
+        (&c[7], &c[8], &c[9]),
+        (&json!("60m"), &json!(4), &json!("e1"))
+    );
 }
 
 #[test]
@@ -128,7 +162,11 @@ fn nodepool_columns_come_from_the_crd() {
     assert_eq!(by_name("INSTANCE TYPE"), "gd-8xh100ib-i128");
     assert_eq!(by_name("TARGET"), 4);
     assert_eq!(by_name("CURRENT"), 2);
-    assert_eq!(by_name("QUEUED"), Value::Null, "a missing field prints empty");
+    assert_eq!(
+        by_name("QUEUED"),
+        Value::Null,
+        "a missing field prints empty"
+    );
     assert_eq!(by_name("VALIDATED"), "Valid");
     assert_eq!(by_name("CAPACITY"), "QueuedAwaitingCapacity");
     assert_eq!(by_name("QUOTA"), Value::Null);
@@ -141,5 +179,8 @@ fn typed_cells() {
     assert_eq!(cell_for("integer", Some(&json!("3")), now()), Value::Null);
     assert_eq!(cell_for("string", Some(&json!(3)), now()), json!("3"));
     assert_eq!(cell_for("boolean", Some(&json!(true)), now()), json!(true));
-    assert_eq!(cell_for("date", Some(&json!("2026-11-21T11:59:30Z")), now()), json!("30s"));
+    assert_eq!(
+        cell_for("date", Some(&json!("2026-11-21T11:59:30Z")), now()),
+        json!("30s")
+    );
 }

@@ -1,6 +1,8 @@
 use serde_json::json;
 
 use super::*;
+use crate::embedded::api::object::Target;
+use crate::embedded::api::patch::PatchKind;
 
 fn store() -> Store {
     Store::new(100)
@@ -21,9 +23,11 @@ fn starts_with_default_namespaces_and_the_crd() {
     let s = store();
     let ns = s.list(Kind::Namespaces, &query());
     assert_eq!(ns.items.len(), 4);
-    assert_eq!(ns.items[0]["status"]["phase"], "Active");
-    let crd = s.get(Kind::Crds, "", "nodepools.compute.coreweave.com").unwrap();
-    assert_eq!(crd["spec"]["names"]["kind"], "NodePool");
+    assert_eq!(ns.items[0].value()["status"]["phase"], "Active");
+    let crd = s
+        .get(Kind::Crds, "", "nodepools.compute.coreweave.com")
+        .unwrap();
+    assert_eq!(crd.value()["spec"]["names"]["kind"], "NodePool");
     assert_eq!(ns.resource_version, s.current_rv());
 }
 
@@ -32,10 +36,15 @@ fn create_get_and_already_exists() {
     let s = store();
     let rv0 = s.current_rv();
     let created = s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
-    assert_eq!(object::resource_version(&created), (rv0 + 1).to_string());
-    assert_eq!(created["metadata"]["generation"], 1);
-    assert_eq!(*s.get(Kind::NodePools, "", "a").unwrap(), *created);
-    let e = s.create(Kind::NodePools, "", pool("a", 1), false).unwrap_err();
+    assert_eq!(created.resource_version(), (rv0 + 1).to_string());
+    assert_eq!(created.value()["metadata"]["generation"], 1);
+    assert_eq!(
+        s.get(Kind::NodePools, "", "a").unwrap().value(),
+        created.value()
+    );
+    let e = s
+        .create(Kind::NodePools, "", pool("a", 1), false)
+        .unwrap_err();
     assert_eq!((e.code, e.reason), (409, "AlreadyExists"));
     assert_eq!(s.get(Kind::NodePools, "", "b").unwrap_err().code, 404);
 }
@@ -45,15 +54,19 @@ fn dry_run_and_generate_name_and_invalid_names() {
     let s = store();
     let rv0 = s.current_rv();
     let out = s.create(Kind::NodePools, "", pool("dry", 1), true).unwrap();
-    assert_eq!(object::name(&out), "dry");
+    assert_eq!(out.name(), "dry");
     assert_eq!(s.current_rv(), rv0);
     assert!(s.get(Kind::NodePools, "", "dry").is_err());
     let generated = json!({"metadata": {"generateName": "np-"}, "spec": {}});
     let out = s.create(Kind::NodePools, "", generated, false).unwrap();
-    assert!(object::name(&out).starts_with("np-") && object::name(&out).len() == 8);
-    let e = s.create(Kind::NodePools, "", pool("Bad_Name", 1), false).unwrap_err();
+    assert!(out.name().starts_with("np-") && out.name().len() == 8);
+    let e = s
+        .create(Kind::NodePools, "", pool("Bad_Name", 1), false)
+        .unwrap_err();
     assert_eq!((e.code, e.reason), (422, "Invalid"));
-    let e = s.create(Kind::NodePools, "", json!({"metadata": {}}), false).unwrap_err();
+    let e = s
+        .create(Kind::NodePools, "", json!({"metadata": {}}), false)
+        .unwrap_err();
     assert_eq!(e.code, 422);
 }
 
@@ -62,10 +75,11 @@ fn namespaced_create_makes_the_namespace() {
     let s = store();
     let pod = json!({"metadata": {"name": "p"}, "spec": {}});
     let out = s.create(Kind::Pods, "team-a", pod, false).unwrap();
-    assert_eq!(out["status"]["phase"], "Pending");
+    assert_eq!(out.value()["status"]["phase"], "Pending");
     assert!(s.get(Kind::Namespaces, "", "team-a").is_ok());
     // Deleting the namespace removes what is in it.
-    s.delete(Kind::Namespaces, "", "team-a", &DeleteOptions::default()).unwrap();
+    s.delete(Kind::Namespaces, "", "team-a", &DeleteOptions::default())
+        .unwrap();
     assert!(s.get(Kind::Pods, "team-a", "p").is_err());
 }
 
@@ -73,16 +87,30 @@ fn namespaced_create_makes_the_namespace() {
 fn update_checks_resource_version() {
     let s = store();
     let created = s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
-    let mut stale = (*created).clone();
+    let mut stale = created.value();
     stale["metadata"]["resourceVersion"] = json!("1");
     stale["spec"]["targetNodes"] = json!(2);
-    let e = s.update(Kind::NodePools, "", "a", stale, Target::Main, false).unwrap_err();
+    let e = s
+        .update(Kind::NodePools, "", "a", stale, Target::Main, false)
+        .unwrap_err();
     assert_eq!((e.code, e.reason), (409, "Conflict"));
-    let mut fresh = (*created).clone();
+    let mut fresh = created.value();
     fresh["spec"]["targetNodes"] = json!(2);
-    let out = s.update(Kind::NodePools, "", "a", fresh, Target::Main, false).unwrap();
-    assert_eq!(out["metadata"]["generation"], 2);
-    assert!(s.update(Kind::NodePools, "", "zz", pool("zz", 1), Target::Main, false).is_err());
+    let out = s
+        .update(Kind::NodePools, "", "a", fresh, Target::Main, false)
+        .unwrap();
+    assert_eq!(out.value()["metadata"]["generation"], 2);
+    assert!(
+        s.update(
+            Kind::NodePools,
+            "",
+            "zz",
+            pool("zz", 1),
+            Target::Main,
+            false
+        )
+        .is_err()
+    );
 }
 
 #[test]
@@ -91,11 +119,19 @@ fn no_op_writes_keep_the_resource_version() {
     let created = s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
     let rv = s.current_rv();
     let out = s
-        .patch(Kind::NodePools, "", "a", PatchKind::Merge, br#"{"spec":{"targetNodes":1}}"#, Target::Main, false)
+        .patch(
+            Kind::NodePools,
+            "",
+            "a",
+            PatchKind::Merge,
+            br#"{"spec":{"targetNodes":1}}"#,
+            Target::Main,
+            false,
+        )
         .unwrap()
         .0;
     assert_eq!(s.current_rv(), rv);
-    assert_eq!(*out, *created);
+    assert_eq!(out.value(), created.value());
 }
 
 #[test]
@@ -104,25 +140,57 @@ fn status_patch_and_main_patch_are_separate() {
     s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
     let body = br#"{"status":{"currentNodes":1},"spec":{"targetNodes":5}}"#;
     let (out, created) = s
-        .patch(Kind::NodePools, "", "a", PatchKind::Merge, body, Target::Status, false)
+        .patch(
+            Kind::NodePools,
+            "",
+            "a",
+            PatchKind::Merge,
+            body,
+            Target::Status,
+            false,
+        )
         .unwrap();
     assert!(!created);
-    assert_eq!(out["status"]["currentNodes"], 1);
-    assert_eq!(out["spec"]["targetNodes"], 1);
-    assert_eq!(out["metadata"]["generation"], 1);
+    assert_eq!(out.value()["status"]["currentNodes"], 1);
+    assert_eq!(out.value()["spec"]["targetNodes"], 1);
+    assert_eq!(out.value()["metadata"]["generation"], 1);
     let (out, _) = s
-        .patch(Kind::NodePools, "", "a", PatchKind::Merge, body, Target::Main, false)
+        .patch(
+            Kind::NodePools,
+            "",
+            "a",
+            PatchKind::Merge,
+            body,
+            Target::Main,
+            false,
+        )
         .unwrap();
-    assert_eq!(out["status"]["currentNodes"], 1);
-    assert_eq!(out["spec"]["targetNodes"], 5);
-    assert_eq!(out["metadata"]["generation"], 2);
+    assert_eq!(out.value()["status"]["currentNodes"], 1);
+    assert_eq!(out.value()["spec"]["targetNodes"], 5);
+    assert_eq!(out.value()["metadata"]["generation"], 2);
     let stale = br#"{"metadata":{"resourceVersion":"1"},"spec":{"targetNodes":6}}"#;
     let e = s
-        .patch(Kind::NodePools, "", "a", PatchKind::Merge, stale, Target::Main, false)
+        .patch(
+            Kind::NodePools,
+            "",
+            "a",
+            PatchKind::Merge,
+            stale,
+            Target::Main,
+            false,
+        )
         .unwrap_err();
     assert_eq!(e.code, 409);
     let e = s
-        .patch(Kind::NodePools, "", "zz", PatchKind::Merge, body, Target::Main, false)
+        .patch(
+            Kind::NodePools,
+            "",
+            "zz",
+            PatchKind::Merge,
+            body,
+            Target::Main,
+            false,
+        )
         .unwrap_err();
     assert_eq!(e.code, 404);
 }
@@ -132,10 +200,18 @@ fn apply_creates_missing_objects() {
     let s = store();
     let body = serde_json::to_vec(&pool("applied", 3)).unwrap();
     let (out, created) = s
-        .patch(Kind::NodePools, "", "applied", PatchKind::Apply, &body, Target::Main, false)
+        .patch(
+            Kind::NodePools,
+            "",
+            "applied",
+            PatchKind::Apply,
+            &body,
+            Target::Main,
+            false,
+        )
         .unwrap();
     assert!(created);
-    assert_eq!(out["spec"]["targetNodes"], 3);
+    assert_eq!(out.value()["spec"]["targetNodes"], 3);
 }
 
 #[test]
@@ -166,20 +242,36 @@ fn list_pages_with_selectors_and_namespace() {
     };
     let second = s.list(Kind::NodePools, &q2);
     assert_eq!(second.resource_version, first.resource_version);
-    let names: Vec<&str> = first.items.iter().chain(&second.items).map(|o| object::name(o)).collect();
+    let names: Vec<&str> = first
+        .items
+        .iter()
+        .chain(&second.items)
+        .map(|o| o.name())
+        .collect();
     assert_eq!(names, vec!["p0", "p2", "p4", "zz"]);
     assert!(second.continue_token.is_none());
 
     for ns in ["a", "b"] {
-        s.create(Kind::Pods, ns, json!({"metadata": {"name": "x"}, "spec": {"nodeName": ns}}), false)
-            .unwrap();
+        s.create(
+            Kind::Pods,
+            ns,
+            json!({"metadata": {"name": "x"}, "spec": {"nodeName": ns}}),
+            false,
+        )
+        .unwrap();
     }
-    let q = ListQuery { namespace: Some("b"), ..query() };
+    let q = ListQuery {
+        namespace: Some("b"),
+        ..query()
+    };
     assert_eq!(s.list(Kind::Pods, &q).items.len(), 1);
-    let q = ListQuery { fields: FieldSelector::parse("spec.nodeName=a").unwrap(), ..query() };
+    let q = ListQuery {
+        fields: FieldSelector::parse("spec.nodeName=a").unwrap(),
+        ..query()
+    };
     let found = s.list(Kind::Pods, &q);
     assert_eq!(found.items.len(), 1);
-    assert_eq!(object::namespace(&found.items[0]), "a");
+    assert_eq!(found.items[0].namespace(), "a");
 }
 
 #[test]
@@ -187,15 +279,33 @@ fn history_records_changes_in_order_and_expires() {
     let s = Store::new(3);
     let start = s.current_rv();
     s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
-    s.patch(Kind::NodePools, "", "a", PatchKind::Merge, br#"{"spec":{"targetNodes":2}}"#, Target::Main, false)
+    s.patch(
+        Kind::NodePools,
+        "",
+        "a",
+        PatchKind::Merge,
+        br#"{"spec":{"targetNodes":2}}"#,
+        Target::Main,
+        false,
+    )
+    .unwrap();
+    s.delete(Kind::NodePools, "", "a", &DeleteOptions::default())
         .unwrap();
-    s.delete(Kind::NodePools, "", "a", &DeleteOptions::default()).unwrap();
     let (changes, seen) = s.changes_since(Kind::NodePools, start).unwrap();
     let kinds: Vec<EventType> = changes.iter().map(|c| c.kind).collect();
-    assert_eq!(kinds, vec![EventType::Added, EventType::Modified, EventType::Deleted]);
+    assert_eq!(
+        kinds,
+        vec![EventType::Added, EventType::Modified, EventType::Deleted]
+    );
     assert_eq!(seen, s.current_rv());
-    assert_eq!(changes[1].prev.as_ref().unwrap()["spec"]["targetNodes"], 1);
-    assert_eq!(object::resource_version(&changes[2].object), s.current_rv().to_string());
+    assert_eq!(
+        changes[1].prev.as_ref().unwrap().value()["spec"]["targetNodes"],
+        1
+    );
+    assert_eq!(
+        changes[2].object.resource_version(),
+        s.current_rv().to_string()
+    );
     s.create(Kind::NodePools, "", pool("b", 1), false).unwrap();
     let e = s.changes_since(Kind::NodePools, start).unwrap_err();
     assert_eq!((e.code, e.reason), (410, "Expired"));
@@ -206,13 +316,25 @@ fn graceful_pod_delete_then_force() {
     let s = store();
     let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}});
     s.create(Kind::Pods, "default", pod, false).unwrap();
-    let Deleted::Pending(marked) = s.delete(Kind::Pods, "default", "p", &DeleteOptions::default()).unwrap() else {
+    let Deleted::Pending(marked) = s
+        .delete(Kind::Pods, "default", "p", &DeleteOptions::default())
+        .unwrap()
+    else {
         panic!("a bound pod terminates gracefully")
     };
-    assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 30);
-    assert!(s.get(Kind::Pods, "default", "p").unwrap()["metadata"]["deletionTimestamp"].is_string());
-    let force = DeleteOptions { grace_period: Some(0), ..Default::default() };
-    assert!(matches!(s.delete(Kind::Pods, "default", "p", &force).unwrap(), Deleted::Gone(_)));
+    assert_eq!(marked.value()["metadata"]["deletionGracePeriodSeconds"], 30);
+    assert!(
+        s.get(Kind::Pods, "default", "p").unwrap().value()["metadata"]["deletionTimestamp"]
+            .is_string()
+    );
+    let force = DeleteOptions {
+        grace_period: Some(0),
+        ..Default::default()
+    };
+    assert!(matches!(
+        s.delete(Kind::Pods, "default", "p", &force).unwrap(),
+        Deleted::Gone(_)
+    ));
     assert!(s.get(Kind::Pods, "default", "p").is_err());
 }
 
@@ -222,11 +344,21 @@ fn finalizers_defer_deletion_until_cleared() {
     let mut p = pool("f", 1);
     p["metadata"]["finalizers"] = json!(["compute.coreweave.com/nodes"]);
     s.create(Kind::NodePools, "", p, false).unwrap();
-    let d = s.delete(Kind::NodePools, "", "f", &DeleteOptions::default()).unwrap();
+    let d = s
+        .delete(Kind::NodePools, "", "f", &DeleteOptions::default())
+        .unwrap();
     assert!(matches!(d, Deleted::Pending(_)));
     let start = s.current_rv();
-    s.patch(Kind::NodePools, "", "f", PatchKind::Merge, br#"{"metadata":{"finalizers":null}}"#, Target::Main, false)
-        .unwrap();
+    s.patch(
+        Kind::NodePools,
+        "",
+        "f",
+        PatchKind::Merge,
+        br#"{"metadata":{"finalizers":null}}"#,
+        Target::Main,
+        false,
+    )
+    .unwrap();
     assert!(s.get(Kind::NodePools, "", "f").is_err());
     let (changes, _) = s.changes_since(Kind::NodePools, start).unwrap();
     assert_eq!(changes[0].kind, EventType::Deleted);
@@ -236,10 +368,25 @@ fn finalizers_defer_deletion_until_cleared() {
 fn delete_preconditions_and_dry_run() {
     let s = store();
     s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
-    let wrong = DeleteOptions { precondition_uid: Some("nope".into()), ..Default::default() };
-    assert_eq!(s.delete(Kind::NodePools, "", "a", &wrong).unwrap_err().code, 409);
-    let dry = DeleteOptions { dry_run: true, ..Default::default() };
-    assert!(matches!(s.delete(Kind::NodePools, "", "a", &dry).unwrap(), Deleted::Gone(_)));
+    let wrong = DeleteOptions {
+        precondition_uid: Some("nope".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        s.delete(Kind::NodePools, "", "a", &wrong).unwrap_err().code,
+        409
+    );
+    let dry = DeleteOptions {
+        dry_run: true,
+        ..Default::default()
+    };
+    assert!(matches!(
+        s.delete(Kind::NodePools, "", "a", &dry).unwrap(),
+        Deleted::Gone(_)
+    ));
     assert!(s.get(Kind::NodePools, "", "a").is_ok());
-    assert_eq!(s.delete(Kind::NodePools, "", "zz", &dry).unwrap_err().code, 404);
+    assert_eq!(
+        s.delete(Kind::NodePools, "", "zz", &dry).unwrap_err().code,
+        404
+    );
 }

@@ -24,8 +24,8 @@ fn spec(labels: &str) -> WatchSpec {
 fn change(kind: EventType, prev: Option<Value>, object: Value) -> Change {
     Change {
         kind,
-        object: Arc::new(object),
-        prev: prev.map(Arc::new),
+        object: Arc::new(Stored::new(&object)),
+        prev: prev.map(|p| Arc::new(Stored::new(&p))),
         rv: 9,
     }
 }
@@ -37,15 +37,24 @@ fn labelled(v: &str) -> Value {
 #[test]
 fn selector_transitions_become_added_and_deleted() {
     let s = spec("tier=gpu");
-    let t = |c: Change| s.visible(&c).map(|(k, o)| (k, object::resource_version(&o).to_string()));
+    let t = |c: Change| {
+        s.visible(&c)
+            .map(|(k, o)| (k, o.resource_version().to_string()))
+    };
     let gpu = labelled("gpu");
     let cpu = labelled("cpu");
-    assert_eq!(t(change(EventType::Added, None, gpu.clone())).unwrap().0, EventType::Added);
+    assert_eq!(
+        t(change(EventType::Added, None, gpu.clone())).unwrap().0,
+        EventType::Added
+    );
     assert!(t(change(EventType::Added, None, cpu.clone())).is_none());
     let m = |a: &Value, b: &Value| change(EventType::Modified, Some(a.clone()), b.clone());
     assert_eq!(t(m(&gpu, &gpu)).unwrap().0, EventType::Modified);
     assert_eq!(t(m(&cpu, &gpu)).unwrap().0, EventType::Added);
-    assert_eq!(t(m(&gpu, &cpu)).unwrap(), (EventType::Deleted, "9".to_string()));
+    assert_eq!(
+        t(m(&gpu, &cpu)).unwrap(),
+        (EventType::Deleted, "9".to_string())
+    );
     assert!(t(m(&cpu, &cpu)).is_none());
     assert!(t(change(EventType::Deleted, None, cpu)).is_none());
 }
@@ -53,7 +62,7 @@ fn selector_transitions_become_added_and_deleted() {
 #[test]
 fn lines_are_typed_json() {
     let s = spec("");
-    let l = s.encode(EventType::Modified, &labelled("gpu"));
+    let l = s.encode(EventType::Modified, &Stored::new(&labelled("gpu")));
     assert!(l.ends_with(b"\n"));
     let v: Value = serde_json::from_slice(&l).unwrap();
     assert_eq!(v["type"], "MODIFIED");
@@ -62,14 +71,19 @@ fn lines_are_typed_json() {
         format: Format::Table(IncludeObject::Metadata),
         ..spec("")
     };
-    let v: Value = serde_json::from_slice(&table.encode(EventType::Added, &labelled("gpu"))).unwrap();
+    let v: Value =
+        serde_json::from_slice(&table.encode(EventType::Added, &Stored::new(&labelled("gpu"))))
+            .unwrap();
     assert_eq!(v["object"]["kind"], "Table");
     assert_eq!(v["object"]["rows"][0]["cells"][0], "a");
     let b: Value = serde_json::from_slice(&s.bookmark(12, true)).unwrap();
     assert_eq!(b["type"], "BOOKMARK");
     assert_eq!(b["object"]["kind"], "NodePool");
     assert_eq!(b["object"]["metadata"]["resourceVersion"], "12");
-    assert_eq!(b["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+    assert_eq!(
+        b["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
 }
 
 #[test]
@@ -86,7 +100,9 @@ fn stops() -> (watch::Sender<bool>, watch::Sender<bool>, Stops) {
     (o, s, Stops { outage, shutdown })
 }
 
-async fn next(body: &mut (impl futures::Stream<Item = Result<Bytes, axum::Error>> + Unpin)) -> Value {
+async fn next(
+    body: &mut (impl futures::Stream<Item = Result<Bytes, axum::Error>> + Unpin),
+) -> Value {
     let chunk = tokio::time::timeout(Duration::from_secs(5), body.next())
         .await
         .expect("an event in time")
@@ -112,15 +128,27 @@ async fn replays_then_follows_and_ends_on_outage() {
     let mut body = stream(store.clone(), s, stops, Duration::from_secs(60)).into_data_stream();
     assert_eq!(next(&mut body).await["type"], "ADDED");
     store
-        .patch(Kind::NodePools, "", "a", PatchKind::Merge, br#"{"spec":{"targetNodes":2}}"#, Target::Main, false)
+        .patch(
+            Kind::NodePools,
+            "",
+            "a",
+            PatchKind::Merge,
+            br#"{"spec":{"targetNodes":2}}"#,
+            Target::Main,
+            false,
+        )
         .unwrap();
     let m = next(&mut body).await;
     assert_eq!(m["type"], "MODIFIED");
     assert_eq!(m["object"]["spec"]["targetNodes"], 2);
-    store.delete(Kind::NodePools, "", "a", &DeleteOptions::default()).unwrap();
+    store
+        .delete(Kind::NodePools, "", "a", &DeleteOptions::default())
+        .unwrap();
     assert_eq!(next(&mut body).await["type"], "DELETED");
     outage.send_replace(true);
-    let end = tokio::time::timeout(Duration::from_secs(5), body.next()).await.unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(5), body.next())
+        .await
+        .unwrap();
     assert!(end.is_none(), "the stream ends on outage");
 }
 
@@ -159,10 +187,16 @@ async fn initial_events_bookmarks_and_timeout() {
     assert_eq!(next(&mut body).await["type"], "ADDED");
     let end = next(&mut body).await;
     assert_eq!(end["type"], "BOOKMARK");
-    assert_eq!(end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+    assert_eq!(
+        end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
     let periodic = next(&mut body).await;
     assert_eq!(periodic["type"], "BOOKMARK");
-    assert_eq!(periodic["object"]["metadata"]["resourceVersion"], store.current_rv().to_string());
+    assert_eq!(
+        periodic["object"]["metadata"]["resourceVersion"],
+        store.current_rv().to_string()
+    );
     let rest: Vec<_> = tokio::time::timeout(Duration::from_secs(5), body.collect::<Vec<_>>())
         .await
         .expect("the stream ends at its timeout");
