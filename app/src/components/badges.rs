@@ -68,7 +68,15 @@ pub fn ClusterBadge(row: Signal<ClusterRow>) -> impl IntoView {
             (state, _) => format!("{} · {}", r.name, state.as_str()),
         })
     };
-    let title = move || row.with(|r| r.message.clone().unwrap_or_default());
+    let title = move || {
+        row.with(|r| {
+            [r.message.clone(), r.note.clone()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    };
     let class = move || format!("badge link-{}", row.with(|r| r.state.as_str()));
     view! { <span class=class title=title data-cluster=move || row.with(|r| r.name.clone())>{text}</span> }
 }

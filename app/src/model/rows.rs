@@ -42,6 +42,10 @@ pub struct ClusterRow {
     /// The last watch error, if any.
     #[serde(default)]
     pub message: Option<String>,
+    /// A lasting remark about the cluster that is not an error of the link, e.g. that it does
+    /// not serve the NodePool CRD.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 impl ClusterRow {

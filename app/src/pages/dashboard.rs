@@ -100,12 +100,20 @@ fn urlencode(s: &str) -> String {
 #[component]
 fn Clusters() -> impl IntoView {
     let live = expect_context::<LiveStore>();
+    let notes = move || {
+        live.clusters
+            .values()
+            .into_iter()
+            .filter_map(|c| c.note.map(|n| format!("{}: {n}", c.name)))
+            .collect::<Vec<_>>()
+    };
     view! {
         <div class="clusters" aria-label="Watched clusters">
             <For each=move || live.clusters.keys() key=|k| k.clone() let:key>
                 {live.clusters.get(&key).map(|row| view! { <ClusterBadge row=row.into() /> })}
             </For>
         </div>
+        <ul class="notes">{move || notes().into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
     }
 }
 

@@ -74,24 +74,40 @@ pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {
     }
 }
 
+/// Nodes rendered at first; a big pool's page stays fast (USERS.md #4) and "Show more" adds
+/// another page.
+pub const NODE_PAGE: usize = 200;
+
 /// The pool's nodes, keyed by uid.
 #[component]
 pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
     let live = expect_context::<LiveStore>();
-    let keys = Memo::new(move |_| {
-        let (cluster, name) = row.with(|r| (r.cluster.clone(), r.name.clone()));
-        let mut nodes: Vec<NodeRow> = live
+    let shown = RwSignal::new(NODE_PAGE);
+    // Tracks only the index (nodes added or removed): a node's name and pool do not change
+    // with its state, so a cordon re-renders that node's row and nothing else.
+    let all_keys = Memo::new(move |_| {
+        let (cluster, name) = row.with_untracked(|r| (r.cluster.clone(), r.name.clone()));
+        let mut nodes: Vec<(String, String)> = live
             .nodes
-            .values()
+            .signals()
             .into_iter()
-            .filter(|n| n.cluster == cluster && n.pool.as_deref() == Some(name.as_str()))
+            .filter_map(|s| {
+                s.with_untracked(|n| {
+                    (n.cluster == cluster && n.pool.as_deref() == Some(name.as_str()))
+                        .then(|| (n.name.clone(), n.key.clone()))
+                })
+            })
             .collect();
-        nodes.sort_by(|a, b| a.name.cmp(&b.name));
-        nodes.into_iter().map(|n| n.key).collect::<Vec<_>>()
+        nodes.sort();
+        nodes.into_iter().map(|(_, key)| key).collect::<Vec<_>>()
     });
+    let keys = Memo::new(move |_| {
+        all_keys.with(|k| k.iter().take(shown.get()).cloned().collect::<Vec<_>>())
+    });
+    let hidden = move || all_keys.with(|k| k.len()).saturating_sub(shown.get());
     view! {
         <section>
-            <h2>"Nodes"</h2>
+            <h2>"Nodes " <span class="muted">{move || format!("({})", all_keys.with(|k| k.len()))}</span></h2>
             <Show when=move || !keys.get().is_empty() fallback=|| view! { <p class="empty">"No nodes in this pool right now."</p> }>
                 <div class="table-wrap">
                     <table class="nodes" data-testid="nodes">
@@ -106,6 +122,11 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
                         </tbody>
                     </table>
                 </div>
+                <Show when=move || { hidden() > 0 }>
+                    <button type="button" class="more" on:click=move |_| shown.update(|n| *n += NODE_PAGE)>
+                        {move || format!("Show {} more of {} hidden", hidden().min(NODE_PAGE), hidden())}
+                    </button>
+                </Show>
             </Show>
         </section>
     }

@@ -91,6 +91,7 @@ impl Hub {
                 state: LinkState::Connecting,
                 since: Some(Utc::now()),
                 message: None,
+                note: None,
             };
             state.views.set_cluster(row, &tx);
         }
@@ -182,6 +183,19 @@ impl Hub {
             row.state = state;
             row.message = message;
             s.views.set_cluster(row, tx);
+        });
+    }
+
+    /// Sets or clears a cluster's lasting note (shown beside its link state).
+    pub fn set_note(&self, cluster: &str, note: Option<String>) {
+        self.write(|s, tx| {
+            let Some(mut row) = s.views.cluster(cluster).cloned() else {
+                return;
+            };
+            if row.note != note {
+                row.note = note;
+                s.views.set_cluster(row, tx);
+            }
         });
     }
 

@@ -87,7 +87,10 @@ async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last
     let gv = format!("{}/{}", app::nodepool::GROUP, app::nodepool::VERSION);
     loop {
         match src.client.list_api_group_resources(&gv).await {
-            Ok(list) if list.resources.iter().any(|r| r.name == "nodepools") => break,
+            Ok(list) if list.resources.iter().any(|r| r.name == "nodepools") => {
+                hub.set_note(&src.name, None);
+                break;
+            }
             Ok(_) | Err(kube::Error::Api(_)) => {
                 let msg = format!(
                     "the NodePool CRD ({gv}) is not installed on this cluster; is it a CKS cluster? \
@@ -95,7 +98,7 @@ async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last
                 );
                 tracing::error!(cluster = %src.name, "{msg}");
                 hub.pools(&src.name, Observed::Resync(Vec::new()));
-                hub.set_link(&src.name, LinkState::Live, Some(msg));
+                hub.set_note(&src.name, Some(msg));
                 tokio::time::sleep(Duration::from_secs(30)).await;
             }
             Err(e) => {
