@@ -19,7 +19,7 @@ fn spotboard_exe() -> Res<std::path::PathBuf> {
 }
 
 pub struct Embedded {
-    _child: Child,
+    child: Child,
     pub url: String,
     pub token: String,
 }
@@ -57,14 +57,16 @@ pub async fn start_embedded(
     let text = std::fs::read_to_string(kubeconfig)?;
     let token = text
         .lines()
-        .find_map(|l| l.trim().strip_prefix("token: "))
-        .ok_or("no token in kubeconfig")?
+        .find_map(|l| l.split_once("/token/").map(|(_, t)| t.trim()))
+        .ok_or("no token in the kubeconfig's server URL")?
         .to_string();
-    Ok(Embedded {
-        _child: child,
-        url,
-        token,
-    })
+    Ok(Embedded { child, url, token })
+}
+
+impl Embedded {
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap_or(0)
+    }
 }
 
 pub struct Dashboard {

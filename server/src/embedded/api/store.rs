@@ -263,6 +263,4 @@ fn nodepool_crd() -> Value {
 mod writes;
 
 #[cfg(test)]
-mod scale;
-#[cfg(test)]
 mod tests;
