@@ -30,7 +30,11 @@ impl Scope {
     /// The query string of the stream URL for this scope (empty for [`Scope::pools`]).
     pub fn query(&self) -> String {
         match &self.pool {
-            Some((c, n)) => format!("cluster={}&pool={}", encode(c), encode(n)),
+            Some((c, n)) => format!(
+                "cluster={}&pool={}",
+                encode_component(c),
+                encode_component(n)
+            ),
             None => String::new(),
         }
     }
@@ -44,7 +48,8 @@ impl Scope {
     }
 }
 
-fn encode(s: &str) -> String {
+/// Percent-encodes a URL path segment or query value (RFC 3986 unreserved characters stay).
+pub fn encode_component(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {

@@ -13,7 +13,7 @@ use crate::{
     },
     domain::pools_view::{PoolQuery, SortKey, distinct},
     live::{LiveStore, use_live},
-    model::{PoolRow, Scope},
+    model::{PoolRow, Scope, encode_component},
 };
 
 /// The Node Pools dashboard.
@@ -29,7 +29,7 @@ pub fn Dashboard() -> impl IntoView {
         let params: Vec<String> = q
             .to_params()
             .into_iter()
-            .map(|(k, v)| format!("{k}={}", urlencode(&v)))
+            .map(|(k, v)| format!("{k}={}", encode_component(&v)))
             .collect();
         let url = if params.is_empty() {
             "/".to_string()
@@ -84,17 +84,6 @@ pub fn Dashboard() -> impl IntoView {
             })}
         </Suspense>
     }
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[component]
@@ -285,8 +274,15 @@ fn count(v: Option<i32>) -> String {
 #[component]
 fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
     let now = use_now();
-    let href =
-        move || row.with(|r| format!("/pools/{}/{}", urlencode(&r.cluster), urlencode(&r.name)));
+    let href = move || {
+        row.with(|r| {
+            format!(
+                "/pools/{}/{}",
+                encode_component(&r.cluster),
+                encode_component(&r.name)
+            )
+        })
+    };
     let problems = move || {
         row.with(|r| {
             let mut p = r.problems.clone();

@@ -70,28 +70,41 @@ impl ClusterData {
         }
     }
 
-    pub fn pools(&mut self, change: Observed<PoolRecord>) -> Vec<Dirty> {
+    /// Applies one watch change through the kind's `put` and `drop`: a re-list drops what
+    /// is gone, then puts everything listed.
+    fn observe<R>(
+        &mut self,
+        change: Observed<R>,
+        known: fn(&Self) -> Vec<String>,
+        uid: fn(&R) -> &str,
+        put: fn(&mut Self, R, &mut Vec<Dirty>),
+        drop: fn(&mut Self, &str, &mut Vec<Dirty>),
+    ) -> Vec<Dirty> {
         let mut dirty = Vec::new();
         match change {
-            Observed::Apply(rec) => self.put_pool(rec, &mut dirty),
-            Observed::Delete(uid) => self.drop_pool(&uid, &mut dirty),
+            Observed::Apply(rec) => put(self, rec, &mut dirty),
+            Observed::Delete(uid) => drop(self, &uid, &mut dirty),
             Observed::Resync(all) => {
-                let keep: BTreeSet<String> = all.iter().map(|r| r.uid.clone()).collect();
-                let gone: Vec<String> = self
-                    .pools
-                    .keys()
-                    .filter(|k| !keep.contains(*k))
-                    .cloned()
-                    .collect();
-                for uid in gone {
-                    self.drop_pool(&uid, &mut dirty);
+                let keep: BTreeSet<String> = all.iter().map(|r| uid(r).to_string()).collect();
+                for gone in known(self).into_iter().filter(|k| !keep.contains(k)) {
+                    drop(self, &gone, &mut dirty);
                 }
                 for rec in all {
-                    self.put_pool(rec, &mut dirty);
+                    put(self, rec, &mut dirty);
                 }
             }
         }
         dirty
+    }
+
+    pub fn pools(&mut self, change: Observed<PoolRecord>) -> Vec<Dirty> {
+        self.observe(
+            change,
+            |s| s.pools.keys().cloned().collect(),
+            |r| &r.uid,
+            Self::put_pool,
+            Self::drop_pool,
+        )
     }
 
     fn put_pool(&mut self, rec: PoolRecord, dirty: &mut Vec<Dirty>) {
@@ -114,27 +127,13 @@ impl ClusterData {
     }
 
     pub fn nodes(&mut self, change: Observed<NodeRecord>) -> Vec<Dirty> {
-        let mut dirty = Vec::new();
-        match change {
-            Observed::Apply(rec) => self.put_node(rec, &mut dirty),
-            Observed::Delete(uid) => self.drop_node(&uid, &mut dirty),
-            Observed::Resync(all) => {
-                let keep: BTreeSet<String> = all.iter().map(|r| r.uid.clone()).collect();
-                let gone: Vec<String> = self
-                    .nodes
-                    .keys()
-                    .filter(|k| !keep.contains(*k))
-                    .cloned()
-                    .collect();
-                for uid in gone {
-                    self.drop_node(&uid, &mut dirty);
-                }
-                for rec in all {
-                    self.put_node(rec, &mut dirty);
-                }
-            }
-        }
-        dirty
+        self.observe(
+            change,
+            |s| s.nodes.keys().cloned().collect(),
+            |r| &r.uid,
+            Self::put_node,
+            Self::drop_node,
+        )
     }
 
     fn put_node(&mut self, rec: NodeRecord, dirty: &mut Vec<Dirty>) {
@@ -191,27 +190,13 @@ impl ClusterData {
     }
 
     pub fn pods(&mut self, change: Observed<PodRecord>) -> Vec<Dirty> {
-        let mut dirty = Vec::new();
-        match change {
-            Observed::Apply(rec) => self.put_pod(rec, &mut dirty),
-            Observed::Delete(uid) => self.drop_pod(&uid, &mut dirty),
-            Observed::Resync(all) => {
-                let keep: BTreeSet<String> = all.iter().map(|r| r.uid.clone()).collect();
-                let gone: Vec<String> = self
-                    .pods
-                    .keys()
-                    .filter(|k| !keep.contains(*k))
-                    .cloned()
-                    .collect();
-                for uid in gone {
-                    self.drop_pod(&uid, &mut dirty);
-                }
-                for rec in all {
-                    self.put_pod(rec, &mut dirty);
-                }
-            }
-        }
-        dirty
+        self.observe(
+            change,
+            |s| s.pods.keys().cloned().collect(),
+            |r| &r.uid,
+            Self::put_pod,
+            Self::drop_pod,
+        )
     }
 
     fn put_pod(&mut self, rec: PodRecord, dirty: &mut Vec<Dirty>) {
@@ -245,27 +230,13 @@ impl ClusterData {
     }
 
     pub fn events(&mut self, change: Observed<EventRecord>) -> Vec<Dirty> {
-        let mut dirty = Vec::new();
-        match change {
-            Observed::Apply(rec) => {
-                dirty.push((RowKind::Event, rec.uid.clone()));
-                self.events.insert(rec.uid.clone(), rec);
-            }
-            Observed::Delete(uid) => {
-                self.events.remove(&uid);
-                dirty.push((RowKind::Event, uid));
-            }
-            Observed::Resync(all) => {
-                for uid in self.events.keys() {
-                    dirty.push((RowKind::Event, uid.clone()));
-                }
-                self.events.clear();
-                for rec in all {
-                    dirty.push((RowKind::Event, rec.uid.clone()));
-                    self.events.insert(rec.uid.clone(), rec);
-                }
-            }
-        }
+        let mut dirty = self.observe(
+            change,
+            |s| s.events.keys().cloned().collect(),
+            |r| &r.uid,
+            Self::put_event,
+            Self::drop_event,
+        );
         if self.events.len() > EVENTS_PER_CLUSTER {
             let mut by_age: Vec<(Option<DateTime<Utc>>, String)> = self
                 .events
@@ -282,6 +253,16 @@ impl ClusterData {
             }
         }
         dirty
+    }
+
+    fn put_event(&mut self, rec: EventRecord, dirty: &mut Vec<Dirty>) {
+        dirty.push((RowKind::Event, rec.uid.clone()));
+        self.events.insert(rec.uid.clone(), rec);
+    }
+
+    fn drop_event(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
+        self.events.remove(uid);
+        dirty.push((RowKind::Event, uid.to_string()));
     }
 
     /// The current pool row of `uid`, if the pool exists.

@@ -16,18 +16,7 @@ use super::workloads;
 
 /// The DaemonSet controller's part: its pods on a node that joined, running at once.
 async fn start_daemons(ctx: &Ctx, node: &Node) {
-    let host_ip = node
-        .status
-        .as_ref()
-        .and_then(|s| s.addresses.as_ref())
-        .and_then(|a| a.first())
-        .map(|a| a.address.clone())
-        .unwrap_or_default();
-    let cidr = node
-        .spec
-        .as_ref()
-        .and_then(|s| s.pod_cidr.clone())
-        .unwrap_or_default();
+    let (host_ip, cidr) = super::nodes::host_ip_and_cidr(node);
     let plans = workloads::daemon_pods(ctx.seed, &node.name_any(), &mut rand::rng());
     for (i, p) in plans.iter().enumerate() {
         let pod = pod_object(
@@ -76,17 +65,7 @@ pub async fn register(ctx: Arc<Ctx>, pool: String, spec: NodePoolSpec, node: Str
             Component::NodePoolOperator,
         )
         .await;
-    if let Some(p) = ctx.pool(&pool) {
-        ctx.events
-            .record(
-                &Involved::of(p.as_ref()),
-                Severity::Normal,
-                "CWNodeRegistered",
-                &msg,
-                Component::NodePoolOperator,
-            )
-            .await;
-    }
+    ctx.record_on_pool(&pool, "CWNodeRegistered", &msg).await;
     if !ctx.is_bulk(&pool) {
         start_daemons(&ctx, &created).await;
     }

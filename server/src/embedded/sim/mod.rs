@@ -219,6 +219,22 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Ctx {
+    /// Records a Normal NodePool-operator event on NodePool `pool`, if it still exists (CKS
+    /// reports node lifecycle events on the node and on its pool, seed 001).
+    pub async fn record_on_pool(&self, pool: &str, reason: &str, message: &str) {
+        if let Some(p) = self.pool(pool) {
+            self.events
+                .record(
+                    &events::Involved::of(p.as_ref()),
+                    events::Severity::Normal,
+                    reason,
+                    message,
+                    events::Component::NodePoolOperator,
+                )
+                .await;
+        }
+    }
+
     pub fn node(&self, name: &str) -> Option<Arc<Node>> {
         self.nodes.get(&ObjectRef::new(name))
     }

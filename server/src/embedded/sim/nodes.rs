@@ -191,6 +191,23 @@ fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
 }
 
 /// The `nvidia.com/gpu.product` value NVIDIA's GPU feature discovery reports for a type.
+/// A node's first address and its pod CIDR (empty when not set), for the pods placed on it.
+pub fn host_ip_and_cidr(node: &Node) -> (String, String) {
+    let host_ip = node
+        .status
+        .as_ref()
+        .and_then(|s| s.addresses.as_ref())
+        .and_then(|a| a.first())
+        .map(|a| a.address.clone())
+        .unwrap_or_default();
+    let cidr = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.pod_cidr.clone())
+        .unwrap_or_default();
+    (host_ip, cidr)
+}
+
 pub fn gpu_product(t: &InstanceType) -> String {
     let m = t.gpu_model.as_str();
     let known = [

@@ -207,17 +207,8 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
             Component::PreemptionController,
         )
         .await;
-    if let Some(p) = ctx.pool(&pool) {
-        ctx.events
-            .record(
-                &Involved::of(p.as_ref()),
-                Severity::Normal,
-                "CWNodeDeleted",
-                &format!("Node {name} was deleted from NodePool {pool} (Spot preemption)."),
-                Component::NodePoolOperator,
-            )
-            .await;
-    }
+    let msg = format!("Node {name} was deleted from NodePool {pool} (Spot preemption).");
+    ctx.record_on_pool(&pool, "CWNodeDeleted", &msg).await;
     Ok(())
 }
 

@@ -132,18 +132,7 @@ async fn seed_node(
         org_id: &scenario.org_id,
         active,
     });
-    let host_ip = node
-        .status
-        .as_ref()
-        .and_then(|s| s.addresses.as_ref())
-        .and_then(|a| a.first())
-        .map(|a| a.address.clone())
-        .unwrap_or_default();
-    let cidr = node
-        .spec
-        .as_ref()
-        .and_then(|s| s.pod_cidr.clone())
-        .unwrap_or_default();
+    let (host_ip, cidr) = super::nodes::host_ip_and_cidr(&node);
     let prefix = cidr.trim_end_matches("0/24").to_string();
     let nodes: Api<Node> = Api::all(ctx.client.clone());
     create(&nodes, &node).await?;
