@@ -33,28 +33,29 @@ pub enum Command {
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     /// Address to serve on. Anything but loopback needs --auth-proxy-header.
-    #[arg(long, env = "SPOTBOARD_LISTEN", default_value = "127.0.0.1:3000")]
+    #[arg(global = true, long, env = "SPOTBOARD_LISTEN", default_value = "127.0.0.1:3000")]
     pub listen: SocketAddr,
 
     /// Watch real clusters from this kubeconfig instead of the embedded cluster.
-    #[arg(long, env = "SPOTBOARD_KUBECONFIG")]
+    #[arg(global = true, long, env = "SPOTBOARD_KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,
 
     /// A kubeconfig context to watch (repeatable). Default: the current context.
-    #[arg(long = "context", requires = "kubeconfig")]
+    #[arg(global = true, long = "context", requires = "kubeconfig")]
     pub contexts: Vec<String>,
 
     /// Watch the cluster this pod runs in (service account credentials).
-    #[arg(long, conflicts_with = "kubeconfig")]
+    #[arg(global = true, long, conflicts_with = "kubeconfig")]
     pub in_cluster: bool,
 
     /// Where the embedded cluster writes its kubeconfig.
     /// Default: $TMPDIR/spotboard-embedded.kubeconfig.
-    #[arg(long, env = "SPOTBOARD_EMBEDDED_KUBECONFIG")]
+    #[arg(global = true, long, env = "SPOTBOARD_EMBEDDED_KUBECONFIG")]
     pub embedded_kubeconfig: Option<PathBuf>,
 
     /// Embedded cluster: zones to simulate, one API server each.
     #[arg(
+        global = true,
         long,
         value_delimiter = ',',
         default_value = "US-EAST-04A,US-CENTRAL-07A,EU-SOUTH-04A"
@@ -62,28 +63,28 @@ pub struct ServeArgs {
     pub zones: Vec<String>,
 
     /// Embedded cluster: random seed; the same seed plays the same scenario.
-    #[arg(long, env = "SPOTBOARD_SEED", default_value_t = 42)]
+    #[arg(global = true, long, env = "SPOTBOARD_SEED", default_value_t = 42)]
     pub seed: u64,
 
     /// Embedded cluster: time scale. 60 plays a 7-minute CKS preemption in 7 seconds.
-    #[arg(long, env = "SPOTBOARD_SPEED", default_value_t = 1.0)]
+    #[arg(global = true, long, env = "SPOTBOARD_SPEED", default_value_t = 1.0)]
     pub speed: f64,
 
     /// Embedded cluster: extra nodes for scale tests, spread over the zones.
-    #[arg(long, env = "SPOTBOARD_NODES", default_value_t = 0)]
+    #[arg(global = true, long, env = "SPOTBOARD_NODES", default_value_t = 0)]
     pub nodes: usize,
 
     /// Embedded cluster: pods on each extra node.
-    #[arg(long, default_value_t = 5)]
+    #[arg(global = true, long, default_value_t = 5)]
     pub pods_per_node: usize,
 
     /// Trust an authenticating proxy that puts the user's name in this header; required to
     /// listen on a non-loopback address.
-    #[arg(long, env = "SPOTBOARD_AUTH_PROXY_HEADER")]
+    #[arg(global = true, long, env = "SPOTBOARD_AUTH_PROXY_HEADER")]
     pub auth_proxy_header: Option<String>,
 
     /// Directory of the built site (wasm, JS, CSS). cargo-leptos sets LEPTOS_SITE_ROOT.
-    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    #[arg(global = true, long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: String,
 }
 
