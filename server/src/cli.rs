@@ -33,7 +33,12 @@ pub enum Command {
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     /// Address to serve on. Anything but loopback needs --auth-proxy-header.
-    #[arg(global = true, long, env = "SPOTBOARD_LISTEN", default_value = "127.0.0.1:3000")]
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_LISTEN",
+        default_value = "127.0.0.1:3000"
+    )]
     pub listen: SocketAddr,
 
     /// Watch real clusters from this kubeconfig instead of the embedded cluster.
@@ -84,7 +89,12 @@ pub struct ServeArgs {
     pub auth_proxy_header: Option<String>,
 
     /// Directory of the built site (wasm, JS, CSS). cargo-leptos sets LEPTOS_SITE_ROOT.
-    #[arg(global = true, long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    #[arg(
+        global = true,
+        long,
+        env = "LEPTOS_SITE_ROOT",
+        default_value = "target/site"
+    )]
     pub site_root: String,
 }
 

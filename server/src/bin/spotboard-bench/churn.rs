@@ -17,8 +17,9 @@ use super::sse::Seen;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
-/// A change sent: (node uid, cordoned value, when the request was sent).
-pub type Sent = (String, bool, Instant);
+/// A change sent: (node uid, cordoned value, when the request was sent, how long the API
+/// server took to answer it).
+pub type Sent = (String, bool, Instant, Duration);
 
 pub async fn admin_client(kubeconfig: &Path) -> Res<Client> {
     let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
@@ -103,7 +104,7 @@ pub async fn run(
                 api.patch(&name, &PatchParams::default(), &patch)
                     .await
                     .ok()
-                    .map(|_| (uid, value, at))
+                    .map(|_| (uid, value, at, at.elapsed()))
             }
         })
         .buffer_unordered(256)
@@ -115,7 +116,7 @@ pub async fn run(
 /// For each delta, the time since the matching change was sent.
 pub fn latencies(sent: &[Sent], seen: &[Seen]) -> Vec<Duration> {
     let mut pending: HashMap<(&str, bool), Vec<Instant>> = HashMap::new();
-    for (uid, v, at) in sent {
+    for (uid, v, at, _) in sent {
         pending.entry((uid.as_str(), *v)).or_default().push(*at);
     }
     let mut out = Vec::new();

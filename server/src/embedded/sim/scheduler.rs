@@ -97,7 +97,7 @@ pub async fn run(ctx: Arc<Ctx>) {
             _ = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
         // Let a burst of changes (a drain, a node joining) land before one pass.
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
         pass(&ctx, &mut reported, &binding).await;
     }
 }
