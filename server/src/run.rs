@@ -88,10 +88,11 @@ pub async fn start(
             .map(|s| (s.name.clone(), s.zone.clone()))
             .collect::<Vec<_>>(),
     );
-    let watchers = sources
+    let mut watchers: Vec<JoinHandle<()>> = sources
         .into_iter()
         .flat_map(|s| watch::spawn_cluster(hub.clone(), s))
         .collect();
+    watchers.push(hub.spawn_flusher());
 
     let listener = TcpListener::bind(args.listen)
         .await

@@ -23,7 +23,7 @@ use tokio::sync::broadcast;
 use crate::watch::records::{EventRecord, NodeRecord, Observed, PodRecord, PoolRecord};
 
 pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, Kind};
-pub use views::Published;
+pub use views::{POOL_AGGREGATE_EVERY, Published};
 
 use cluster::{ClusterData, Dirty};
 use views::Views;
@@ -122,6 +122,8 @@ impl Hub {
         f: impl FnOnce(&mut ClusterData) -> Vec<Dirty>,
         resync: bool,
     ) {
+        // Node and pod changes touch pools only through their node counts; those may wait.
+        let aggregate_only = matches!(kind, Kind::Node | Kind::Pod);
         self.write(|state, tx| {
             let Some(data) = state.clusters.get_mut(cluster) else {
                 tracing::warn!(cluster, "update for an unknown cluster ignored");
@@ -133,7 +135,9 @@ impl Hub {
                 data.synced |= kind as u8;
             }
             let data = &state.clusters[cluster];
-            state.views.refresh(cluster, data, dirty, tx);
+            state
+                .views
+                .refresh(cluster, data, dirty, aggregate_only, tx);
         });
     }
 
@@ -197,6 +201,35 @@ impl Hub {
                 s.views.set_cluster(row, tx);
             }
         });
+    }
+
+    /// Publishes the pool rows whose node aggregates were held back (see
+    /// [`POOL_AGGREGATE_EVERY`]). Run every [`POOL_AGGREGATE_EVERY`] by [`Hub::spawn_flusher`].
+    pub fn flush(&self) {
+        self.write(|s, tx| {
+            for (cluster, uids) in s.views.take_deferred() {
+                let Some(data) = s.clusters.get(&cluster) else {
+                    continue;
+                };
+                let dirty = uids
+                    .into_iter()
+                    .map(|u| (app::model::RowKind::Pool, u))
+                    .collect();
+                s.views.refresh(&cluster, data, dirty, false, tx);
+            }
+        });
+    }
+
+    /// Starts the task that calls [`Hub::flush`] every [`POOL_AGGREGATE_EVERY`].
+    pub fn spawn_flusher(&self) -> tokio::task::JoinHandle<()> {
+        let hub = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(POOL_AGGREGATE_EVERY);
+            loop {
+                tick.tick().await;
+                hub.flush();
+            }
+        })
     }
 
     /// Marks that a cluster answered (a successful probe or watch event).

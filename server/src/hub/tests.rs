@@ -61,27 +61,28 @@ fn a_cordon_sends_a_node_patch_and_a_pool_patch_only() {
     cordoned.cordoned = true;
     hub.nodes("zone-a", Observed::Apply(cordoned));
     let deltas = drain(&mut sub.rx);
-    assert_eq!(deltas.len(), 2, "{deltas:?}");
-    let node = deltas
-        .iter()
-        .find(|d| d.kind == RowKind::Node)
-        .expect("a node delta");
+    assert_eq!(
+        deltas.len(),
+        1,
+        "the pool's counts wait for the flush: {deltas:?}"
+    );
+    let node = &deltas[0];
+    assert_eq!(node.kind, RowKind::Node);
     assert_eq!(node.key, "n1");
     assert_eq!(
         node.change,
         Change::Patch(serde_json::json!({"cordoned": true}))
     );
-    let pool = deltas
-        .iter()
-        .find(|d| d.kind == RowKind::Pool)
-        .expect("a pool delta");
-    assert_eq!(pool.key, "p1");
+    assert!(node.rev > snap.rev);
+    hub.flush();
+    let deltas = drain(&mut sub.rx);
+    assert_eq!(deltas.len(), 1, "{deltas:?}");
+    assert_eq!(deltas[0].kind, RowKind::Pool);
+    assert_eq!(deltas[0].key, "p1");
     assert_eq!(
-        pool.change,
+        deltas[0].change,
         Change::Patch(serde_json::json!({"nodes_cordoned": 1}))
     );
-    assert_eq!(deltas[1].rev, deltas[0].rev + 1);
-    assert!(deltas[0].rev > snap.rev);
 
     // The same state again publishes nothing.
     let mut same = node_rec("n1", "g1", "spot-a");
@@ -191,4 +192,40 @@ fn events_about_a_deleted_node_keep_its_pool() {
     let snap = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
     assert_eq!(snap.events.len(), 1);
     assert_eq!(snap.events[0].pool.as_deref(), Some("spot-a"));
+}
+
+#[test]
+fn a_burst_of_cordons_sends_one_pool_patch_per_window_but_pool_changes_go_at_once() {
+    let hub = hub();
+    hub.pools("zone-a", Observed::Resync(vec![pool_rec("p1", "spot-a")]));
+    let nodes: Vec<_> = (0..5)
+        .map(|i| node_rec(&format!("n{i}"), &format!("g{i}"), "spot-a"))
+        .collect();
+    hub.nodes("zone-a", Observed::Resync(nodes.clone()));
+    hub.flush();
+    let mut sub = hub.subscribe(&Scope::pools(), None);
+    for mut n in nodes {
+        n.cordoned = true;
+        hub.nodes("zone-a", Observed::Apply(n));
+    }
+    hub.flush();
+    // At most one publication at once and one at the flush, whatever the machine's speed
+    // (the window may or may not have passed since the re-list); never one per node.
+    let deltas: Vec<Delta> = drain(&mut sub.rx)
+        .into_iter()
+        .filter(|d| d.kind == RowKind::Pool)
+        .collect();
+    assert!((1..=2).contains(&deltas.len()), "{deltas:?}");
+    assert_eq!(
+        deltas.last().unwrap().change,
+        Change::Patch(serde_json::json!({"nodes_cordoned": 5})),
+        "the last patch carries the final count"
+    );
+    // A change to the pool itself is not held back.
+    let mut changed = pool_rec("p1", "spot-a");
+    changed.generation = Some(2);
+    hub.pools("zone-a", Observed::Apply(changed));
+    let now: Vec<Delta> = drain(&mut sub.rx);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!(now[0].kind, RowKind::Pool);
 }

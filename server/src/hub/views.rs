@@ -1,8 +1,9 @@
 //! The rows as last published, and turning row changes into deltas.
 
 use std::{
-    collections::{BTreeMap, HashMap, VecDeque},
+    collections::{BTreeMap, BTreeSet, HashMap, VecDeque},
     sync::Arc,
+    time::{Duration, Instant},
 };
 
 use app::{
@@ -39,8 +40,18 @@ impl Published {
     }
 }
 
+/// How often a pool's row may be re-published because of its nodes (cordoned and preempting
+/// counts). A drain cordons a pool's nodes one after another; without this, every node change
+/// would send the node's delta and a pool delta, twice the bytes, for counts a person reads at
+/// a glance. A change to the pool itself is published at once.
+pub const POOL_AGGREGATE_EVERY: Duration = Duration::from_millis(250);
+
 pub struct Views {
     rev: u64,
+    /// Pools whose node aggregates changed within [`POOL_AGGREGATE_EVERY`] of their last
+    /// publication, per cluster, waiting for [`super::Hub::flush`].
+    deferred: BTreeMap<String, BTreeSet<String>>,
+    pool_published: HashMap<String, Instant>,
     clusters: BTreeMap<String, ClusterRow>,
     pools: HashMap<String, PoolRow>,
     nodes: HashMap<String, NodeRow>,
@@ -58,6 +69,8 @@ impl Views {
     pub fn new(ring_cap: usize) -> Self {
         Self {
             rev: 0,
+            deferred: BTreeMap::new(),
+            pool_published: HashMap::new(),
             clusters: BTreeMap::new(),
             pools: HashMap::new(),
             nodes: HashMap::new(),
@@ -80,12 +93,19 @@ impl Views {
         }
     }
 
-    /// Recomputes the dirty rows of one cluster and publishes those that changed.
+    /// Takes the pools deferred by [`Views::refresh`], per cluster.
+    pub fn take_deferred(&mut self) -> BTreeMap<String, BTreeSet<String>> {
+        std::mem::take(&mut self.deferred)
+    }
+
+    /// Recomputes the dirty rows of one cluster and publishes those that changed. With
+    /// `aggregate_only`, the dirty pools changed only through their nodes and may be deferred.
     pub fn refresh(
         &mut self,
         cluster: &str,
         data: &ClusterData,
         mut dirty: Vec<Dirty>,
+        aggregate_only: bool,
         tx: &broadcast::Sender<Arc<Published>>,
     ) {
         dirty.sort();
@@ -93,9 +113,27 @@ impl Views {
         for (kind, key) in dirty {
             match kind {
                 RowKind::Pool => {
+                    let recent = self
+                        .pool_published
+                        .get(&key)
+                        .is_some_and(|t| t.elapsed() < POOL_AGGREGATE_EVERY);
+                    if aggregate_only && recent {
+                        self.deferred
+                            .entry(cluster.to_string())
+                            .or_default()
+                            .insert(key);
+                        continue;
+                    }
+                    if let Some(set) = self.deferred.get_mut(cluster) {
+                        set.remove(&key);
+                    }
                     let new = data.pool_row(cluster, &key);
                     let old = sync(&mut self.pools, &key, new.clone());
+                    if new.is_none() {
+                        self.pool_published.remove(&key);
+                    }
                     if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
+                        self.pool_published.insert(key.clone(), Instant::now());
                         self.publish(kind, key, cluster.to_string(), None, c, tx);
                     }
                 }
