@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use server::{cli::ServeArgs, run};
 
+pub mod objects;
+
 pub struct Dashboard {
     pub running: run::Running,
     pub base: String,

@@ -1,0 +1,329 @@
+//! The embedded API server through real kubectl, as a person uses it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use app::nodepool::NodePool;
+use common::objects::{api_code, node, pod, pool};
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, Client, ResourceExt};
+use serde_json::{Value, json};
+use server::embedded::{EmbeddedCluster, EmbeddedOptions};
+
+struct Kubectl {
+    _dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    cache: PathBuf,
+    cluster: EmbeddedCluster,
+}
+
+impl Kubectl {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let cluster = EmbeddedCluster::start(EmbeddedOptions {
+            zones: vec!["US-EAST-04A".into()],
+            seed: 1,
+            speed: 1.0,
+            extra_nodes: 0,
+            pods_per_node: 0,
+            simulate: false,
+            kubeconfig_path: kubeconfig.clone(),
+        })
+        .await
+        .unwrap();
+        let cache = dir.path().join("cache");
+        Self {
+            _dir: dir,
+            kubeconfig,
+            cache,
+            cluster,
+        }
+    }
+
+    fn admin(&self) -> Client {
+        self.cluster.admin_client("US-EAST-04A").unwrap()
+    }
+
+    fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new("kubectl");
+        cmd.env("KUBECONFIG", &self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache)
+            .args(args)
+            .kill_on_drop(true);
+        cmd
+    }
+
+    /// Runs kubectl; returns stdout and stderr, asserting success.
+    async fn run(&self, args: &[&str]) -> (String, String) {
+        let out = tokio::time::timeout(Duration::from_secs(60), self.command(args).output())
+            .await
+            .expect("kubectl finishes")
+            .expect("kubectl runs");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        );
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed:\n{stdout}\n{stderr}"
+        );
+        (stdout, stderr)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.kubeconfig.parent().unwrap().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+fn pool_yaml(target: u32, extra: &str) -> String {
+    format!(
+        "apiVersion: compute.coreweave.com/v1alpha1\nkind: NodePool\nmetadata:\n  name: cli-pool\n\
+         spec:\n  computeClass: spot\n  instanceType: gd-8xh100ib-i128\n  targetNodes: {target}\n{extra}"
+    )
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_version_apply_get_describe_delete() {
+    let k = Kubectl::start().await;
+    let (version, _) = k.run(&["version", "-o", "json"]).await;
+    let v: Value = serde_json::from_str(&version).unwrap();
+    assert_eq!(v["serverVersion"]["gitVersion"], "v1.33.1");
+
+    let file = k.write("pool.yaml", &pool_yaml(2, ""));
+    let (out, _) = k.run(&["apply", "-f", path_str(&file)]).await;
+    assert!(
+        out.contains("nodepool.compute.coreweave.com/cli-pool created"),
+        "{out}"
+    );
+    let file = k.write("pool.yaml", &pool_yaml(4, ""));
+    let (out, _) = k.run(&["apply", "-f", path_str(&file)]).await;
+    assert!(
+        out.contains("nodepool.compute.coreweave.com/cli-pool configured"),
+        "{out}"
+    );
+    let api: Api<NodePool> = Api::all(k.admin());
+    let stored = api.get("cli-pool").await.unwrap();
+    assert_eq!(stored.spec.target_nodes, 4);
+    assert_eq!(stored.metadata.generation, Some(2));
+
+    // Unknown fields: a warning, and the object is stored anyway.
+    let file = k.write("pool.yaml", &pool_yaml(4, "  placement:\n    rack: r12\n"));
+    let (_, err) = k.run(&["apply", "-f", path_str(&file)]).await;
+    assert!(err.contains("unknown field \"spec.placement\""), "{err}");
+    assert_eq!(
+        api.get("cli-pool").await.unwrap().spec.extra["placement"]["rack"],
+        "r12"
+    );
+
+    let status = json!({"status": {"currentNodes": 3, "queuedNodes": 1, "conditions": [
+        {"type": "Validated", "status": "True", "reason": "Valid"},
+        {"type": "Capacity", "status": "False", "reason": "QueuedAwaitingCapacity"},
+        {"type": "Quota", "status": "True", "reason": "Under"}]}});
+    api.patch_status("cli-pool", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    let (table, _) = k.run(&["get", "nodepools"]).await;
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap()
+        .split("  ")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "INSTANCE TYPE",
+            "TARGET",
+            "QUEUED",
+            "INPROGRESS",
+            "CURRENT",
+            "VALIDATED",
+            "CAPACITY",
+            "QUOTA",
+            "AGE"
+        ]
+    );
+    let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(row[..4], ["cli-pool", "gd-8xh100ib-i128", "4", "1"]);
+    assert!(
+        row.contains(&"QueuedAwaitingCapacity") && row.contains(&"Valid") && row.contains(&"Under"),
+        "{row:?}"
+    );
+    assert!(
+        row.last().unwrap().ends_with('s'),
+        "an age like 3s: {row:?}"
+    );
+
+    let events: Api<Event> = Api::namespaced(k.admin(), "default");
+    let ev: Event = serde_json::from_value(json!({"metadata": {"name": "cli-pool.1"},
+        "involvedObject": {"kind": "NodePool", "name": "cli-pool", "uid": stored.metadata.uid,
+                           "apiVersion": "compute.coreweave.com/v1alpha1"},
+        "reason": "QueuedAwaitingCapacity", "message": "waiting for H100 capacity", "type": "Warning",
+        "count": 1, "source": {"component": "nodepool-controller"}}))
+    .unwrap();
+    events.create(&PostParams::default(), &ev).await.unwrap();
+    let (described, _) = k.run(&["describe", "nodepool", "cli-pool"]).await;
+    assert!(
+        described.contains("Name:") && described.contains("cli-pool"),
+        "{described}"
+    );
+    assert!(
+        described.contains("Instance Type:") && described.contains("gd-8xh100ib-i128"),
+        "{described}"
+    );
+    assert!(
+        described.contains("waiting for H100 capacity"),
+        "events are listed:\n{described}"
+    );
+
+    let (events_table, _) = k.run(&["get", "events", "-A"]).await;
+    let header: Vec<&str> = events_table
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAMESPACE",
+            "LAST",
+            "SEEN",
+            "TYPE",
+            "REASON",
+            "OBJECT",
+            "MESSAGE"
+        ]
+    );
+    assert!(
+        events_table.contains("nodepool/cli-pool") && events_table.contains("Warning"),
+        "{events_table}"
+    );
+
+    let (out, _) = k.run(&["delete", "nodepool", "cli-pool"]).await;
+    assert!(out.contains("deleted"), "{out}");
+    assert_eq!(api_code(api.get("cli-pool").await.unwrap_err()), 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_nodes_cordon_label_annotate_describe() {
+    let k = Kubectl::start().await;
+    let nodes: Api<Node> = Api::all(k.admin());
+    nodes
+        .create(
+            &PostParams::default(),
+            &node("gpu-1", json!({"node-role.kubernetes.io/worker": ""})),
+        )
+        .await
+        .unwrap();
+    nodes
+        .create(&PostParams::default(), &node("gpu-2", json!({})))
+        .await
+        .unwrap();
+
+    let (table, _) = k.run(&["get", "nodes"]).await;
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("gpu-1") && l.contains(" Ready ") && l.contains("worker")),
+        "{table}"
+    );
+
+    let (out, _) = k.run(&["cordon", "gpu-1"]).await;
+    assert!(out.contains("node/gpu-1 cordoned"), "{out}");
+    assert_eq!(
+        nodes
+            .get("gpu-1")
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .unschedulable,
+        Some(true)
+    );
+    let (table, _) = k.run(&["get", "nodes"]).await;
+    assert!(table.contains("Ready,SchedulingDisabled"), "{table}");
+
+    k.run(&["label", "node", "gpu-2", "pool=spot-a"]).await;
+    k.run(&["annotate", "node", "gpu-2", "spotboard.dev/note=hi"])
+        .await;
+    let n2 = nodes.get("gpu-2").await.unwrap();
+    assert_eq!(n2.labels()["pool"], "spot-a");
+    assert_eq!(n2.annotations()["spotboard.dev/note"], "hi");
+    let (selected, _) = k
+        .run(&["get", "nodes", "-l", "pool=spot-a", "-o", "name"])
+        .await;
+    assert_eq!(selected.trim(), "node/gpu-2");
+
+    let pods: Api<Pod> = Api::namespaced(k.admin(), "default");
+    pods.create(&PostParams::default(), &pod("on-gpu-2", "gpu-2", "Running"))
+        .await
+        .unwrap();
+    let (described, _) = k.run(&["describe", "node", "gpu-2"]).await;
+    assert!(
+        described.contains("gpu-2") && described.contains("on-gpu-2"),
+        "{described}"
+    );
+    let (pods_table, _) = k.run(&["get", "pods", "-A"]).await;
+    let header: Vec<&str> = pods_table
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    );
+    assert!(
+        pods_table.contains("on-gpu-2") && pods_table.contains("Running"),
+        "{pods_table}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_watch_prints_new_rows() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let k = Kubectl::start().await;
+    let mut child = k
+        .command(&["get", "nodepools", "-w"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let api: Api<NodePool> = Api::all(k.admin());
+    // Give kubectl time to list and start watching, then create a pool it must print.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    api.create(&PostParams::default(), &pool("watched", 3))
+        .await
+        .unwrap();
+    let found = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.starts_with("watched") {
+                return line;
+            }
+        }
+        String::new()
+    })
+    .await
+    .expect("kubectl prints the new pool");
+    assert!(found.contains("gd-8xh100ib-i128"), "{found}");
+    child.kill().await.unwrap();
+}
