@@ -1,49 +1,21 @@
-//! The embedded API server through kube-rs clients (as spotboard and the behaviour model use
-//! it) and through real kubectl (as a person does).
+//! The embedded API server through kube-rs clients, as spotboard and the behaviour model use
+//! it: CRUD, status, dry run, paging, selectors, authorization, outages. Watches are in
+//! `embedded_watch.rs`, real kubectl in `embedded_kubectl.rs`.
 
 use std::time::Duration;
 
 use app::nodepool::NodePool;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
-use kube::api::{
-    DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
-};
-use kube::runtime::watcher;
-use kube::{Api, Client, ResourceExt};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
+use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
-use server::embedded::api::{ApiOptions, ApiServer, Tokens};
 use server::embedded::client_for;
-
-struct Fixture {
-    server: ApiServer,
-    tokens: Tokens,
-    admin: Client,
-    reader: Client,
-}
-
-async fn fixture_with(options: ApiOptions) -> Fixture {
-    let tokens = Tokens::generate();
-    let server = ApiServer::start_with("TEST-01A", tokens.clone(), options)
-        .await
-        .unwrap();
-    let admin = client_for(&server.url(), &tokens.admin, "test").unwrap();
-    let reader = client_for(&server.url(), &tokens.reader, "test").unwrap();
-    Fixture {
-        server,
-        tokens,
-        admin,
-        reader,
-    }
-}
-
-async fn fixture() -> Fixture {
-    fixture_with(ApiOptions::default()).await
-}
 
 mod common;
 
-use common::objects::{api_code, node, pod, pool};
+use common::api::{event_name, fixture, next_event};
+use common::objects::{api_code, count, node, pod, pool};
 #[tokio::test]
 async fn nodepool_crud_status_and_generation() {
     let f = fixture().await;
@@ -146,15 +118,7 @@ async fn core_kinds_and_graceful_pod_delete() {
     );
 
     let all_pods: Api<Pod> = Api::all(f.admin.clone());
-    assert_eq!(
-        all_pods
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        2
-    );
+    assert_eq!(count(&all_pods).await, 2);
     let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(f.admin.clone());
     assert!(
         ns.get("jobs").await.is_ok(),
@@ -263,217 +227,6 @@ async fn paging_and_selectors() {
     assert_eq!(api_code(bad), 400);
 }
 
-async fn next_event<K: Clone + std::fmt::Debug>(
-    stream: &mut (impl futures::Stream<Item = kube::Result<WatchEvent<K>>> + Unpin),
-) -> WatchEvent<K> {
-    tokio::time::timeout(Duration::from_secs(5), stream.next())
-        .await
-        .expect("an event in time")
-        .expect("the stream is open")
-        .expect("a decodable event")
-}
-
-fn event_name(e: &WatchEvent<NodePool>) -> (&'static str, String) {
-    match e {
-        WatchEvent::Added(o) => ("ADDED", o.name_any()),
-        WatchEvent::Modified(o) => ("MODIFIED", o.name_any()),
-        WatchEvent::Deleted(o) => ("DELETED", o.name_any()),
-        WatchEvent::Bookmark(_) => ("BOOKMARK", String::new()),
-        WatchEvent::Error(s) => ("ERROR", s.code.to_string()),
-    }
-}
-
-#[tokio::test]
-async fn watch_orders_events_and_resumes() {
-    let f = fixture().await;
-    let api: Api<NodePool> = Api::all(f.admin.clone());
-    let start = api
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
-    let reader: Api<NodePool> = Api::all(f.reader.clone());
-    let mut stream = reader
-        .watch(&WatchParams::default(), &start)
-        .await
-        .unwrap()
-        .boxed();
-
-    let created = api
-        .create(&PostParams::default(), &pool("w", 1))
-        .await
-        .unwrap();
-    api.patch(
-        "w",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"targetNodes": 3}})),
-    )
-    .await
-    .unwrap();
-    api.delete("w", &DeleteParams::default()).await.unwrap();
-    let mut seen = Vec::new();
-    for _ in 0..3 {
-        seen.push(event_name(&next_event(&mut stream).await));
-    }
-    let w = || "w".to_string();
-    assert_eq!(seen, [("ADDED", w()), ("MODIFIED", w()), ("DELETED", w())]);
-
-    // Resuming from the creation's resourceVersion replays what followed it.
-    let mut resumed = reader
-        .watch(
-            &WatchParams::default(),
-            &created.resource_version().unwrap(),
-        )
-        .await
-        .unwrap()
-        .boxed();
-    assert_eq!(event_name(&next_event(&mut resumed).await).0, "MODIFIED");
-    assert_eq!(event_name(&next_event(&mut resumed).await).0, "DELETED");
-
-    // A label-filtered watch sees an object leave its selector as DELETED.
-    let now = api
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
-    let mut gpu = reader
-        .watch(&WatchParams::default().labels("tier=gpu"), &now)
-        .await
-        .unwrap()
-        .boxed();
-    api.create(&PostParams::default(), &pool("x", 1))
-        .await
-        .unwrap();
-    api.patch(
-        "x",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"metadata": {"labels": {"tier": "cpu"}}})),
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        event_name(&next_event(&mut gpu).await),
-        ("ADDED", "x".into())
-    );
-    assert_eq!(
-        event_name(&next_event(&mut gpu).await),
-        ("DELETED", "x".into())
-    );
-}
-
-#[tokio::test]
-async fn bookmarks_arrive_when_allowed() {
-    let f = fixture_with(ApiOptions {
-        bookmark_interval: Duration::from_millis(200),
-        ..Default::default()
-    })
-    .await;
-    let api: Api<NodePool> = Api::all(f.reader.clone());
-    let mut stream = api
-        .watch(&WatchParams::default(), "0")
-        .await
-        .unwrap()
-        .boxed();
-    assert_eq!(event_name(&next_event(&mut stream).await).0, "BOOKMARK");
-    let mut short = api
-        .watch(&WatchParams::default().disable_bookmarks().timeout(1), "0")
-        .await
-        .unwrap()
-        .boxed();
-    let end = tokio::time::timeout(Duration::from_secs(5), short.next())
-        .await
-        .unwrap();
-    assert!(
-        end.is_none(),
-        "no bookmark, and the stream ends at timeoutSeconds"
-    );
-}
-
-#[tokio::test]
-async fn too_old_resource_version_gets_410_and_watcher_relists() {
-    let f = fixture_with(ApiOptions {
-        history_limit: 5,
-        ..Default::default()
-    })
-    .await;
-    let api: Api<NodePool> = Api::all(f.admin.clone());
-    let start = api
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
-    for i in 0..8 {
-        api.create(&PostParams::default(), &pool(&format!("p{i}"), 1))
-            .await
-            .unwrap();
-    }
-    let mut stream = api
-        .watch(&WatchParams::default(), &start)
-        .await
-        .unwrap()
-        .boxed();
-    match next_event(&mut stream).await {
-        WatchEvent::Error(s) => assert_eq!((s.code, s.reason.as_str()), (410, "Expired")),
-        other => panic!("expected 410, got {other:?}"),
-    }
-
-    // kube-rs' watcher: after its watch ends, writes push its resourceVersion out of the
-    // history; its next watch gets 410, it re-lists, and it goes on.
-    let cfg = watcher::Config::default().timeout(1);
-    let mut w = watcher(Api::<NodePool>::all(f.reader.clone()), cfg).boxed();
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(5), w.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        if matches!(ev, watcher::Event::InitDone) {
-            break;
-        }
-    }
-    tokio::time::sleep(Duration::from_millis(1500)).await; // the server ends that watch
-    for i in 0..8 {
-        api.create(&PostParams::default(), &pool(&format!("q{i}"), 1))
-            .await
-            .unwrap();
-    }
-    let mut saw_gone = false;
-    let mut relisted = Vec::new();
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(10), w.next())
-            .await
-            .unwrap()
-            .unwrap();
-        match ev {
-            Err(watcher::Error::WatchError(s)) if s.code == 410 => saw_gone = true,
-            Err(e) => panic!("unexpected watcher error {e:?}"),
-            Ok(watcher::Event::InitApply(np)) => relisted.push(np.name_any()),
-            Ok(watcher::Event::InitDone) => break,
-            Ok(_) => {}
-        }
-    }
-    assert!(saw_gone, "the watcher was told its resourceVersion expired");
-    assert_eq!(
-        relisted.len(),
-        16,
-        "the re-list has every pool: {relisted:?}"
-    );
-    api.create(&PostParams::default(), &pool("after", 1))
-        .await
-        .unwrap();
-    let ev = tokio::time::timeout(Duration::from_secs(5), w.try_next())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(matches!(ev, Some(watcher::Event::Apply(np)) if np.name_any() == "after"));
-}
-
 #[tokio::test]
 async fn reader_reads_but_cannot_write() {
     let f = fixture().await;
@@ -483,15 +236,7 @@ async fn reader_reads_but_cannot_write() {
         .await
         .unwrap();
     let reader: Api<NodePool> = Api::all(f.reader.clone());
-    assert_eq!(
-        reader
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        1
-    );
+    assert_eq!(count(&reader).await, 1);
     assert!(reader.get("r").await.is_ok());
     let mut w = reader
         .watch(&WatchParams::default(), "0")

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use server::{cli::ServeArgs, run};
 
+pub mod api;
 pub mod objects;
+pub mod sim;
 
 pub struct Dashboard {
     pub running: run::Running,

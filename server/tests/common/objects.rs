@@ -2,7 +2,7 @@
 
 use app::nodepool::{NodePool, NodePoolSpec};
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::ResourceExt;
+use kube::{Api, ResourceExt, api::ListParams};
 use serde_json::{Value, json};
 
 pub fn pool(name: &str, target: i32) -> NodePool {
@@ -45,4 +45,12 @@ pub fn api_code(e: kube::Error) -> u16 {
         kube::Error::Api(s) => s.code,
         other => panic!("expected an API error, got {other:?}"),
     }
+}
+
+/// How many objects a list returns.
+pub async fn count<K>(api: &Api<K>) -> usize
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.list(&ListParams::default()).await.unwrap().items.len()
 }

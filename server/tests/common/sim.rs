@@ -1,0 +1,111 @@
+//! A zone of the embedded cluster with the behaviour model running, and ways to poll it.
+
+use std::future::Future;
+use std::time::Duration;
+
+use app::labels;
+use app::nodepool::{ConditionType, NodePool};
+use k8s_openapi::api::core::v1::{Event, Node};
+use kube::api::ListParams;
+use kube::{Api, Client};
+use server::embedded::api::{ApiServer, Tokens};
+use server::embedded::client_for;
+use server::embedded::sim::{self, SimHandle, SimOptions};
+use tokio::time::Instant;
+
+pub struct Zone {
+    _server: ApiServer,
+    pub sim: SimHandle,
+    pub client: Client,
+}
+
+pub async fn zone(zone_index: usize, zone_count: usize, speed: f64) -> Zone {
+    let tokens = Tokens::generate();
+    let server = ApiServer::start("US-EAST-04A", tokens.clone())
+        .await
+        .unwrap();
+    let client = client_for(&server.url(), &tokens.admin, "test").unwrap();
+    let opts = SimOptions {
+        seed: 7,
+        speed,
+        extra_nodes: 0,
+        pods_per_node: 5,
+        zone_count,
+    };
+    let sim = sim::start("US-EAST-04A", zone_index, client.clone(), &opts)
+        .await
+        .unwrap();
+    Zone {
+        _server: server,
+        sim,
+        client,
+    }
+}
+
+/// Polls `f` every 20 ms until it returns `Some`; panics with `what` after `limit`.
+pub async fn eventually<T, F, Fut>(limit: Duration, what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "not within {limit:?}: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub async fn pool(client: &Client, name: &str) -> Option<NodePool> {
+    Api::<NodePool>::all(client.clone())
+        .get_opt(name)
+        .await
+        .unwrap()
+}
+
+pub fn reason(p: &NodePool, t: ConditionType) -> String {
+    let conds = p
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    conds
+        .iter()
+        .find(|c| c.type_ == t)
+        .map(|c| format!("{}/{}", c.status, c.reason.clone().unwrap_or_default()))
+        .unwrap_or_default()
+}
+
+pub async fn pool_nodes(client: &Client, pool: &str) -> Vec<Node> {
+    let lp = ListParams::default().labels(&format!("{}={pool}", labels::NODE_POOL));
+    Api::<Node>::all(client.clone())
+        .list(&lp)
+        .await
+        .unwrap()
+        .items
+}
+
+/// Events about object `name` with `reason`.
+pub async fn events(client: &Client, name: &str, reason: &str) -> Vec<Event> {
+    let all = Api::<Event>::namespaced(client.clone(), "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    all.items
+        .into_iter()
+        .filter(|e| {
+            e.involved_object.name.as_deref() == Some(name) && e.reason.as_deref() == Some(reason)
+        })
+        .collect()
+}
+
+pub fn counts(p: &NodePool) -> (i32, i32, i32) {
+    let s = p.status.clone().unwrap_or_default();
+    (
+        s.queued_nodes.unwrap_or(-1),
+        s.in_progress.unwrap_or(-1),
+        s.current_nodes.unwrap_or(-1),
+    )
+}
