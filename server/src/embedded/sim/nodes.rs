@@ -191,6 +191,16 @@ fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
 }
 
 /// The `nvidia.com/gpu.product` value NVIDIA's GPU feature discovery reports for a type.
+/// A node label's value, empty when the label is missing.
+pub fn label(node: &Node, key: &str) -> String {
+    node.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(key))
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// A node's first address and its pod CIDR (empty when not set), for the pods placed on it.
 pub fn host_ip_and_cidr(node: &Node) -> (String, String) {
     let host_ip = node

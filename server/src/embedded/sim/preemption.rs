@@ -110,11 +110,7 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
         return Ok(());
     };
     let about = Involved::of(node.as_ref());
-    let pool = node
-        .labels()
-        .get(labels::NODE_POOL)
-        .cloned()
-        .unwrap_or_default();
+    let pool = super::nodes::label(&node, labels::NODE_POOL);
     let t0 = Instant::now();
     let now = Utc::now();
     // Wall-clock times the phases will happen at: the simulated minutes at this speed.

@@ -118,16 +118,8 @@ async fn remove(ctx: &Ctx, name: &str, pool_gone: bool) -> kube::Result<()> {
         return Ok(());
     };
     let about = Involved::of(node.as_ref());
-    let pool_name = node
-        .labels()
-        .get(labels::NODE_POOL)
-        .cloned()
-        .unwrap_or_default();
-    let instance = node
-        .labels()
-        .get(labels::INSTANCE_TYPE)
-        .cloned()
-        .unwrap_or_default();
+    let pool_name = super::nodes::label(&node, labels::NODE_POOL);
+    let instance = super::nodes::label(&node, labels::INSTANCE_TYPE);
     let pool: Option<Arc<NodePool>> = if pool_gone {
         None
     } else {
