@@ -7,12 +7,14 @@
 //! - [`catalog`]: the shipped instance types and zones, with their source and date.
 //! - [`model`]: the rows and stream messages the browser receives.
 //! - [`domain`]: pure logic: condition severity, what makes a pool a problem, filters and sorting.
+//! - [`create_api`]: the create form's server functions and the server-side seam behind them.
 //! - [`live`]: the browser side of the stream: merge patches, keyed stores, connection state.
 //! - [`pages`] and [`components`]: what a person sees.
 //! - [`error`]: this crate's error type.
 
 pub mod catalog;
 pub mod components;
+pub mod create_api;
 pub mod domain;
 pub mod error;
 pub mod labels;

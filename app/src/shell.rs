@@ -45,6 +45,7 @@ pub fn App() -> impl IntoView {
             <main id="main">
                 <Routes fallback=|| view! { <pages::NotFound /> }>
                     <Route path=path!("/") view=pages::Dashboard />
+                    <Route path=path!("/pools/new") view=pages::CreatePoolPage />
                     <Route path=path!("/pools/:cluster/:name") view=pages::PoolPage />
                 </Routes>
             </main>

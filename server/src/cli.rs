@@ -88,6 +88,31 @@ pub struct ServeArgs {
     #[arg(global = true, long, env = "SPOTBOARD_AUTH_PROXY_HEADER")]
     pub auth_proxy_header: Option<String>,
 
+    /// With --auth-proxy-header: create NodePools by impersonating the user the proxy names
+    /// (Impersonate-User). spotboard's own account then needs the `impersonate` verb
+    /// (server/deploy/rbac-impersonate.yaml); without this flag a create needs the user's own
+    /// bearer token in the request's Authorization header.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_IMPERSONATE",
+        requires = "auth_proxy_header"
+    )]
+    pub impersonate: bool,
+
+    /// With --impersonate: a header holding the user's groups, comma-separated
+    /// (Impersonate-Group).
+    #[arg(global = true, long, env = "SPOTBOARD_AUTH_PROXY_GROUPS_HEADER")]
+    pub auth_proxy_groups_header: Option<String>,
+
+    /// Hide the Create Spot Node Pool form and refuse every create and dry run.
+    #[arg(global = true, long, env = "SPOTBOARD_READ_ONLY")]
+    pub read_only: bool,
+
+    /// Creates (not dry runs) allowed per user per minute.
+    #[arg(global = true, long, default_value_t = 10)]
+    pub creates_per_minute: u32,
+
     /// Directory of the built site (wasm, JS, CSS). cargo-leptos sets LEPTOS_SITE_ROOT.
     #[arg(
         global = true,

@@ -10,11 +10,13 @@
 //! - [`projection`]: pure functions from records to the view rows of `app::model`.
 //! - [`hub`]: the current view, its revision, keyed deltas, resume ring, subscribers.
 //! - [`http`]: pages (Leptos SSR), the SSE stream, the JSON API, health, guards.
+//! - [`create`]: creating NodePools with the user's identity (access review, rate limit, audit).
 //! - [`crd`]: the NodePool CRD as YAML.
 //! - [`error`]: this crate's error type.
 
 pub mod cli;
 pub mod crd;
+pub mod create;
 pub mod embedded;
 pub mod error;
 pub mod http;

@@ -8,6 +8,7 @@ use tokio::{net::TcpListener, task::JoinHandle};
 use crate::{
     Error, Result,
     cli::ServeArgs,
+    create::{CreateSettings, Creator, IdentitySettings, WriteTarget},
     embedded::{EmbeddedCluster, EmbeddedOptions},
     http::{self, AppState, Auth},
     hub::Hub,
@@ -81,7 +82,7 @@ pub async fn start(
         }
     };
 
-    let (sources, embedded) = clusters(args).await?;
+    let (sources, targets, embedded) = clusters(args, matches!(auth, Auth::Loopback)).await?;
     let hub = Hub::new(
         &sources
             .iter()
@@ -109,10 +110,24 @@ pub async fn start(
         .site_pkg_dir("pkg")
         .site_addr(addr)
         .build();
+    let creator = Creator::new(
+        targets,
+        CreateSettings {
+            identity: IdentitySettings {
+                auth: auth.clone(),
+                impersonate: args.impersonate,
+                groups_header: args.auth_proxy_groups_header.clone(),
+            },
+            read_only: args.read_only,
+            creates_per_minute: args.creates_per_minute,
+        },
+        hub.clone(),
+    );
     let router = http::router(AppState {
         hub: hub.clone(),
         leptos_options,
         auth,
+        writer: app::create_api::PoolWriterHandle(creator),
     });
     let server = tokio::spawn(async move {
         axum::serve(listener, router)
@@ -128,22 +143,28 @@ pub async fn start(
     })
 }
 
-async fn clusters(args: &ServeArgs) -> Result<(Vec<ClusterSource>, Option<EmbeddedCluster>)> {
+/// The watched clusters, the clusters creates can go to, and the embedded cluster if used.
+type Clusters = (
+    Vec<ClusterSource>,
+    Vec<WriteTarget>,
+    Option<EmbeddedCluster>,
+);
+
+/// `local_user`: spotboard is bound to loopback for the person at this machine, whose own
+/// credentials (kubeconfig user, embedded administrator) may create.
+async fn clusters(args: &ServeArgs, local_user: bool) -> Result<Clusters> {
     if args.in_cluster {
         let config = kube::Config::incluster()
             .map_err(|e| Error::Kubeconfig(format!("in-cluster config: {e}")))?;
-        let client = kube::Client::try_from(config).map_err(|source| Error::Kube {
-            cluster: "in-cluster".into(),
-            source,
-        })?;
-        return Ok((
-            vec![ClusterSource {
-                name: "in-cluster".into(),
-                zone: None,
-                client,
-            }],
-            None,
-        ));
+        let name = "in-cluster".to_string();
+        let source = source(&name, None, config.clone())?;
+        let target = WriteTarget {
+            cluster: name,
+            zone: None,
+            base: config,
+            local: None,
+        };
+        return Ok((vec![source], vec![target], None));
     }
     if let Some(path) = &args.kubeconfig {
         let kubeconfig = kube::config::Kubeconfig::read_from(path)
@@ -158,7 +179,7 @@ async fn clusters(args: &ServeArgs) -> Result<(Vec<ClusterSource>, Option<Embedd
         } else {
             args.contexts.clone()
         };
-        let mut sources = Vec::new();
+        let (mut sources, mut targets) = (Vec::new(), Vec::new());
         for name in contexts {
             let options = kube::config::KubeConfigOptions {
                 context: Some(name.clone()),
@@ -167,25 +188,30 @@ async fn clusters(args: &ServeArgs) -> Result<(Vec<ClusterSource>, Option<Embedd
             let config = kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &options)
                 .await
                 .map_err(|e| Error::Kubeconfig(format!("context {name}: {e}")))?;
-            let client = kube::Client::try_from(config).map_err(|source| Error::Kube {
-                cluster: name.clone(),
-                source,
-            })?;
-            sources.push(ClusterSource {
-                name,
+            sources.push(source(&name, None, config.clone())?);
+            targets.push(WriteTarget {
+                cluster: name,
                 zone: None,
-                client,
+                local: local_user.then(|| config.clone()),
+                base: config,
             });
         }
-        return Ok((sources, None));
+        return Ok((sources, targets, None));
     }
     let cluster = EmbeddedCluster::start(embedded_options(args, true)).await?;
-    let mut sources = Vec::new();
+    let (mut sources, mut targets) = (Vec::new(), Vec::new());
     for z in &cluster.zones {
-        sources.push(ClusterSource {
-            name: z.context.clone(),
+        let reader = cluster.reader_config(&z.zone)?;
+        sources.push(source(&z.context, Some(z.zone.clone()), reader.clone())?);
+        targets.push(WriteTarget {
+            cluster: z.context.clone(),
             zone: Some(z.zone.clone()),
-            client: cluster.reader_client(&z.zone)?,
+            base: reader,
+            local: if local_user {
+                Some(cluster.admin_config(&z.zone)?)
+            } else {
+                None
+            },
         });
     }
     tracing::info!(
@@ -193,5 +219,17 @@ async fn clusters(args: &ServeArgs) -> Result<(Vec<ClusterSource>, Option<Embedd
         "embedded cluster ready: kubectl --kubeconfig {} get nodepools",
         cluster.kubeconfig_path.display()
     );
-    Ok((sources, Some(cluster)))
+    Ok((sources, targets, Some(cluster)))
+}
+
+fn source(name: &str, zone: Option<String>, config: kube::Config) -> Result<ClusterSource> {
+    let client = kube::Client::try_from(config).map_err(|source| Error::Kube {
+        cluster: name.to_string(),
+        source,
+    })?;
+    Ok(ClusterSource {
+        name: name.to_string(),
+        zone,
+        client,
+    })
 }

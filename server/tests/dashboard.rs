@@ -158,13 +158,7 @@ async fn kubectl_apply_shows_up_in_the_dashboard() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unexpected_objects_are_shown_with_a_reason_and_nothing_crashes() {
     let d = start(&[ZONE], 60.0).await;
-    let client = d
-        .running
-        .embedded
-        .as_ref()
-        .unwrap()
-        .admin_client(ZONE)
-        .unwrap();
+    let client = d.admin(ZONE);
     let ar = kube::api::ApiResource::erase::<NodePool>(&());
     let raw = Api::<DynamicObject>::all_with(client.clone(), &ar);
     let make = |name: &str, spec: serde_json::Value, status: Option<serde_json::Value>| {

@@ -1,5 +1,8 @@
 //! Pure domain logic, unit-tested natively and used by both the server and the browser.
 
 pub mod conditions;
+pub mod cost;
+pub mod form_text;
+pub mod manifest;
 pub mod pools_view;
 pub mod validation;

@@ -17,6 +17,10 @@ use super::patch;
 /// Rows of one kind, keyed by their key (object uid, or cluster name).
 pub struct Keyed<T: Send + Sync + 'static> {
     index: RwSignal<BTreeMap<String, RwSignal<T>>>,
+    /// The owner the store was made under (the app's). Row signals are created under it, not
+    /// under whatever view happens to seed or patch the store: a page's `<Suspense>` re-runs
+    /// and disposes its own children, which must not take the tab's rows with it.
+    owner: StoredValue<Option<Owner>>,
 }
 
 impl<T: Send + Sync + 'static> Clone for Keyed<T> {
@@ -33,6 +37,14 @@ where
     fn new() -> Self {
         Self {
             index: RwSignal::new(BTreeMap::new()),
+            owner: StoredValue::new(Owner::current()),
+        }
+    }
+
+    fn row_signal(&self, row: T) -> RwSignal<T> {
+        match self.owner.get_value() {
+            Some(owner) => owner.with(|| RwSignal::new(row)),
+            None => RwSignal::new(row),
         }
     }
 
@@ -82,7 +94,7 @@ where
                 }
                 None => {
                     changed_keys = true;
-                    fresh.insert(k, RwSignal::new(row));
+                    fresh.insert(k, self.row_signal(row));
                 }
             }
         }
@@ -97,9 +109,12 @@ where
                 let row: T = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
                 match self.index.with_untracked(|m| m.get(key).copied()) {
                     Some(sig) => sig.set(row),
-                    None => self.index.update(|m| {
-                        m.insert(key.to_string(), RwSignal::new(row));
-                    }),
+                    None => {
+                        let sig = self.row_signal(row);
+                        self.index.update(|m| {
+                            m.insert(key.to_string(), sig);
+                        })
+                    }
                 }
             }
             Change::Patch(p) => {
@@ -310,6 +325,29 @@ mod tests {
             };
             assert!(store.apply(&bad).is_err());
             let _ = Scope::pools();
+        });
+    }
+
+    #[test]
+    fn rows_outlive_the_view_that_seeded_them() {
+        let app = Owner::new();
+        app.with(|| {
+            let store = LiveStore::new();
+            // A page's <Suspense> seeds the store under its own owner, then re-runs.
+            let view = Owner::new();
+            view.with(|| {
+                store.seed(Snapshot {
+                    rev: 1,
+                    pools: vec![pool("a", 1)],
+                    ..Default::default()
+                })
+            });
+            drop(view);
+            let a = store.pools.get("a").unwrap();
+            assert_eq!(
+                a.try_get_untracked().map(|p| p.current_nodes),
+                Some(Some(1))
+            );
         });
     }
 }

@@ -3,8 +3,10 @@
 //! The server projects trimmed Kubernetes objects into these (see the server's `projection`
 //! module); the browser keeps them in keyed stores. No Kubernetes type appears here.
 
+mod create;
 mod rows;
 mod stream;
 
+pub use create::*;
 pub use rows::*;
 pub use stream::*;

@@ -154,6 +154,18 @@ pub struct NodePoolSpec {
     pub extra: BTreeMap<String, Value>,
 }
 
+impl NodePoolSpec {
+    /// A spec with the three fields every pool needs; everything else defaulted.
+    pub fn new(compute_class: &str, instance_type: &str, target_nodes: i32) -> Self {
+        NodePoolSpec {
+            compute_class: compute_class.into(),
+            instance_type: instance_type.into(),
+            target_nodes,
+            ..Default::default()
+        }
+    }
+}
+
 /// A node taint (`key`, optional `value`, `effect`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]

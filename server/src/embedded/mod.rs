@@ -130,12 +130,34 @@ impl EmbeddedCluster {
         }
     }
 
-    fn client(&self, zone: &str, token: &str) -> Result<Client> {
-        let z = self
-            .zones
+    /// The reader's configuration (spotboard's own account on this zone).
+    pub fn reader_config(&self, zone: &str) -> Result<kube::Config> {
+        config_for(&self.zone(zone)?.url, &self.tokens.reader)
+    }
+
+    /// The administrator's configuration: the local user's, on a loopback-bound spotboard.
+    pub fn admin_config(&self, zone: &str) -> Result<kube::Config> {
+        config_for(&self.zone(zone)?.url, &self.tokens.admin)
+    }
+
+    /// A token for tests and demos that act as another user: `admin` or `reader`.
+    pub fn token(&self, admin: bool) -> &str {
+        if admin {
+            &self.tokens.admin
+        } else {
+            &self.tokens.reader
+        }
+    }
+
+    fn zone(&self, zone: &str) -> Result<&Zone> {
+        self.zones
             .iter()
             .find(|z| z.zone == zone)
-            .ok_or_else(|| Error::Embedded(format!("no embedded zone {zone}")))?;
+            .ok_or_else(|| Error::Embedded(format!("no embedded zone {zone}")))
+    }
+
+    fn client(&self, zone: &str, token: &str) -> Result<Client> {
+        let z = self.zone(zone)?;
         client_for(&z.url, token, &z.context)
     }
 }
@@ -145,13 +167,19 @@ pub fn context_name(zone: &str) -> String {
     format!("spotboard-{}", zone.to_ascii_lowercase())
 }
 
-/// A kube-rs client for an http:// API server with a bearer token.
-pub fn client_for(url: &str, token: &str, cluster: &str) -> Result<Client> {
+/// A kube-rs configuration for an http:// API server with a bearer token.
+pub fn config_for(url: &str, token: &str) -> Result<kube::Config> {
     let uri = url
         .parse()
         .map_err(|e| Error::Embedded(format!("bad url {url}: {e}")))?;
     let mut config = kube::Config::new(uri);
     config.auth_info.token = Some(token.to_string().into());
+    Ok(config)
+}
+
+/// A kube-rs client for an http:// API server with a bearer token.
+pub fn client_for(url: &str, token: &str, cluster: &str) -> Result<Client> {
+    let config = config_for(url, token)?;
     Client::try_from(config).map_err(|source| Error::Kube {
         cluster: cluster.to_string(),
         source,

@@ -63,6 +63,27 @@ pub async fn guard(State(auth): State<Auth>, req: Request, next: Next) -> Respon
     next.run(req).await
 }
 
+/// Leptos answers 500 when a server function's arguments do not decode; that is the caller's
+/// error, so it becomes 400 here (a fuzzed or hand-written body must never look like a server
+/// fault). Other server function errors stay 500.
+pub async fn undecodable_is_bad_request(req: Request, next: Next) -> Response {
+    let response = next.run(req).await;
+    if response.status() != StatusCode::INTERNAL_SERVER_ERROR
+        || !response.headers().contains_key("serverfnerror")
+    {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        parts.status = StatusCode::BAD_REQUEST;
+        return Response::from_parts(parts, axum::body::Body::empty());
+    };
+    if bytes.starts_with(b"Args|") || bytes.starts_with(b"Deserialization|") {
+        parts.status = StatusCode::BAD_REQUEST;
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,18 +4,25 @@
 //! # Layout
 //! - `api`: `GET /api/v1/pools`, `GET /api/v1/pools/{cluster}/{name}`.
 //! - `stream`: `GET /api/v1/stream` (Server-Sent Events: snapshot, then keyed deltas).
-//! - `guard`: Origin check, trusted-proxy authentication, body size limit.
+//! - `validate`: `POST /api/v1/pools/validate` (lint a NodePool manifest).
+//! - `guard`: Origin check, trusted-proxy authentication, body size limit, 400 for server
+//!   function bodies that do not decode.
 //! - `health`: `/healthz`, `/readyz`.
 
 mod api;
 mod guard;
 mod health;
 mod stream;
+mod validate;
 
 use std::sync::Arc;
 
-use app::{App, live::SnapshotSourceHandle, shell};
-use axum::{Router, extract::FromRef, routing::get};
+use app::{App, create_api::PoolWriterHandle, live::SnapshotSourceHandle, shell};
+use axum::{
+    Router,
+    extract::FromRef,
+    routing::{get, post},
+};
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 
@@ -32,6 +39,8 @@ pub struct AppState {
     pub hub: Hub,
     pub leptos_options: LeptosOptions,
     pub auth: Auth,
+    /// Creates pools for users (the create form's server functions).
+    pub writer: PoolWriterHandle,
 }
 
 /// The whole router.
@@ -39,8 +48,10 @@ pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(App);
     let hub = state.hub.clone();
     let options = state.leptos_options.clone();
+    let writer = state.writer.clone();
     Router::new()
         .route("/api/v1/pools", get(api::pools))
+        .route("/api/v1/pools/validate", post(validate::validate))
         .route("/api/v1/pools/{cluster}/{name}", get(api::pool))
         .route("/api/v1/stream", get(stream::stream))
         .route("/healthz", get(health::healthz))
@@ -48,10 +59,14 @@ pub fn router(state: AppState) -> Router {
         .leptos_routes_with_context(
             &state,
             routes,
-            move || provide_context(SnapshotSourceHandle(Arc::new(hub.clone()))),
+            move || {
+                provide_context(SnapshotSourceHandle(Arc::new(hub.clone())));
+                provide_context(writer.clone());
+            },
             move || shell(options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn(guard::undecodable_is_bad_request))
         .layer(axum::middleware::from_fn_with_state(
             state.auth.clone(),
             guard::guard,

@@ -20,22 +20,27 @@ pub struct Dashboard {
 /// Starts the dashboard on an ephemeral port with an embedded cluster of `zones`, at `speed`,
 /// and waits until every watch has listed.
 pub async fn start(zones: &[&str], speed: f64) -> Dashboard {
+    start_with(zones, speed, |_| {}).await
+}
+
+/// [`start`] with flags changed by `customize` (e.g. `--read-only`, a proxy header).
+pub async fn start_with(
+    zones: &[&str],
+    speed: f64,
+    customize: impl FnOnce(&mut ServeArgs),
+) -> Dashboard {
+    use clap::Parser;
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = dir.path().join("kubeconfig");
-    let args = ServeArgs {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        kubeconfig: None,
-        contexts: vec![],
-        in_cluster: false,
-        embedded_kubeconfig: Some(kubeconfig.clone()),
-        zones: zones.iter().map(|z| z.to_string()).collect(),
-        seed: 7,
-        speed,
-        nodes: 0,
-        pods_per_node: 5,
-        auth_proxy_header: None,
-        site_root: "target/site".into(),
-    };
+    let mut args = server::cli::Cli::parse_from(["spotboard"]).serve;
+    args.listen = "127.0.0.1:0".parse().unwrap();
+    args.embedded_kubeconfig = Some(kubeconfig.clone());
+    args.zones = zones.iter().map(|z| z.to_string()).collect();
+    args.seed = 7;
+    args.speed = speed;
+    args.nodes = 0;
+    args.pods_per_node = 5;
+    customize(&mut args);
     let running = run::start(&args, std::future::pending())
         .await
         .expect("dashboard starts");
@@ -46,6 +51,18 @@ pub async fn start(zones: &[&str], speed: f64) -> Dashboard {
         base,
         kubeconfig,
         _dir: dir,
+    }
+}
+
+impl Dashboard {
+    /// A kube-rs client with the embedded cluster's admin token for `zone` (kubectl's identity).
+    pub fn admin(&self, zone: &str) -> kube::Client {
+        self.running
+            .embedded
+            .as_ref()
+            .expect("embedded cluster")
+            .admin_client(zone)
+            .expect("admin client")
     }
 }
 

@@ -123,6 +123,12 @@ pub async fn middleware(
         }
     }
     req.extensions_mut().insert(prefix);
+    // Impersonation needs the `impersonate` verb; only the admin has it here, as on a real
+    // cluster where spotboard's read-only account lacks it unless granted.
+    if let (Some(User::Reader), Some(as_user)) = (user, req.headers().get("impersonate-user")) {
+        let as_user = as_user.to_str().unwrap_or("?").to_string();
+        return ApiError::forbidden_impersonation(User::Reader.name(), &as_user).into_response();
+    }
     match user {
         Some(user) => {
             req.extensions_mut().insert(user);

@@ -24,6 +24,7 @@
 //! - [`discovery`], [`openapi`], [`validation`]: what kubectl reads before it acts.
 //! - [`routes`], [`auth`], [`request`], [`handlers`], [`responses`], [`status`]: HTTP.
 
+mod access_review;
 mod age;
 mod auth;
 mod deletion;

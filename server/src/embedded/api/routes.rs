@@ -9,10 +9,10 @@ use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use super::status::ApiError;
-use super::{Shared, auth, discovery, handlers, openapi, responses};
+use super::{Shared, access_review, auth, discovery, handlers, openapi, responses};
 
 /// The API server's routes over `shared`.
 pub fn router(shared: Arc<Shared>) -> Router {
@@ -32,6 +32,10 @@ pub fn router(shared: Arc<Shared>) -> Router {
         )
         .route("/apis/{group}", get(api_group))
         .route("/apis/{group}/{version}", get(group_resources))
+        .route(
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            post(access_review::create),
+        )
         .route("/debug/watches", get(open_watches))
         .route("/openapi/v2", get(openapi_v2))
         .route("/openapi/v3", get(openapi_index))

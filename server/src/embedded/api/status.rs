@@ -100,6 +100,18 @@ impl ApiError {
         Self::new(400, "BadRequest", message)
     }
 
+    /// 403 for impersonation by a user without the `impersonate` verb, worded like RBAC's.
+    pub fn forbidden_impersonation(user: &str, as_user: &str) -> Self {
+        Self::new(
+            403,
+            "Forbidden",
+            format!(
+                "users \"{as_user}\" is forbidden: User \"{user}\" cannot impersonate resource \
+                 \"users\" in API group \"\" at the cluster scope"
+            ),
+        )
+    }
+
     /// 401 for a missing or unknown bearer token.
     pub fn unauthorized() -> Self {
         Self::new(401, "Unauthorized", "Unauthorized")

@@ -2,12 +2,7 @@ use super::*;
 use app::nodepool::FIVE_CONDITIONS;
 
 fn spec(instance: &str, class: &str, target: i32) -> NodePoolSpec {
-    NodePoolSpec {
-        instance_type: instance.into(),
-        compute_class: class.into(),
-        target_nodes: target,
-        ..Default::default()
-    }
+    NodePoolSpec::new(class, instance, target)
 }
 
 fn facts(spec: &NodePoolSpec) -> PoolFacts<'_> {

@@ -201,12 +201,7 @@ const LAYOUT: [Row; 13] = [
 ];
 
 fn spec(class: &str, instance: &str, target: i32) -> NodePoolSpec {
-    NodePoolSpec {
-        compute_class: class.into(),
-        instance_type: instance.into(),
-        target_nodes: target,
-        ..Default::default()
-    }
+    NodePoolSpec::new(class, instance, target)
 }
 
 /// The per-pool details the table has no column for.

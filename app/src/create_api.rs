@@ -1,0 +1,66 @@
+//! The create form's server functions and the seam through which the server does the work.
+//!
+//! Both functions take JSON (`input = Json`) so scripts can call them as the form does:
+//! `POST /api/create_access` and `POST /api/submit_pool`. The server checks Origin in front of
+//! them and maps undecodable bodies to 400 (see the server's `http::guard`).
+
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+
+use crate::model::{CreateAccess, PoolDraft, SubmitMode, SubmitOutcome};
+
+/// A boxed future, for the object-safe [`PoolWriter`].
+#[cfg(feature = "ssr")]
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// What the server provides (by Leptos context) to create pools with the user's identity.
+#[cfg(feature = "ssr")]
+pub trait PoolWriter: Send + Sync {
+    /// Whether the user behind `headers` may create NodePools, per cluster.
+    fn access<'a>(&'a self, headers: &'a http::HeaderMap) -> BoxFuture<'a, CreateAccess>;
+
+    /// Validates `draft`, then dry-runs or creates it as the user behind `headers`.
+    /// `confirm` is the pool name typed again, required for large pools.
+    fn submit<'a>(
+        &'a self,
+        headers: &'a http::HeaderMap,
+        draft: PoolDraft,
+        mode: SubmitMode,
+        confirm: Option<String>,
+    ) -> BoxFuture<'a, SubmitOutcome>;
+}
+
+/// The context value carrying the server's [`PoolWriter`].
+#[cfg(feature = "ssr")]
+#[derive(Clone)]
+pub struct PoolWriterHandle(pub std::sync::Arc<dyn PoolWriter>);
+
+#[cfg(feature = "ssr")]
+async fn writer_and_headers() -> Result<(PoolWriterHandle, http::HeaderMap), ServerFnError> {
+    let writer = use_context::<PoolWriterHandle>()
+        .ok_or_else(|| ServerFnError::new("no pool writer in context"))?;
+    let headers: http::HeaderMap = leptos_axum::extract().await?;
+    Ok((writer, headers))
+}
+
+/// Whether the current user may create NodePools, per cluster.
+///
+/// Errors: a server error only when the server was wired without a pool writer (a defect).
+#[server(endpoint = "create_access", input = Json)]
+pub async fn load_create_access() -> Result<CreateAccess, ServerFnError> {
+    let (writer, headers) = writer_and_headers().await?;
+    Ok(writer.0.access(&headers).await)
+}
+
+/// Validates `draft` and, when valid, dry-runs (`mode: dryRun`) or creates it with the user's
+/// identity. Refusals (invalid fields, no permission, rate limit, the API server's verdict)
+/// are an `Ok` outcome with `accepted: false`; only wiring defects are errors.
+#[server(endpoint = "submit_pool", input = Json)]
+pub async fn submit_pool(
+    draft: PoolDraft,
+    mode: SubmitMode,
+    confirm: Option<String>,
+) -> Result<SubmitOutcome, ServerFnError> {
+    let (writer, headers) = writer_and_headers().await?;
+    Ok(writer.0.submit(&headers, draft, mode, confirm).await)
+}

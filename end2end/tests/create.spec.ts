@@ -1,0 +1,65 @@
+import { expect, test } from "@playwright/test";
+import { pools } from "./helpers";
+
+test("fill the form, the YAML follows, dry run, create, and the pool appears live", async ({ page, request }) => {
+  const name = `e2e-create-${Date.now() % 100000}`;
+  await page.goto("/pools/new");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+
+  await page.getByLabel("Name", { exact: true }).fill(name);
+  await page.getByLabel("instanceType").selectOption("gd-8xa100-i128");
+  await page.getByLabel("targetNodes", { exact: true }).fill("1");
+  await page.getByLabel("nodeLabels").fill("team=ml");
+
+  const yaml = page.getByLabel("NodePool YAML");
+  await expect(yaml).toHaveValue(new RegExp(`name: ${name}`));
+  await expect(yaml).toHaveValue(/computeClass: spot/);
+  await expect(yaml).toHaveValue(/instanceType: gd-8xa100-i128/);
+  await expect(yaml).toHaveValue(/team: ml/);
+  // The catalog's A100 spot price, 9.65 USD per instance-hour, for one node.
+  await expect(page.getByTestId("spot-target")).toContainText("$9.65/h");
+
+  // Editing the YAML edits the form.
+  const text = await yaml.inputValue();
+  await yaml.fill(text.replace("team: ml", "team: research"));
+  await expect(page.getByLabel("nodeLabels")).toHaveValue("team=research\n");
+  await yaml.fill(text.replace("targetNodes: 1", "targetNodes: [oops"));
+  await expect(page.getByTestId("yaml-error")).toContainText("line");
+  await yaml.fill(text.replace("team: ml", "team: research"));
+  await expect(page.getByTestId("yaml-error")).toBeEmpty();
+
+  const create = page.getByRole("button", { name: "Create", exact: true });
+  await expect(create).toBeDisabled();
+  await page.getByRole("button", { name: "Dry run" }).click();
+  await expect(page.getByTestId("verdict")).toContainText("Dry run: accepted");
+  expect((await pools(request)).some((p) => p.name === name)).toBe(false);
+
+  await create.click();
+  await expect(page).toHaveURL(new RegExp(`/pools/[^/]+/${name}$`));
+  await expect(page.getByRole("heading", { name })).toBeVisible();
+  await expect(page.locator('.cond[data-type="Validated"]').first()).toContainText("Valid", { timeout: 15_000 });
+  const created = (await pools(request)).find((p) => p.name === name);
+  expect(created?.instance_type).toBe("gd-8xa100-i128");
+});
+
+test("bad input shows the right messages and creates nothing", async ({ page, request }) => {
+  await page.goto("/pools/new?instanceType=gb200-4x&targetNodes=1");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await page.getByLabel("Name", { exact: true }).fill("Bad_Name");
+  await page.getByLabel("nodeLabels").fill("qos.coreweave.cloud/interruptable=true");
+
+  await expect(page.locator('[data-field="metadata.name"]')).toContainText("DNS-1123 subdomain");
+  await expect(page.locator('[data-field="spec.computeClass"]')).toContainText("Superchip");
+  await expect(page.locator('[data-field="spec.nodeLabels"]')).toContainText("reserved");
+  await expect(page.getByRole("button", { name: "Dry run" })).toBeDisabled();
+  await expect(page.getByRole("button", { name: "Create", exact: true })).toBeDisabled();
+  expect((await pools(request)).some((p) => p.name === "Bad_Name")).toBe(false);
+});
+
+test("a foreign Origin cannot drive the create server function", async ({ request }) => {
+  const r = await request.post("/api/submit_pool", {
+    headers: { Origin: "http://evil.example" },
+    data: { draft: { cluster: "x", name: "evil", spec: { instanceType: "turin-gp", targetNodes: 1 } }, mode: "create", confirm: null },
+  });
+  expect(r.status()).toBe(403);
+});

@@ -1,0 +1,121 @@
+//! Creating NodePools for the user: identity, permission, rate limit, validation, dry run,
+//! create and the audit trail. The server's side of `app::create_api`.
+//!
+//! # Layout
+//! - `identity`: who a request's create goes out as (bearer token, impersonation, local user).
+//! - `access`: SelfSubjectAccessReview per user and cluster, cached briefly.
+//! - `submit`: validation, confirmation, rate limit, the API call and its verdict, the audit line.
+
+mod access;
+mod identity;
+mod submit;
+
+use std::{num::NonZeroU32, sync::Arc, time::Duration};
+
+use app::create_api::{BoxFuture, PoolWriter};
+use app::model::{CreateAccess, PoolDraft, SubmitMode, SubmitOutcome};
+use axum::http::HeaderMap;
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+
+use crate::hub::Hub;
+
+pub use identity::{Identity, IdentitySettings, identify};
+
+/// How long a SelfSubjectAccessReview answer is reused for the same user and cluster.
+pub const ACCESS_CACHE_TTL: Duration = Duration::from_secs(30);
+
+/// A cluster creates can go to.
+#[derive(Clone)]
+pub struct WriteTarget {
+    /// The cluster's name in the dashboard.
+    pub cluster: String,
+    /// Its zone, when known (prices the cost preview by geography).
+    pub zone: Option<String>,
+    /// spotboard's own (read-only) credentials: the base for bearer-token and impersonated
+    /// requests.
+    pub base: kube::Config,
+    /// The local user's credentials, when spotboard runs on loopback for that user: the
+    /// embedded cluster's administrator, or the kubeconfig's own user. `None` in-cluster.
+    pub local: Option<kube::Config>,
+}
+
+/// Creator settings from the flags.
+#[derive(Clone, Debug)]
+pub struct CreateSettings {
+    pub identity: IdentitySettings,
+    pub read_only: bool,
+    pub creates_per_minute: u32,
+}
+
+/// The server's [`PoolWriter`].
+pub struct Creator {
+    targets: Vec<WriteTarget>,
+    settings: CreateSettings,
+    hub: Hub,
+    access_cache: access::Cache,
+    limiter: DefaultKeyedRateLimiter<String>,
+}
+
+impl Creator {
+    pub fn new(targets: Vec<WriteTarget>, settings: CreateSettings, hub: Hub) -> Arc<Self> {
+        let per_minute =
+            NonZeroU32::new(settings.creates_per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
+        Arc::new(Creator {
+            targets,
+            settings,
+            hub,
+            access_cache: access::Cache::default(),
+            limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
+        })
+    }
+
+    fn target(&self, cluster: &str) -> Option<&WriteTarget> {
+        self.targets.iter().find(|t| t.cluster == cluster)
+    }
+}
+
+impl PoolWriter for Creator {
+    fn access<'a>(&'a self, headers: &'a HeaderMap) -> BoxFuture<'a, CreateAccess> {
+        Box::pin(self.access_for(headers))
+    }
+
+    fn submit<'a>(
+        &'a self,
+        headers: &'a HeaderMap,
+        draft: PoolDraft,
+        mode: SubmitMode,
+        confirm: Option<String>,
+    ) -> BoxFuture<'a, SubmitOutcome> {
+        Box::pin(self.submit_for(headers, draft, mode, confirm))
+    }
+}
+
+/// A kube-rs client for `target` as `identity`.
+///
+/// Errors: a sentence for the person (no local credentials here, or a client that cannot be
+/// built from the configuration).
+pub fn client_as(target: &WriteTarget, identity: &Identity) -> Result<kube::Client, String> {
+    let config = match identity {
+        Identity::Local => target.local.clone().ok_or_else(|| {
+            format!(
+                "{} has no local user: spotboard runs with its own read-only account there",
+                target.cluster
+            )
+        })?,
+        Identity::Bearer { token, .. } => {
+            let mut c = target.base.clone();
+            c.auth_info = kube::config::AuthInfo {
+                token: Some(token.clone().into()),
+                ..Default::default()
+            };
+            c
+        }
+        Identity::Impersonate { user, groups } => {
+            let mut c = target.base.clone();
+            c.auth_info.impersonate = Some(user.clone());
+            c.auth_info.impersonate_groups = (!groups.is_empty()).then(|| groups.clone());
+            c
+        }
+    };
+    kube::Client::try_from(config).map_err(|e| format!("client for {}: {e}", target.cluster))
+}
