@@ -12,6 +12,8 @@
 //! - [`pages`] and [`components`]: what a person sees.
 //! - [`error`]: this crate's error type.
 
+#![recursion_limit = "256"]
+
 pub mod catalog;
 pub mod components;
 pub mod create_api;

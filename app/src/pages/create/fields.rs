@@ -180,6 +180,7 @@ pub fn PoolForm(
             <Strategies state problems />
         </form>
     }
+    .into_any()
 }
 
 /// A select over an optional enum field; the `""` option means unset.

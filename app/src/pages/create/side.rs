@@ -17,6 +17,7 @@ pub fn SidePanel(state: FormState, access: StoredValue<CreateAccess>) -> impl In
             <YamlPane state />
         </aside>
     }
+    .into_any()
 }
 
 fn cell(c: &Cost) -> String {

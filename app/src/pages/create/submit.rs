@@ -144,4 +144,5 @@ pub fn SubmitBar(
             })}
         </section>
     }
+    .into_any()
 }
