@@ -31,11 +31,16 @@ need_rust() {
 
 need_node_modules() {
   if [ ! -x end2end/node_modules/.bin/playwright ] || [ ! -x end2end/node_modules/.bin/wasm-opt ] \
+      || [ ! -f end2end/node_modules/echarts/dist/echarts.min.js ] \
      || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
-    log "installing end2end npm packages (Playwright without browsers, binaryen $BINARYEN_VERSION)"
+    log "installing end2end npm packages (Playwright without browsers, binaryen $BINARYEN_VERSION, ECharts)"
     (cd end2end && npm ci --no-audit --no-fund)
   fi
   export PATH="$PWD/end2end/node_modules/.bin:$PATH"
+  # The Capacity Finder's chart library, served from our own origin (no CDN): cargo-leptos
+  # copies public/ into the site.
+  mkdir -p public/vendor
+  cp -u end2end/node_modules/echarts/dist/echarts.min.js public/vendor/echarts.min.js
 }
 
 need_chromium() {

@@ -7,6 +7,7 @@
 //! - [`catalog`]: the shipped instance types and zones, with their source and date.
 //! - [`model`]: the rows and stream messages the browser receives.
 //! - [`domain`]: pure logic: condition severity, what makes a pool a problem, filters and sorting.
+//! - [`capacity_api`]: the capacity pages' server functions and the server-side seam.
 //! - [`create_api`]: the create form's server functions and the server-side seam behind them.
 //! - [`live`]: the browser side of the stream: merge patches, keyed stores, connection state.
 //! - [`pages`] and [`components`]: what a person sees.
@@ -14,6 +15,7 @@
 
 #![recursion_limit = "256"]
 
+pub mod capacity_api;
 pub mod catalog;
 pub mod components;
 pub mod create_api;

@@ -46,6 +46,8 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=|| view! { <pages::NotFound /> }>
                     <Route path=path!("/") view=pages::Dashboard />
                     <Route path=path!("/pools/new") view=pages::CreatePoolPage />
+                    <Route path=path!("/capacity") view=pages::CapacityPage />
+                    <Route path=path!("/capacity-finder") view=pages::CapacityFinderPage />
                     <Route path=path!("/pools/:cluster/:name") view=pages::PoolPage />
                 </Routes>
             </main>

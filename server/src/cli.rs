@@ -113,6 +113,21 @@ pub struct ServeArgs {
     #[arg(global = true, long, default_value_t = 10)]
     pub creates_per_minute: u32,
 
+    /// A capacity feed to read (repeatable): a JSON file or an http(s) URL in the format of
+    /// `app::model::capacity` (README "Capacity feeds"). The embedded cluster's zones are added
+    /// by themselves.
+    #[arg(
+        global = true,
+        long = "capacity-feed",
+        env = "SPOTBOARD_CAPACITY_FEED",
+        value_delimiter = ','
+    )]
+    pub capacity_feeds: Vec<String>,
+
+    /// Seconds between reads of each capacity feed.
+    #[arg(global = true, long, default_value_t = 15)]
+    pub capacity_poll_seconds: u64,
+
     /// Directory of the built site (wasm, JS, CSS). cargo-leptos sets LEPTOS_SITE_ROOT.
     #[arg(
         global = true,

@@ -2,6 +2,7 @@
 //! pools to browsers.
 //!
 //! # Layout
+//! - [`capacity`]: capacity by zone: the clusters' view joined with capacity feeds.
 //! - [`cli`]: flags and environment.
 //! - [`run`]: wiring: clusters → watchers → hub → HTTP.
 //! - [`embedded`]: the embedded cluster (an API server per zone plus the CoreWeave behaviour
@@ -14,6 +15,7 @@
 //! - [`crd`]: the NodePool CRD as YAML.
 //! - [`error`]: this crate's error type.
 
+pub mod capacity;
 pub mod cli;
 pub mod crd;
 pub mod create;

@@ -7,6 +7,7 @@ use tokio::{net::TcpListener, task::JoinHandle};
 
 use crate::{
     Error, Result,
+    capacity::{Capacity, FeedSource},
     cli::ServeArgs,
     create::{CreateSettings, Creator, IdentitySettings, WriteTarget},
     embedded::{EmbeddedCluster, EmbeddedOptions},
@@ -94,6 +95,23 @@ pub async fn start(
         .flat_map(|s| watch::spawn_cluster(hub.clone(), s))
         .collect();
     watchers.push(hub.spawn_flusher());
+    let mut feeds: Vec<FeedSource> = args
+        .capacity_feeds
+        .iter()
+        .map(|f| FeedSource::parse(f))
+        .collect();
+    if let Some(e) = &embedded {
+        feeds.extend(e.feed_urls().into_iter().map(|url| FeedSource::Url {
+            url,
+            token: Some(e.token(false).to_string()),
+        }));
+    }
+    let (capacity, capacity_tasks) = Capacity::start(
+        hub.clone(),
+        feeds,
+        std::time::Duration::from_secs(args.capacity_poll_seconds.max(1)),
+    );
+    watchers.extend(capacity_tasks);
 
     let listener = TcpListener::bind(args.listen)
         .await
@@ -128,6 +146,7 @@ pub async fn start(
         leptos_options,
         auth,
         writer: app::create_api::PoolWriterHandle(creator),
+        capacity: app::capacity_api::CapacityReaderHandle(capacity),
     });
     let server = tokio::spawn(async move {
         axum::serve(listener, router)

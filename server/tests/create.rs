@@ -241,16 +241,13 @@ async fn behind_a_proxy_creates_need_the_users_own_identity() {
     })
     .await;
     let user = [("x-forwarded-user", "alice")];
-    let access: Value = reqwest::Client::new()
-        .post(format!("{}/api/create_access", d.base))
-        .header("x-forwarded-user", "alice")
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let access = common::json_of(
+        reqwest::Client::new()
+            .post(format!("{}/api/create_access", d.base))
+            .header("x-forwarded-user", "alice")
+            .json(&json!({})),
+    )
+    .await;
     assert_eq!(access["clusters"][0]["allowed"], false, "{access}");
     assert!(
         access["clusters"][0]["reason"]

@@ -18,6 +18,8 @@ pub fn Header() -> impl IntoView {
             <A href="/" attr:class="brand">"spotboard"</A>
             <nav aria-label="Main">
                 <A href="/">"Node Pools"</A>
+                <A href="/capacity">"Capacity"</A>
+                <A href="/capacity-finder">"Capacity Finder"</A>
                 <A href="/pools/new">"Create Spot Node Pool"</A>
             </nav>
             <div class="spacer"></div>

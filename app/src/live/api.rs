@@ -1,6 +1,7 @@
 //! The snapshot server function and the seam through which the server supplies its data.
 
 use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
 
 use crate::model::{Scope, Snapshot};
 
@@ -21,7 +22,9 @@ pub struct SnapshotSourceHandle(pub std::sync::Arc<dyn SnapshotSource>);
 ///
 /// Errors: a server error when the server was started without a snapshot source (a wiring
 /// defect, not a user error).
-#[server(endpoint = "snapshot")]
+// JSON, not the default form encoding: the dashboard's scope (`pool: None`) encodes to an
+// empty form, which the server cannot tell from a missing argument.
+#[server(endpoint = "snapshot", input = Json)]
 pub async fn get_snapshot(scope: Scope) -> Result<Snapshot, ServerFnError> {
     let source = use_context::<SnapshotSourceHandle>()
         .ok_or_else(|| ServerFnError::new("no snapshot source in context"))?;

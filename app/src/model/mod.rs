@@ -3,10 +3,12 @@
 //! The server projects trimmed Kubernetes objects into these (see the server's `projection`
 //! module); the browser keeps them in keyed stores. No Kubernetes type appears here.
 
+mod capacity;
 mod create;
 mod rows;
 mod stream;
 
+pub use capacity::*;
 pub use create::*;
 pub use rows::*;
 pub use stream::*;

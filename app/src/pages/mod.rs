@@ -1,11 +1,13 @@
 //! The pages, one file each.
 
+pub mod capacity;
 mod create;
 mod dashboard;
 mod not_found;
 mod pool;
 mod pool_parts;
 
+pub use capacity::{CapacityFinderPage, CapacityPage};
 pub use create::CreatePoolPage;
 pub use dashboard::Dashboard;
 pub use not_found::NotFound;

@@ -104,6 +104,7 @@ impl EmbeddedCluster {
             for (index, zone) in cluster.zones.clone().iter().enumerate() {
                 let client = cluster.admin_client(&zone.zone)?;
                 let handle = sim::start(&zone.zone, index, client, &sim_opts).await?;
+                cluster._servers[index].set_feed(std::sync::Arc::new(handle.feed()));
                 cluster._sim.push(handle);
             }
         }
@@ -138,6 +139,15 @@ impl EmbeddedCluster {
     /// The administrator's configuration: the local user's, on a loopback-bound spotboard.
     pub fn admin_config(&self, zone: &str) -> Result<kube::Config> {
         config_for(&self.zone(zone)?.url, &self.tokens.admin)
+    }
+
+    /// Each zone's capacity feed URL (`GET /capacity-feed` on its API server), to read with
+    /// the reader token ([`EmbeddedCluster::token`]).
+    pub fn feed_urls(&self) -> Vec<String> {
+        self.zones
+            .iter()
+            .map(|z| format!("{}/capacity-feed", z.url))
+            .collect()
     }
 
     /// A token for tests and demos that act as another user: `admin` or `reader`.

@@ -3,6 +3,7 @@
 //!
 //! # Layout
 //! - `api`: `GET /api/v1/pools`, `GET /api/v1/pools/{cluster}/{name}`.
+//! - `capacity`: `GET /api/v1/capacity`, `GET /api/v1/capacity-finder`.
 //! - `stream`: `GET /api/v1/stream` (Server-Sent Events: snapshot, then keyed deltas).
 //! - `validate`: `POST /api/v1/pools/validate` (lint a NodePool manifest).
 //! - `guard`: Origin check, trusted-proxy authentication, body size limit, 400 for server
@@ -10,6 +11,7 @@
 //! - `health`: `/healthz`, `/readyz`.
 
 mod api;
+mod capacity;
 mod guard;
 mod health;
 mod stream;
@@ -17,7 +19,10 @@ mod validate;
 
 use std::sync::Arc;
 
-use app::{App, create_api::PoolWriterHandle, live::SnapshotSourceHandle, shell};
+use app::{
+    App, capacity_api::CapacityReaderHandle, create_api::PoolWriterHandle,
+    live::SnapshotSourceHandle, shell,
+};
 use axum::{
     Router,
     extract::FromRef,
@@ -41,6 +46,8 @@ pub struct AppState {
     pub auth: Auth,
     /// Creates pools for users (the create form's server functions).
     pub writer: PoolWriterHandle,
+    /// The capacity grid (capacity pages and API).
+    pub capacity: CapacityReaderHandle,
 }
 
 /// The whole router.
@@ -49,11 +56,14 @@ pub fn router(state: AppState) -> Router {
     let hub = state.hub.clone();
     let options = state.leptos_options.clone();
     let writer = state.writer.clone();
+    let capacity = state.capacity.clone();
     Router::new()
         .route("/api/v1/pools", get(api::pools))
         .route("/api/v1/pools/validate", post(validate::validate))
         .route("/api/v1/pools/{cluster}/{name}", get(api::pool))
         .route("/api/v1/stream", get(stream::stream))
+        .route("/api/v1/capacity", get(capacity::grid))
+        .route("/api/v1/capacity-finder", get(capacity::finder))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .leptos_routes_with_context(
@@ -62,6 +72,7 @@ pub fn router(state: AppState) -> Router {
             move || {
                 provide_context(SnapshotSourceHandle(Arc::new(hub.clone())));
                 provide_context(writer.clone());
+                provide_context(capacity.clone());
             },
             move || shell(options.clone()),
         )

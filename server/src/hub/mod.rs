@@ -280,6 +280,15 @@ impl Hub {
         self.read(|s| s.views.snapshot(&Scope::pools()).pools)
     }
 
+    /// Clusters with a known zone, every pool, and the "Preemption pending" events: the
+    /// cluster side of the capacity grid.
+    pub fn capacity_inputs(&self) -> (Vec<(String, String)>, Vec<PoolRow>, Vec<EventRow>) {
+        self.read(|s| {
+            s.views
+                .capacity_inputs(app::labels::REASON_PREEMPTION_PENDING)
+        })
+    }
+
     /// One pool with its nodes and events (newest first), if it exists.
     pub fn pool(
         &self,

@@ -190,6 +190,27 @@ impl Views {
         let _ = tx.send(p);
     }
 
+    /// What the capacity grid is built from: `(cluster, zone)` of clusters with a known zone,
+    /// every pool, and the events whose reason is `reason`.
+    pub fn capacity_inputs(
+        &self,
+        reason: &str,
+    ) -> (Vec<(String, String)>, Vec<PoolRow>, Vec<EventRow>) {
+        let clusters = self
+            .clusters
+            .values()
+            .filter_map(|c| Some((c.name.clone(), c.zone.clone()?)))
+            .collect();
+        let pools = self.pools.values().cloned().collect();
+        let events = self
+            .events
+            .values()
+            .filter(|e| e.reason == reason)
+            .cloned()
+            .collect();
+        (clusters, pools, events)
+    }
+
     pub fn snapshot(&self, scope: &Scope) -> Snapshot {
         let mut pools: Vec<PoolRow> = self.pools.values().cloned().collect();
         pools.sort_by(|a, b| (&a.cluster, &a.name).cmp(&(&b.cluster, &b.name)));

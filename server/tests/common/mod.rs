@@ -66,6 +66,16 @@ impl Dashboard {
     }
 }
 
+/// Sends `req` and reads a JSON body, whatever the status; panics when unreachable or not JSON.
+pub async fn json_of(req: reqwest::RequestBuilder) -> serde_json::Value {
+    req.send()
+        .await
+        .expect("reachable")
+        .json()
+        .await
+        .expect("a JSON body")
+}
+
 /// Polls `f` every 50 ms until it is true; panics after `limit`.
 pub async fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) {
     let start = Instant::now();

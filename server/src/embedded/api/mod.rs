@@ -117,7 +117,12 @@ struct Shared {
     shutdown: tokio::sync::watch::Sender<bool>,
     options: ApiOptions,
     addr: SocketAddr,
+    /// The zone's capacity feed, once a behaviour model provides it (`GET /capacity-feed`).
+    feed: std::sync::RwLock<Option<FeedFn>>,
 }
+
+/// Produces the zone's capacity feed document.
+pub type FeedFn = Arc<dyn Fn() -> app::model::CapacityFeed + Send + Sync>;
 
 impl Shared {
     fn stops(&self) -> watch::Stops {
@@ -159,6 +164,7 @@ impl ApiServer {
             shutdown: tokio::sync::watch::channel(false).0,
             options,
             addr,
+            feed: std::sync::RwLock::new(None),
         });
         let app = axum::ServiceExt::<axum::extract::Request>::into_make_service(routes::app(
             shared.clone(),
@@ -186,6 +192,11 @@ impl ApiServer {
     /// The zone this server plays.
     pub fn zone(&self) -> &str {
         &self.zone
+    }
+
+    /// Serves `feed()` at `GET /capacity-feed` from now on.
+    pub fn set_feed(&self, feed: FeedFn) {
+        *self.shared.feed.write().unwrap_or_else(|p| p.into_inner()) = Some(feed);
     }
 
     /// Starts or ends a simulated outage: while on, every request gets `503` and open

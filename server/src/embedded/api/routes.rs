@@ -37,6 +37,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
             post(access_review::create),
         )
         .route("/debug/watches", get(open_watches))
+        .route("/capacity-feed", get(capacity_feed))
         .route("/openapi/v2", get(openapi_v2))
         .route("/openapi/v3", get(openapi_index))
         .route("/openapi/v3/{*path}", get(openapi_v3))
@@ -68,6 +69,23 @@ async fn open_watches(State(shared): State<Arc<Shared>>) -> Response {
         .map(|(k, n)| (k.info().plural.to_string(), n.into()))
         .collect();
     responses::json(StatusCode::OK, &serde_json::Value::Object(counts))
+}
+
+/// `GET /capacity-feed`: the zone's capacity in the feed format of `app::model::capacity`,
+/// moving as the behaviour model's capacity drifts. 404 when no model runs.
+async fn capacity_feed(State(shared): State<Arc<Shared>>) -> Response {
+    let feed = shared
+        .feed
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    match feed {
+        Some(f) => responses::json(
+            StatusCode::OK,
+            &serde_json::to_value(f()).unwrap_or_default(),
+        ),
+        None => ApiError::no_route("/capacity-feed").into_response(),
+    }
 }
 
 async fn ok() -> &'static str {

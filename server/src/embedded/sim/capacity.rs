@@ -176,6 +176,32 @@ impl CapacityModel {
     }
 }
 
+impl CapacitySnapshot {
+    /// This snapshot in the capacity feed format (`app::model::capacity`): one entry per
+    /// instance type and capacity class, `availableNodes` = free nodes now.
+    pub fn to_feed(&self) -> app::model::CapacityFeed {
+        app::model::CapacityFeed {
+            source: format!("spotboard embedded cluster, zone {} (simulated)", self.zone),
+            generated_at: self.as_of,
+            confidential: false,
+            entries: self
+                .capacity
+                .iter()
+                .map(|e| app::model::FeedEntry {
+                    zone: self.zone.clone(),
+                    instance_type: e.instance_type.clone(),
+                    capacity_type: match e.class {
+                        CapacityClass::Spot => "spot".into(),
+                        CapacityClass::OnDemand => "on-demand".into(),
+                    },
+                    available_nodes: e.free_nodes,
+                    observed_at: Some(self.as_of),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Seeded entries for every catalog type: on-demand capacity 2–8 nodes (0–2 for Superchip
 /// types), Spot capacity (non-Superchip types only, seed 000) 4–12 in a `rich` zone and 0–3
 /// otherwise; `scarce` (type, class) pairs start and stay near 0.

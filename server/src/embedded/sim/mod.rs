@@ -93,6 +93,19 @@ impl SimHandle {
     pub fn capacity(&self) -> CapacitySnapshot {
         self.ctx.capacity().snapshot()
     }
+
+    /// A function that reads the zone's capacity as a capacity feed document, for as long as
+    /// the model runs (empty afterwards). The embedded API server serves it.
+    pub fn feed(&self) -> impl Fn() -> app::model::CapacityFeed + Send + Sync + 'static {
+        let ctx = Arc::downgrade(&self.ctx);
+        move || match ctx.upgrade() {
+            Some(ctx) => ctx.capacity().snapshot().to_feed(),
+            None => app::model::CapacityFeed {
+                generated_at: chrono::Utc::now(),
+                ..Default::default()
+            },
+        }
+    }
 }
 
 impl Drop for SimHandle {

@@ -240,6 +240,11 @@ fn customize(name: &str, s: &mut NodePoolSpec) {
     }
 }
 
+/// The Capacity Finder's showcase: spot capacity of this instance type (no pool uses it) is
+/// this many free nodes in zone 0 and scarce (baseline 0) in every other zone, so the Finder's
+/// best zone for it is zone 0 whatever the seed.
+pub const FINDER_SHOWCASE: (&str, u32) = ("b300-8x", 16);
+
 /// The zone's plan. Layout by zone index (with fewer zones, the groups of the missing zones
 /// join zone 0, so one zone still shows every case):
 ///
@@ -304,15 +309,28 @@ pub fn plan(seed: u64, zone_index: usize, zone_count: usize, extra_nodes: usize)
 
     let has = |name: &str| pools.iter().any(|p| p.0 == name);
     // The cases the dashboard must show: a Spot request nobody can serve, a pool over quota.
-    let scarce: Vec<(&str, CapacityClass)> = if has("b200-spot-burst") {
+    let mut scarce: Vec<(&str, CapacityClass)> = if has("b200-spot-burst") {
         vec![("b200-8x", CapacityClass::Spot)]
     } else {
         vec![]
     };
+    // The Capacity Finder's showcase: plenty of spot in zone 0, next to none elsewhere.
+    let (showcase, plenty) = FINDER_SHOWCASE;
+    if zone_index != 0 {
+        scarce.push((showcase, CapacityClass::Spot));
+    }
     if has("rtxpro-render") {
         quotas.insert("rtxp6000-8x".into(), 2);
     }
-    let capacity: Vec<CapacityEntry> = capacity::seeded(&mut rng, rich, &scarce);
+    let mut capacity: Vec<CapacityEntry> = capacity::seeded(&mut rng, rich, &scarce);
+    if zone_index == 0 {
+        for e in capacity
+            .iter_mut()
+            .filter(|e| e.instance_type == showcase && e.class == CapacityClass::Spot)
+        {
+            (e.baseline, e.free_nodes) = (plenty, plenty);
+        }
+    }
 
     let mut namer = NodeNamer::new(seed, zone_index);
     let pools = pools

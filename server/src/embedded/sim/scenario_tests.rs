@@ -188,3 +188,26 @@ fn filler_zones_get_a_spot_pool() {
     );
     assert!(s.pools.iter().all(|p| validate(&p.spec).is_empty()));
 }
+
+#[test]
+fn the_finder_showcase_is_plentiful_in_zone_0_only_for_every_seed() {
+    let (showcase, plenty) = FINDER_SHOWCASE;
+    for seed in [1, 7, 42, 1234] {
+        let spot = |s: &Scenario| {
+            s.capacity
+                .iter()
+                .find(|e| e.instance_type == showcase && e.class == CapacityClass::Spot)
+                .map(|e| e.free_nodes)
+        };
+        let zones: Vec<Scenario> = (0..3).map(|i| plan(seed, i, 3, 0)).collect();
+        assert_eq!(spot(&zones[0]), Some(plenty), "seed {seed}");
+        assert_eq!(spot(&zones[1]), Some(0), "seed {seed}");
+        assert_eq!(spot(&zones[2]), Some(0), "seed {seed}");
+        assert!(
+            zones
+                .iter()
+                .all(|z| z.pools.iter().all(|p| p.spec.instance_type != showcase)),
+            "no pool takes the showcase's capacity"
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! Building the capacity grid from what the clusters show and what the feeds say.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::catalog;
+use crate::domain::cost::unit_prices;
+use crate::labels::REASON_PREEMPTION_PENDING;
+use crate::model::{
+    CapacityCell, CapacityFeed, CapacityGrid, EventRow, FeedEntry, PoolRow, SourceStatus,
+};
+
+/// Everything the grid is built from, gathered by the server.
+pub struct GridInputs<'a> {
+    /// `(cluster, zone)` of every watched cluster whose zone is known.
+    pub clusters: &'a [(String, String)],
+    pub pools: &'a [PoolRow],
+    /// Events of every pool; only "Preemption pending" ones in the trailing 24 h count.
+    pub events: &'a [EventRow],
+    /// Seconds from AtTarget False to True, per `(zone, instance type)`.
+    pub fulfil: &'a BTreeMap<(String, String), Vec<u64>>,
+    /// Each feed's status and its last good document.
+    pub feeds: &'a [(SourceStatus, Option<CapacityFeed>)],
+    pub now: DateTime<Utc>,
+}
+
+/// Capacity condition reasons from best to worst, for "the worst among the pools".
+const REASON_ORDER: [&str; 6] = [
+    "Sufficient",
+    "PartialNodeAffinity",
+    "Partial",
+    "QueuedAwaitingCapacity",
+    "NoneAvailableNodeAffinity",
+    "NoneAvailable",
+];
+
+fn worse(a: Option<String>, b: &str) -> Option<String> {
+    let rank = |r: &str| REASON_ORDER.iter().position(|x| *x == r).unwrap_or(2);
+    match a {
+        Some(a) if rank(&a) >= rank(b) => Some(a),
+        _ => Some(b.to_string()),
+    }
+}
+
+/// The median of `v` (the lower middle for an even count); `None` when empty.
+pub fn median(v: &[u64]) -> Option<u64> {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    s.get(s.len().checked_sub(1)? / 2).copied()
+}
+
+/// The latest spot figure per (zone, instance type) over all feeds, with its confidentiality.
+fn feed_index(
+    feeds: &[(SourceStatus, Option<CapacityFeed>)],
+) -> BTreeMap<(String, String), (FeedEntry, DateTime<Utc>, bool)> {
+    let mut out: BTreeMap<(String, String), (FeedEntry, DateTime<Utc>, bool)> = BTreeMap::new();
+    for feed in feeds.iter().filter_map(|(_, f)| f.as_ref()) {
+        for e in feed.entries.iter().filter(|e| e.capacity_type == "spot") {
+            let at = e.observed_at.unwrap_or(feed.generated_at);
+            let key = (e.zone.to_ascii_uppercase(), e.instance_type.clone());
+            if out.get(&key).is_none_or(|(_, t, _)| at > *t) {
+                out.insert(key, (e.clone(), at, feed.confidential));
+            }
+        }
+    }
+    out
+}
+
+/// The grid: rows are spot-eligible catalog types (plus any type a pool uses), columns are
+/// the clusters with a known zone.
+pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
+    let feeds = feed_index(inp.feeds);
+    let mut types: Vec<String> = catalog::instance_types()
+        .iter()
+        .filter(|t| t.spot_ok)
+        .map(|t| t.id.clone())
+        .collect();
+    for p in inp.pools {
+        if !types.contains(&p.instance_type) && !p.instance_type.is_empty() {
+            types.push(p.instance_type.clone());
+        }
+    }
+    let since = inp.now - Duration::hours(24);
+    let mut cells = Vec::new();
+    for (cluster, zone) in inp.clusters {
+        for t in &types {
+            let mut cell = CapacityCell {
+                cluster: cluster.clone(),
+                zone: zone.clone(),
+                instance_type: t.clone(),
+                observed_at: Some(inp.now),
+                ..Default::default()
+            };
+            let spot_pools: Vec<&PoolRow> = inp
+                .pools
+                .iter()
+                .filter(|p| &p.cluster == cluster && &p.instance_type == t)
+                .filter(|p| p.compute_class == "spot")
+                .collect();
+            for p in &spot_pools {
+                cell.pools += 1;
+                cell.queued_nodes += i64::from(p.queued_nodes.unwrap_or(0));
+                cell.current_nodes += i64::from(p.current_nodes.unwrap_or(0));
+                if let Some(c) = p.conditions.iter().find(|c| c.type_ == "Capacity") {
+                    cell.capacity_reason = worse(cell.capacity_reason.take(), &c.reason);
+                }
+            }
+            let mut preempted: Vec<&str> = inp
+                .events
+                .iter()
+                .filter(|e| &e.cluster == cluster && e.reason == REASON_PREEMPTION_PENDING)
+                .filter(|e| e.last_seen.is_some_and(|t| t >= since))
+                .filter(|e| {
+                    spot_pools
+                        .iter()
+                        .any(|p| e.pool.as_deref() == Some(p.name.as_str()))
+                })
+                .map(|e| e.object.as_str())
+                .collect();
+            preempted.sort_unstable();
+            preempted.dedup();
+            let preemptions = preempted.len() as i64;
+            cell.spot_nodes = cell.current_nodes + preemptions;
+            if cell.pools > 0 || preemptions > 0 {
+                cell.preemption_rate_pct =
+                    Some(preemptions as f64 * 100.0 / cell.spot_nodes.max(1) as f64);
+            }
+            cell.median_fulfil_seconds = inp
+                .fulfil
+                .get(&(zone.clone(), t.clone()))
+                .and_then(|v| median(v));
+            if let Some((e, at, confidential)) = feeds.get(&(zone.to_ascii_uppercase(), t.clone()))
+            {
+                cell.available_nodes = Some(e.available_nodes);
+                cell.available_as_of = Some(*at);
+                cell.confidential = *confidential;
+            }
+            if let Some(it) = catalog::instance_type(t) {
+                let prices = unit_prices(it, zone);
+                cell.spot_usd_h = prices.spot.map(|p| p.to_string());
+                cell.on_demand_usd_h = prices.on_demand.map(|p| p.to_string());
+            }
+            cells.push(cell);
+        }
+    }
+    CapacityGrid {
+        generated_at: Some(inp.now),
+        zones: inp.clusters.to_vec(),
+        instance_types: types,
+        confidential: cells.iter().any(|c| c.confidential),
+        cells,
+        sources: inp.feeds.iter().map(|(s, _)| s.clone()).collect(),
+    }
+}

@@ -1,0 +1,15 @@
+//! Capacity by zone and the Capacity Finder's ranking: pure functions over what the clusters
+//! show (pools, their Capacity condition, preemption events, fulfilment times) and what the
+//! capacity feeds say.
+//!
+//! - `grid`: the zones × instance types grid.
+//! - `score`: the documented score, its parts, ranking and score-against-count curves.
+
+mod grid;
+pub mod score;
+
+pub use grid::{GridInputs, build_grid, median};
+pub use score::rank;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,217 @@
+use std::collections::BTreeMap;
+
+use chrono::{Duration, TimeZone, Utc};
+
+use super::*;
+use crate::model::{
+    CapacityCell, CapacityFeed, CapacityGrid, ConditionView, EventRow, FeedEntry, FinderResult,
+    PoolRow, SourceStatus,
+};
+
+fn now() -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap()
+}
+
+fn cell(zone: &str, reason: Option<&str>, free: Option<u32>, spot: &str) -> CapacityCell {
+    CapacityCell {
+        cluster: format!("c-{zone}"),
+        zone: zone.into(),
+        instance_type: "gd-8xh100ib-i128".into(),
+        capacity_reason: reason.map(Into::into),
+        pools: u32::from(reason.is_some()),
+        current_nodes: 2,
+        available_nodes: free,
+        available_as_of: free.map(|_| now()),
+        observed_at: Some(now()),
+        spot_usd_h: Some(spot.into()),
+        ..Default::default()
+    }
+}
+
+fn grid(cells: Vec<CapacityCell>) -> CapacityGrid {
+    CapacityGrid {
+        cells,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn more_nodes_never_score_a_zone_higher() {
+    let cases = [
+        cell("A", Some("Sufficient"), Some(6), "19.71"),
+        cell("B", Some("Partial"), None, "19.71"),
+        cell("C", None, None, "21.00"),
+        cell("D", None, Some(40), "19.71"),
+        cell("E", Some("NoneAvailable"), Some(10), "19.71"),
+    ];
+    for c in &cases {
+        let mut last = f64::INFINITY;
+        for n in 1..=80 {
+            let s = score::score(c, n, Some("19.71".parse().unwrap()), now()).score;
+            assert!(s <= last, "{}: {n} nodes scored {s} > {last}", c.zone);
+            last = s;
+        }
+    }
+}
+
+#[test]
+fn the_score_changes_with_the_count_and_none_available_ranks_last() {
+    let g = grid(vec![
+        cell("US-EAST-04A", Some("Sufficient"), Some(6), "19.71"),
+        cell("US-CENTRAL-07A", None, Some(2), "19.71"),
+        cell("EU-SOUTH-04A", Some("NoneAvailable"), Some(20), "19.71"),
+    ]);
+    let small = rank(&g, "gd-8xh100ib-i128", 2, None, now());
+    let big = rank(&g, "gd-8xh100ib-i128", 6, None, now());
+    assert!(small.eligible);
+    assert_eq!(small.ranked.last().unwrap().zone, "EU-SOUTH-04A");
+    assert_eq!(small.ranked.last().unwrap().score, 0.0);
+    assert_eq!(big.ranked[0].zone, "US-EAST-04A");
+    let central = |r: &FinderResult| {
+        r.ranked
+            .iter()
+            .find(|z| z.zone == "US-CENTRAL-07A")
+            .unwrap()
+            .score
+    };
+    // 2 free nodes: full availability for 2, a third of it for 6.
+    assert!(
+        central(&small) > central(&big),
+        "{} vs {}",
+        central(&small),
+        central(&big)
+    );
+    // Hand-computed: availability 1 × 0.5, preemption unknown 0.5 × 0.2, price 1 × 0.15,
+    // fulfilment unknown 0.5 × 0.1, freshness 1 × 0.05 → 0.85 → 85.
+    assert_eq!(central(&small), 85.0);
+    // For 6: availability 2/6 → 0.5 × 0.333 = 0.1667, the rest unchanged (0.35) → 51.7.
+    assert_eq!(central(&big), 51.7);
+}
+
+#[test]
+fn superchips_are_not_eligible_and_unknown_types_say_so() {
+    let g = grid(vec![]);
+    let r = rank(&g, "gb200-4x", 1, None, now());
+    assert!(!r.eligible);
+    assert!(r.reason.unwrap().contains("Superchip"));
+    let r = rank(&g, "nope", 1, None, now());
+    assert!(!r.eligible && r.reason.unwrap().contains("unknown"));
+}
+
+#[test]
+fn region_filter_and_curves() {
+    let g = grid(vec![
+        cell("US-EAST-04A", None, Some(6), "19.71"),
+        cell("EU-SOUTH-04A", None, Some(6), "19.71"),
+    ]);
+    let r = rank(&g, "gd-8xh100ib-i128", 3, Some("us-east"), now());
+    assert_eq!(r.ranked.len(), 1);
+    assert_eq!(r.curves.len(), 1);
+    let points = &r.curves[0].1;
+    assert!(
+        points.iter().any(|(n, _)| *n == 3),
+        "the requested count is plotted"
+    );
+    assert!(points.windows(2).all(|w| w[0].1 >= w[1].1), "{points:?}");
+}
+
+#[test]
+fn bands_match_the_spot_advisor() {
+    assert_eq!(score::band(0.0), "<5 %");
+    assert_eq!(score::band(5.0), "5–10 %");
+    assert_eq!(score::band(14.9), "10–15 %");
+    assert_eq!(score::band(19.99), "15–20 %");
+    assert_eq!(score::band(20.0), ">20 %");
+}
+
+fn pool(cluster: &str, name: &str, reason: &str, queued: i32, current: i32) -> PoolRow {
+    PoolRow {
+        key: name.into(),
+        cluster: cluster.into(),
+        name: name.into(),
+        compute_class: "spot".into(),
+        instance_type: "gd-8xh100ib-i128".into(),
+        queued_nodes: Some(queued),
+        current_nodes: Some(current),
+        conditions: vec![ConditionView {
+            type_: "Capacity".into(),
+            status: "True".into(),
+            reason: reason.into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
+    let clusters = vec![("c1".to_string(), "US-EAST-04A".to_string())];
+    let pools = vec![
+        pool("c1", "a", "Sufficient", 0, 3),
+        pool("c1", "b", "Partial", 2, 1),
+        pool("c2", "elsewhere", "NoneAvailable", 5, 0),
+    ];
+    let event = |node: &str, hours_ago: i64| EventRow {
+        cluster: "c1".into(),
+        pool: Some("a".into()),
+        object: node.into(),
+        reason: "Preemption pending".into(),
+        last_seen: Some(now() - Duration::hours(hours_ago)),
+        ..Default::default()
+    };
+    let events = vec![event("n1", 1), event("n1", 1), event("n2", 30)];
+    let mut fulfil = BTreeMap::new();
+    fulfil.insert(
+        ("US-EAST-04A".to_string(), "gd-8xh100ib-i128".to_string()),
+        vec![300, 60, 120],
+    );
+    let feed = |free: u32, minutes_ago: i64, confidential: bool| CapacityFeed {
+        source: "test".into(),
+        generated_at: now() - Duration::minutes(minutes_ago),
+        confidential,
+        entries: vec![FeedEntry {
+            zone: "us-east-04a".into(),
+            instance_type: "gd-8xh100ib-i128".into(),
+            capacity_type: "spot".into(),
+            available_nodes: free,
+            observed_at: None,
+        }],
+    };
+    let feeds = vec![
+        (SourceStatus::default(), Some(feed(9, 10, false))),
+        (SourceStatus::default(), Some(feed(4, 1, true))),
+    ];
+    let g = build_grid(&GridInputs {
+        clusters: &clusters,
+        pools: &pools,
+        events: &events,
+        fulfil: &fulfil,
+        feeds: &feeds,
+        now: now(),
+    });
+    let c = g.cell("US-EAST-04A", "gd-8xh100ib-i128").unwrap();
+    assert_eq!(c.pools, 2);
+    assert_eq!((c.queued_nodes, c.current_nodes), (2, 4));
+    assert_eq!(
+        c.capacity_reason.as_deref(),
+        Some("Partial"),
+        "the worst of the two"
+    );
+    // One node preempted in 24 h (n1 twice is one node; n2 is older) over 4 + 1 spot nodes.
+    assert_eq!(c.preemption_rate_pct, Some(20.0));
+    assert_eq!(c.median_fulfil_seconds, Some(120));
+    assert_eq!(c.available_nodes, Some(4), "the newer feed figure wins");
+    assert!(c.confidential && g.confidential);
+    assert_eq!(c.spot_usd_h.as_deref(), Some("19.71"));
+    assert!(
+        g.cell("US-EAST-04A", "gb200-4x").is_none(),
+        "Superchips have no spot row"
+    );
+}
+
+#[test]
+fn median_of_samples() {
+    assert_eq!(median(&[]), None);
+    assert_eq!(median(&[5]), Some(5));
+    assert_eq!(median(&[9, 1, 5, 3]), Some(3));
+}

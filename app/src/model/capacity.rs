@@ -1,0 +1,162 @@
+//! Capacity by zone and the Capacity Finder: the feed format spotboard reads, and the grid and
+//! ranking it shows.
+//!
+//! # The capacity feed (a JSON file or URL, `--capacity-feed`)
+//! ```json
+//! {
+//!   "source": "who produced it",
+//!   "generatedAt": "2026-11-21T08:00:00Z",
+//!   "confidential": false,
+//!   "entries": [
+//!     { "zone": "US-EAST-04A", "instanceType": "gd-8xh100ib-i128",
+//!       "capacityType": "spot", "availableNodes": 7, "observedAt": "2026-11-21T07:59:30Z" }
+//!   ]
+//! }
+//! ```
+//! `availableNodes` is how many more nodes of that type the zone could hand out now.
+//! `capacityType` is `spot` or `on-demand`. `observedAt` defaults to `generatedAt`. A feed with
+//! `confidential: true` (CoreWeave's own capacity data is confidential to the customer) is
+//! marked as such wherever it is shown or exported. The embedded cluster serves this format at
+//! `GET /capacity-feed` on each zone's API server.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A capacity feed document (see the module docs for the format).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CapacityFeed {
+    /// Who produced the feed, shown beside its figures.
+    #[serde(default)]
+    pub source: String,
+    pub generated_at: DateTime<Utc>,
+    /// Results the customer must not share (CoreWeave Capacity Data).
+    #[serde(default)]
+    pub confidential: bool,
+    #[serde(default)]
+    pub entries: Vec<FeedEntry>,
+}
+
+/// One zone × instance type × capacity type of a feed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedEntry {
+    pub zone: String,
+    pub instance_type: String,
+    /// `spot` or `on-demand`.
+    pub capacity_type: String,
+    /// Nodes the zone could hand out now.
+    pub available_nodes: u32,
+    #[serde(default)]
+    pub observed_at: Option<DateTime<Utc>>,
+}
+
+/// What one capacity source last said, for the page's "sources" line.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SourceStatus {
+    /// `clusters`, a feed file path or URL.
+    pub name: String,
+    /// The feed's own `source` text, once read.
+    pub source: Option<String>,
+    /// Time of the last successful read.
+    pub as_of: Option<DateTime<Utc>>,
+    /// The last error, when the last read failed (the previous data is kept and shown stale).
+    pub error: Option<String>,
+    pub confidential: bool,
+}
+
+/// One cell of the grid: what spotboard knows about spot for an instance type in a zone.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CapacityCell {
+    pub cluster: String,
+    pub zone: String,
+    pub instance_type: String,
+    /// The worst Capacity condition reason among this zone's spot pools of this type
+    /// (Sufficient, Partial, PartialNodeAffinity, NoneAvailable, NoneAvailableNodeAffinity,
+    /// QueuedAwaitingCapacity), `None` without such pools.
+    pub capacity_reason: Option<String>,
+    /// Spot pools of this type in the zone.
+    pub pools: u32,
+    /// Sum of `status.queuedNodes` over those pools.
+    pub queued_nodes: i64,
+    /// Sum of `status.currentNodes` (delivered) over those pools.
+    pub current_nodes: i64,
+    /// Median seconds from a pool falling below target (AtTarget False) to reaching it again,
+    /// over recent observations in this zone for this type.
+    pub median_fulfil_seconds: Option<u64>,
+    /// Preemptions per spot node of this type in this zone over the trailing 24 h, percent.
+    pub preemption_rate_pct: Option<f64>,
+    /// Spot nodes that went into the rate's denominator.
+    pub spot_nodes: i64,
+    /// From the feed: nodes the zone could hand out now.
+    pub available_nodes: Option<u32>,
+    /// When the feed's figure was observed.
+    pub available_as_of: Option<DateTime<Utc>>,
+    /// The feed's figure is confidential (CoreWeave Capacity Data).
+    pub confidential: bool,
+    /// Spot price, USD per instance-hour, as decimal text (catalog; `None` when unpublished).
+    pub spot_usd_h: Option<String>,
+    /// On-demand price, USD per instance-hour, as decimal text.
+    pub on_demand_usd_h: Option<String>,
+    /// When the cluster data was observed (the grid's build time for live clusters).
+    pub observed_at: Option<DateTime<Utc>>,
+}
+
+/// `GET /api/v1/capacity`: zones (columns) × instance types (rows).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CapacityGrid {
+    pub generated_at: Option<DateTime<Utc>>,
+    /// `(cluster, zone)` in display order.
+    pub zones: Vec<(String, String)>,
+    pub instance_types: Vec<String>,
+    pub cells: Vec<CapacityCell>,
+    pub sources: Vec<SourceStatus>,
+    /// Some figure comes from a confidential source.
+    pub confidential: bool,
+}
+
+impl CapacityGrid {
+    /// The cell of `zone` × `instance_type`, if any.
+    pub fn cell(&self, zone: &str, instance_type: &str) -> Option<&CapacityCell> {
+        self.cells
+            .iter()
+            .find(|c| c.zone == zone && c.instance_type == instance_type)
+    }
+}
+
+/// One part of a zone's score: its value in [0, 1], its weight, and why.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScorePart {
+    /// `availability`, `preemption`, `price`, `fulfilment` or `freshness`.
+    pub name: String,
+    pub value: f64,
+    pub weight: f64,
+    pub why: String,
+}
+
+/// A zone ranked for one instance type × node count.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ZoneScore {
+    pub cluster: String,
+    pub zone: String,
+    /// 0–100; 0 when the zone cannot place any of the request.
+    pub score: f64,
+    pub parts: Vec<ScorePart>,
+    pub confidential: bool,
+}
+
+/// `GET /api/v1/capacity-finder`: zones ranked for `instance_type` × `count`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FinderResult {
+    pub instance_type: String,
+    pub count: u32,
+    pub region: Option<String>,
+    /// False for types Spot does not offer (Superchips), with the reason.
+    pub eligible: bool,
+    pub reason: Option<String>,
+    pub ranked: Vec<ZoneScore>,
+    /// Per zone, `(node count, score)` points for the chart: how the score falls as the
+    /// request grows.
+    pub curves: Vec<(String, Vec<(u32, f64)>)>,
+    pub confidential: bool,
+}

@@ -1,0 +1,91 @@
+//! The Capacity Finder's chart: score against node count, one line per zone (charming,
+//! rendered in the browser by ECharts served from our own origin at `/vendor/echarts.min.js`).
+
+use charming::{
+    Chart,
+    component::{Axis, Legend, Title},
+    element::{AxisType, Tooltip, Trigger},
+    series::Line,
+};
+
+use crate::model::FinderResult;
+
+/// The chart's element id.
+pub const CHART_ID: &str = "finder-chart";
+
+/// The ECharts option for `result`'s curves: x is the node count, y the score (0–100).
+pub fn score_chart(result: &FinderResult) -> Chart {
+    let counts: Vec<String> = result
+        .curves
+        .first()
+        .map(|(_, points)| points.iter().map(|(n, _)| n.to_string()).collect())
+        .unwrap_or_default();
+    let mut chart = Chart::new()
+        .title(Title::new().text(format!(
+            "Score against node count, {}",
+            result.instance_type
+        )))
+        .tooltip(Tooltip::new().trigger(Trigger::Axis))
+        .legend(Legend::new().top("bottom"))
+        .x_axis(
+            Axis::new()
+                .type_(AxisType::Category)
+                .name("nodes")
+                .data(counts),
+        )
+        .y_axis(
+            Axis::new()
+                .type_(AxisType::Value)
+                .name("score")
+                .min(0)
+                .max(100),
+        );
+    for (zone, points) in &result.curves {
+        chart = chart.series(
+            Line::new()
+                .name(zone.clone())
+                .data(points.iter().map(|(_, s)| *s).collect::<Vec<f64>>()),
+        );
+    }
+    chart
+}
+
+/// Draws `chart` into [`CHART_ID`] once ECharts has loaded (it is a separate script).
+#[cfg(feature = "hydrate")]
+pub fn draw(chart: Chart, tries_left: u32) {
+    let loaded = web_sys::window()
+        .map(|w| js_sys::Reflect::has(&w, &"echarts".into()).unwrap_or(false))
+        .unwrap_or(false);
+    if loaded {
+        if let Err(e) = charming::WasmRenderer::new_opt(None, Some(320)).render(CHART_ID, &chart) {
+            leptos::logging::warn!("chart: {e:?}");
+        }
+    } else if tries_left > 0 {
+        leptos::prelude::set_timeout(
+            move || draw(chart, tries_left - 1),
+            std::time::Duration::from_millis(100),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_zone_over_the_counts() {
+        let result = FinderResult {
+            instance_type: "gd-8xa100-i128".into(),
+            curves: vec![
+                ("A".into(), vec![(1, 90.0), (8, 50.0)]),
+                ("B".into(), vec![(1, 70.0), (8, 0.0)]),
+            ],
+            ..Default::default()
+        };
+        let json: serde_json::Value = serde_json::to_value(score_chart(&result)).unwrap();
+        assert_eq!(json["xAxis"][0]["data"], serde_json::json!(["1", "8"]));
+        assert_eq!(json["series"].as_array().unwrap().len(), 2);
+        assert_eq!(json["series"][1]["name"], "B");
+        assert_eq!(json["series"][1]["data"], serde_json::json!([70.0, 0.0]));
+    }
+}

@@ -1,0 +1,82 @@
+//! Capacity by zone: what the clusters show (pools' Capacity condition, queued and delivered
+//! nodes, preemptions, fulfilment times) joined with the capacity feeds, as the grid that
+//! `/capacity`, `/capacity-finder` and `GET /api/v1/capacity[-finder]` show.
+//!
+//! # Layout
+//! - `feed`: feed sources (file, URL; the documented seam for CoreWeave's API) and polling.
+//! - `tracker`: observed time from queued to current.
+
+mod feed;
+mod tracker;
+
+use std::{sync::Arc, time::Duration};
+
+use app::capacity_api::CapacityReader;
+use app::domain::capacity::{GridInputs, build_grid};
+use app::model::CapacityGrid;
+use chrono::Utc;
+
+use crate::hub::Hub;
+
+pub use feed::{FeedSource, FeedStates};
+pub use tracker::FulfilTracker;
+
+/// How often the tracker looks at the pools.
+pub const TRACK_EVERY: Duration = Duration::from_secs(2);
+
+/// The server's [`CapacityReader`].
+pub struct Capacity {
+    hub: Hub,
+    feeds: FeedStates,
+    tracker: Arc<std::sync::Mutex<FulfilTracker>>,
+}
+
+impl Capacity {
+    /// Starts the feed pollers and the fulfilment tracker; returns the reader and the tasks.
+    pub fn start(
+        hub: Hub,
+        sources: Vec<FeedSource>,
+        poll_every: Duration,
+    ) -> (Arc<Self>, Vec<tokio::task::JoinHandle<()>>) {
+        let (feeds, poller) = feed::spawn_pollers(sources, poll_every);
+        let tracker = Arc::new(std::sync::Mutex::new(FulfilTracker::default()));
+        let (t, h) = (tracker.clone(), hub.clone());
+        let tracking = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(TRACK_EVERY);
+            loop {
+                tick.tick().await;
+                let pools = h.pool_rows();
+                t.lock().unwrap_or_else(|p| p.into_inner()).observe(&pools);
+            }
+        });
+        (
+            Arc::new(Capacity {
+                hub,
+                feeds,
+                tracker,
+            }),
+            vec![poller, tracking],
+        )
+    }
+}
+
+impl CapacityReader for Capacity {
+    fn grid(&self) -> CapacityGrid {
+        let (clusters, pools, events) = self.hub.capacity_inputs();
+        let fulfil = self
+            .tracker
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .samples()
+            .clone();
+        let feeds = self.feeds.read().unwrap_or_else(|p| p.into_inner()).clone();
+        build_grid(&GridInputs {
+            clusters: &clusters,
+            pools: &pools,
+            events: &events,
+            fulfil: &fulfil,
+            feeds: &feeds,
+            now: Utc::now(),
+        })
+    }
+}
