@@ -50,6 +50,28 @@ need_chromium() {
   fi
 }
 
+# A throwaway PostgreSQL on loopback for the ledger's PostgreSQL tests (Debian's package).
+need_postgres() {
+  local bin port=54329 data=/tmp/spotboard-pg
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    log "installing Debian's PostgreSQL for the ledger tests"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
+  fi
+  bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  if ! "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then
+    log "starting PostgreSQL on 127.0.0.1:$port ($data)"
+    local as=()
+    # PostgreSQL refuses to run as root.
+    if [ "$(id -u)" = 0 ]; then as=(runuser -u postgres --); fi
+    rm -rf "$data" && mkdir -p "$data"
+    if [ "$(id -u)" = 0 ]; then chown postgres "$data"; fi
+    "${as[@]}" "$bin/initdb" -D "$data" -A trust -U postgres >/dev/null
+    "${as[@]}" "$bin/pg_ctl" -D "$data" -l "$data/log" -w \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k /tmp -c fsync=off" start >/dev/null
+  fi
+  export SPOTBOARD_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
+}
+
 need_kubectl() {
   command -v kubectl >/dev/null 2>&1 || { echo "kubectl is not on PATH: the kubectl tests need it" >&2; exit 1; }
 }
@@ -65,6 +87,7 @@ cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright
   need_node_modules
   need_chromium
   need_kubectl
+  need_postgres
   log "unit and integration tests"
   cargo test --workspace --locked
   log "end-to-end tests (Playwright, Debian Chromium)"
@@ -77,6 +100,9 @@ cmd_e2e() { # Build the site and run only the Playwright tests
   need_chromium
   export SPOTBOARD_SPEED="${SPOTBOARD_SPEED:-60}"
   export SPOTBOARD_EMBEDDED_KUBECONFIG="$PWD/end2end/.kubeconfig"
+  # A fresh ledger per run: the savings test compares the page with what this run recorded.
+  SPOTBOARD_LEDGER="$(mktemp -d)/ledger.sqlite"
+  export SPOTBOARD_LEDGER
   # Debug build: it shares compiled dependencies with `cargo test`, which halves CI time.
   cargo leptos end-to-end
 }

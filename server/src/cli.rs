@@ -128,6 +128,25 @@ pub struct ServeArgs {
     #[arg(global = true, long, default_value_t = 15)]
     pub capacity_poll_seconds: u64,
 
+    /// The ledger's database: `postgres://…` for replicated deployments, or `sqlite://PATH`.
+    /// Default: the SQLite file of --ledger.
+    #[arg(global = true, long, env = "SPOTBOARD_DATABASE_URL")]
+    pub database_url: Option<String>,
+
+    /// The SQLite ledger file used without --database-url.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_LEDGER",
+        default_value = "spotboard.sqlite"
+    )]
+    pub ledger: PathBuf,
+
+    /// A price file (CSV: instance_type,region,cluster,on_demand_usd_h,spot_usd_h,discount_pct,
+    /// source,as_of) whose rows win over the shipped CoreWeave prices.
+    #[arg(global = true, long, env = "SPOTBOARD_PRICES")]
+    pub prices: Option<PathBuf>,
+
     /// Directory of the built site (wasm, JS, CSS). cargo-leptos sets LEPTOS_SITE_ROOT.
     #[arg(
         global = true,
@@ -139,6 +158,13 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// The ledger's database URL, defaulted to the SQLite file.
+    pub fn database_url(&self) -> String {
+        self.database_url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}", self.ledger.display()))
+    }
+
     /// The embedded kubeconfig path, defaulted.
     pub fn embedded_kubeconfig_path(&self) -> PathBuf {
         self.embedded_kubeconfig

@@ -41,6 +41,12 @@ pub enum Error {
     /// The embedded cluster's API server refused or failed a request.
     #[error("embedded cluster: {0}")]
     Embedded(String),
+    /// The ledger's database could not be opened, migrated, read or written.
+    #[error("ledger: {0}")]
+    Ledger(String),
+    /// A price file could not be read; the text names the line.
+    #[error("prices: {0}")]
+    Prices(String),
 }
 
 impl Error {

@@ -10,6 +10,7 @@
 //! - [`watch`]: one watcher per kind per cluster; objects trimmed to records.
 //! - [`projection`]: pure functions from records to the view rows of `app::model`.
 //! - [`hub`]: the current view, its revision, keyed deltas, resume ring, subscribers.
+//! - [`ledger`]: node lifetimes in SQLite or PostgreSQL, recorded from the watches.
 //! - [`http`]: pages (Leptos SSR), the SSE stream, the JSON API, health, guards.
 //! - [`create`]: creating NodePools with the user's identity (access review, rate limit, audit).
 //! - [`crd`]: the NodePool CRD as YAML.
@@ -23,6 +24,7 @@ pub mod embedded;
 pub mod error;
 pub mod http;
 pub mod hub;
+pub mod ledger;
 pub mod projection;
 pub mod run;
 pub mod watch;

@@ -1,6 +1,8 @@
 //! Wiring: clusters → watchers → hub → HTTP. `main` parses flags and calls [`serve`].
 
-use std::{future::Future, net::SocketAddr};
+use std::{future::Future, net::SocketAddr, sync::Arc};
+
+use app::domain::prices::PriceCatalog;
 
 use leptos::prelude::LeptosOptions;
 use tokio::{net::TcpListener, task::JoinHandle};
@@ -13,6 +15,7 @@ use crate::{
     embedded::{EmbeddedCluster, EmbeddedOptions},
     http::{self, AppState, Auth},
     hub::Hub,
+    ledger::{self, Ledger, Savings},
     watch::{self, ClusterSource},
 };
 
@@ -83,6 +86,8 @@ pub async fn start(
         }
     };
 
+    // Read before anything starts: a bad price file should stop us at once.
+    let prices = Arc::new(load_prices(args)?);
     let (sources, targets, embedded) = clusters(args, matches!(auth, Auth::Loopback)).await?;
     let hub = Hub::new(
         &sources
@@ -112,6 +117,10 @@ pub async fn start(
         std::time::Duration::from_secs(args.capacity_poll_seconds.max(1)),
     );
     watchers.extend(capacity_tasks);
+    let ledger = Ledger::open(&args.database_url()).await?;
+    tracing::info!(backend = ledger.backend, "ledger open");
+    watchers.push(ledger::spawn_recorder(ledger.clone(), hub.clone()));
+    let savings = Arc::new(Savings { ledger, prices });
 
     let listener = TcpListener::bind(args.listen)
         .await
@@ -147,6 +156,7 @@ pub async fn start(
         auth,
         writer: app::create_api::PoolWriterHandle(creator),
         capacity: app::capacity_api::CapacityReaderHandle(capacity),
+        savings: savings.clone(),
     });
     let server = tokio::spawn(async move {
         axum::serve(listener, router)
@@ -160,6 +170,22 @@ pub async fn start(
         server: Some(server),
         watchers,
     })
+}
+
+/// The shipped prices, with the user's price file in front when given.
+///
+/// Errors: the file cannot be read, or a line is not a valid price row (the message names it).
+fn load_prices(args: &ServeArgs) -> Result<PriceCatalog> {
+    let shipped = PriceCatalog::shipped();
+    let Some(path) = &args.prices else {
+        return Ok(shipped);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Prices(format!("{}: {e}", path.display())))?;
+    let rows = PriceCatalog::parse_csv(&text)
+        .map_err(|e| Error::Prices(format!("{}: {e}", path.display())))?;
+    tracing::info!(rows = rows.len(), file = %path.display(), "price file read");
+    Ok(shipped.with_user(rows))
 }
 
 /// The watched clusters, the clusters creates can go to, and the embedded cluster if used.

@@ -19,6 +19,7 @@ pub fn Header() -> impl IntoView {
             <nav aria-label="Main">
                 <A href="/">"Node Pools"</A>
                 <A href="/capacity">"Capacity"</A>
+                <A href="/savings">"Savings"</A>
                 <A href="/capacity-finder">"Capacity Finder"</A>
                 <A href="/pools/new">"Create Spot Node Pool"</A>
             </nav>

@@ -1,5 +1,6 @@
 //! Reusable pieces of the pages.
 
 pub mod badges;
+pub mod chart;
 pub mod header;
 pub mod time;

@@ -126,12 +126,17 @@ pub fn preview(spec: &NodePoolSpec, zone: &str) -> Option<CostPreview> {
     })
 }
 
+/// `d` rounded to cents, halves away from zero (4.825 → 4.83), as invoices round.
+pub fn cents(d: Decimal) -> Decimal {
+    d.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+}
+
 /// `$1,234.50`-style text for an amount of USD; "unknown price" for `None`.
 pub fn usd(amount: Option<Decimal>) -> String {
     let Some(a) = amount else {
         return "unknown price".into();
     };
-    let rounded = a.round_dp(2);
+    let rounded = cents(a);
     let text = format!("{:.2}", rounded.abs());
     let (int, frac) = text.split_once('.').unwrap_or((&text, "00"));
     let mut grouped = String::new();

@@ -48,3 +48,12 @@ pub fn use_live(
     }
     snapshot
 }
+
+/// For pages whose own data is another resource but whose header should be live: adopts the
+/// dashboard scope's snapshot once it has loaded. Call inside the page's `<Suspense>` or
+/// `<Transition>` so server and browser render alike.
+pub fn adopt_pools(live: LiveStore, snapshot: Resource<Result<Snapshot, ServerFnError>>) {
+    if let Some(Ok(s)) = snapshot.get() {
+        live.adopt(&Scope::pools(), &s);
+    }
+}

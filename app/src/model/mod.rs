@@ -6,9 +6,11 @@
 mod capacity;
 mod create;
 mod rows;
+mod savings;
 mod stream;
 
 pub use capacity::*;
 pub use create::*;
 pub use rows::*;
+pub use savings::*;
 pub use stream::*;

@@ -76,6 +76,7 @@ pub fn Dashboard() -> impl IntoView {
                         <section class="page-head">
                             <h1>"Node Pools"</h1>
                             <Clusters />
+                            <crate::pages::savings::SavingsSummary />
                         </section>
                         <Filters query set_query=set_query.clone() />
                         <PoolTable keys query set_query=set_query.clone() />

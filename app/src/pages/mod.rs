@@ -6,9 +6,11 @@ mod dashboard;
 mod not_found;
 mod pool;
 mod pool_parts;
+pub mod savings;
 
 pub use capacity::{CapacityFinderPage, CapacityPage};
 pub use create::CreatePoolPage;
 pub use dashboard::Dashboard;
 pub use not_found::NotFound;
 pub use pool::PoolPage;
+pub use savings::SavingsPage;

@@ -4,6 +4,7 @@
 //! # Layout
 //! - `api`: `GET /api/v1/pools`, `GET /api/v1/pools/{cluster}/{name}`.
 //! - `capacity`: `GET /api/v1/capacity`, `GET /api/v1/capacity-finder`.
+//! - `savings`: `GET /api/v1/prices`, `/api/v1/savings[.csv]`, `/api/v1/ledger[.csv]`.
 //! - `stream`: `GET /api/v1/stream` (Server-Sent Events: snapshot, then keyed deltas).
 //! - `validate`: `POST /api/v1/pools/validate` (lint a NodePool manifest).
 //! - `guard`: Origin check, trusted-proxy authentication, body size limit, 400 for server
@@ -14,6 +15,7 @@ mod api;
 mod capacity;
 mod guard;
 mod health;
+mod savings;
 mod stream;
 mod validate;
 
@@ -21,7 +23,7 @@ use std::sync::Arc;
 
 use app::{
     App, capacity_api::CapacityReaderHandle, create_api::PoolWriterHandle,
-    live::SnapshotSourceHandle, shell,
+    live::SnapshotSourceHandle, savings_api::SavingsSourceHandle, shell,
 };
 use axum::{
     Router,
@@ -31,7 +33,7 @@ use axum::{
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 
-use crate::hub::Hub;
+use crate::{hub::Hub, ledger::Savings};
 
 pub use guard::Auth;
 
@@ -48,6 +50,8 @@ pub struct AppState {
     pub writer: PoolWriterHandle,
     /// The capacity grid (capacity pages and API).
     pub capacity: CapacityReaderHandle,
+    /// The ledger and prices (savings page and API).
+    pub savings: Arc<Savings>,
 }
 
 /// The whole router.
@@ -57,12 +61,18 @@ pub fn router(state: AppState) -> Router {
     let options = state.leptos_options.clone();
     let writer = state.writer.clone();
     let capacity = state.capacity.clone();
+    let savings = state.savings.clone();
     Router::new()
         .route("/api/v1/pools", get(api::pools))
         .route("/api/v1/pools/validate", post(validate::validate))
         .route("/api/v1/pools/{cluster}/{name}", get(api::pool))
         .route("/api/v1/stream", get(stream::stream))
         .route("/api/v1/capacity", get(capacity::grid))
+        .route("/api/v1/prices", get(savings::prices))
+        .route("/api/v1/savings", get(savings::savings))
+        .route("/api/v1/savings.csv", get(savings::savings_csv))
+        .route("/api/v1/ledger", get(savings::ledger))
+        .route("/api/v1/ledger.csv", get(savings::ledger_csv))
         .route("/api/v1/capacity-finder", get(capacity::finder))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
@@ -73,6 +83,7 @@ pub fn router(state: AppState) -> Router {
                 provide_context(SnapshotSourceHandle(Arc::new(hub.clone())));
                 provide_context(writer.clone());
                 provide_context(capacity.clone());
+                provide_context(SavingsSourceHandle(savings.clone()));
             },
             move || shell(options.clone()),
         )

@@ -14,6 +14,7 @@
 mod cluster;
 mod views;
 
+use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
 use app::model::{ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow, Scope, Snapshot};
@@ -287,6 +288,17 @@ impl Hub {
             s.views
                 .capacity_inputs(app::labels::REASON_PREEMPTION_PENDING)
         })
+    }
+
+    /// Every node and pool, and the clusters whose every watch has listed: the ledger's view.
+    pub fn ledger_inputs(&self) -> (Vec<NodeRow>, Vec<PoolRow>, HashSet<String>) {
+        let (nodes, pools) = self.read(|s| s.views.ledger_inputs());
+        let synced = self
+            .read(|s| s.clusters.keys().cloned().collect::<Vec<_>>())
+            .into_iter()
+            .filter(|c| self.synced(c))
+            .collect();
+        (nodes, pools, synced)
     }
 
     /// One pool with its nodes and events (newest first), if it exists.

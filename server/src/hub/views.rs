@@ -211,6 +211,14 @@ impl Views {
         (clusters, pools, events)
     }
 
+    /// Every node and pool, for the ledger.
+    pub fn ledger_inputs(&self) -> (Vec<NodeRow>, Vec<PoolRow>) {
+        (
+            self.nodes.values().cloned().collect(),
+            self.pools.values().cloned().collect(),
+        )
+    }
+
     pub fn snapshot(&self, scope: &Scope) -> Snapshot {
         let mut pools: Vec<PoolRow> = self.pools.values().cloned().collect();
         pools.sort_by(|a, b| (&a.cluster, &a.name).cmp(&(&b.cluster, &b.name)));

@@ -40,6 +40,7 @@ pub async fn start_with(
     args.speed = speed;
     args.nodes = 0;
     args.pods_per_node = 5;
+    args.ledger = dir.path().join("ledger.sqlite");
     customize(&mut args);
     let running = run::start(&args, std::future::pending())
         .await

@@ -50,24 +50,6 @@ pub fn score_chart(result: &FinderResult) -> Chart {
     chart
 }
 
-/// Draws `chart` into [`CHART_ID`] once ECharts has loaded (it is a separate script).
-#[cfg(feature = "hydrate")]
-pub fn draw(chart: Chart, tries_left: u32) {
-    let loaded = web_sys::window()
-        .map(|w| js_sys::Reflect::has(&w, &"echarts".into()).unwrap_or(false))
-        .unwrap_or(false);
-    if loaded {
-        if let Err(e) = charming::WasmRenderer::new_opt(None, Some(320)).render(CHART_ID, &chart) {
-            leptos::logging::warn!("chart: {e:?}");
-        }
-    } else if tries_left > 0 {
-        leptos::prelude::set_timeout(
-            move || draw(chart, tries_left - 1),
-            std::time::Duration::from_millis(100),
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,7 +73,7 @@ pub fn CapacityFinderPage() -> impl IntoView {
         if let Some(Ok(r)) = result.get()
             && r.eligible
         {
-            super::chart::draw(super::chart::score_chart(&r), 50);
+            crate::components::chart::draw(CHART_ID, super::chart::score_chart(&r), 50);
         }
     });
 
@@ -84,7 +84,7 @@ pub fn CapacityFinderPage() -> impl IntoView {
     regions.dedup();
     let (set_type, set_count, set_region) = (set.clone(), set.clone(), set);
     view! {
-        <Script src="/vendor/echarts.min.js" />
+        <Script src=crate::components::chart::ECHARTS_SRC />
         <section class="page-head">
             <h1>"Capacity Finder"</h1>
             <p class="muted">"Rank zones for Spot placement of an instance type and node count, then create the pool where it fits best."</p>
@@ -129,9 +129,7 @@ pub fn CapacityFinderPage() -> impl IntoView {
         </form>
         <Transition fallback=|| view! { <p class="loading" role="status">"Ranking zones…"</p> }>
             {move || {
-                if let Some(Ok(s)) = snapshot.get() {
-                    live.adopt(&Scope::pools(), &s);
-                }
+                crate::live::adopt_pools(live, snapshot);
                 result.get()
             }.map(|r| match r {
                 Err(e) => view! { <p class="error" role="alert">"Could not rank zones: " {e.to_string()}</p> }.into_any(),

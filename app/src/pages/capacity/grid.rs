@@ -40,9 +40,7 @@ pub fn CapacityPage() -> impl IntoView {
         </section>
         <Transition fallback=|| view! { <p class="loading" role="status">"Loading capacity…"</p> }>
             {move || {
-                if let Some(Ok(s)) = snapshot.get() {
-                    live.adopt(&Scope::pools(), &s);
-                }
+                crate::live::adopt_pools(live, snapshot);
                 grid.get()
             }.map(|r| match r {
                 Err(e) => view! { <p class="error" role="alert">"Could not load capacity: " {e.to_string()}</p> }.into_any(),

@@ -1,0 +1,19 @@
+//! Savings: what the ledger's node-hours cost at the prices paid, against the same node-hours
+//! on-demand (seed 004's "real economics": a month is 730 hours; a hybrid of an on-demand floor
+//! plus spot is the normal production shape).
+//!
+//! - `report`: totals, breakdowns, the series for the chart, preemption cost, run rate.
+//! - `hybrid`: the on-demand-floor what-if.
+//!
+//! A lifetime whose price (paid, or on-demand for the baseline) is unknown is left out of every
+//! total and counted in `unpriced_nodes`: never guessed.
+
+mod hybrid;
+pub mod range;
+pub mod report;
+
+pub use hybrid::{Floor, Hybrid, hybrid};
+pub use report::{ReportInput, report};
+
+#[cfg(test)]
+mod tests;

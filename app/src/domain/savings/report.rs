@@ -1,0 +1,310 @@
+//! The savings report over a time range.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Duration, Utc};
+use rust_decimal::Decimal;
+
+use crate::domain::cost::{HOURS_PER_MONTH, cents};
+use crate::domain::prices::{CapacityType, PriceCatalog};
+use crate::model::{
+    CostBucket, CostRow, FleetGroup, Lifetime, PreemptionCost, PricedLine, RunRate, SavingsReport,
+    UnitPrice,
+};
+
+/// What a report is computed from.
+pub struct ReportInput<'a> {
+    pub lifetimes: &'a [Lifetime],
+    pub prices: &'a PriceCatalog,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    /// The present: running lifetimes end here, and the run rate is taken here.
+    pub now: DateTime<Utc>,
+}
+
+/// The key of a lifetime in one breakdown (its cluster, zone, …).
+type GroupKey = fn(&Lifetime) -> String;
+
+/// Hours between two instants, exact to the second.
+pub fn hours(from: DateTime<Utc>, to: DateTime<Utc>) -> Decimal {
+    Decimal::from((to - from).num_seconds().max(0)) / Decimal::from(3600)
+}
+
+struct Priced<'a> {
+    life: &'a Lifetime,
+    paid: Option<UnitPrice>,
+    on_demand: Option<UnitPrice>,
+    /// The spot price of the same type, whatever the node ran as (for the what-if).
+    spot: Option<UnitPrice>,
+}
+
+impl Priced<'_> {
+    fn known(&self) -> Option<(Decimal, Decimal)> {
+        Some((
+            self.paid.as_ref()?.usd_per_hour,
+            self.on_demand.as_ref()?.usd_per_hour,
+        ))
+    }
+}
+
+fn price<'a>(prices: &PriceCatalog, life: &'a Lifetime) -> Priced<'a> {
+    let look = |c| {
+        prices.lookup(
+            &life.cluster,
+            life.zone.as_deref(),
+            life.instance_type.as_deref().unwrap_or_default(),
+            c,
+        )
+    };
+    Priced {
+        life,
+        paid: CapacityType::parse(&life.capacity_type).and_then(look),
+        on_demand: look(CapacityType::OnDemand),
+        spot: look(CapacityType::Spot),
+    }
+}
+
+/// Hours of `life` inside `[from, to]`, running lifetimes ending at `now`.
+fn overlap(life: &Lifetime, from: DateTime<Utc>, to: DateTime<Utc>, now: DateTime<Utc>) -> Decimal {
+    let end = life.ended_at.unwrap_or(now).min(to);
+    let start = life.started_at.max(from);
+    if end <= start {
+        Decimal::ZERO
+    } else {
+        hours(start, end)
+    }
+}
+
+fn add(
+    rows: &mut BTreeMap<String, CostRow>,
+    key: &str,
+    h: Decimal,
+    actual: Decimal,
+    base: Decimal,
+) {
+    let r = rows.entry(key.to_string()).or_insert_with(|| CostRow {
+        key: key.to_string(),
+        ..Default::default()
+    });
+    r.node_hours += h;
+    r.actual_usd += actual;
+    r.baseline_usd += base;
+    r.savings_usd += base - actual;
+}
+
+/// The report for `input`. Money is rounded to cents at the end, never in between.
+pub fn report(input: &ReportInput) -> SavingsReport {
+    let ReportInput {
+        lifetimes,
+        prices,
+        from,
+        to,
+        now,
+    } = *input;
+    let to = to.min(now);
+    let priced: Vec<Priced> = lifetimes.iter().map(|l| price(prices, l)).collect();
+    let mut r = SavingsReport {
+        from: Some(from),
+        to: Some(to),
+        hours: hours(from, to),
+        ..Default::default()
+    };
+    let dims: [(&str, GroupKey); 5] = [
+        ("cluster", |l| l.cluster.clone()),
+        ("zone", |l| {
+            l.zone.clone().unwrap_or_else(|| "unknown".into())
+        }),
+        ("pool", |l| {
+            format!("{}/{}", l.cluster, l.pool.as_deref().unwrap_or("(none)"))
+        }),
+        ("instance type", |l| {
+            l.instance_type.clone().unwrap_or_else(|| "unknown".into())
+        }),
+        ("capacity type", |l| l.capacity_type.clone()),
+    ];
+    let mut groups: Vec<BTreeMap<String, CostRow>> = vec![BTreeMap::new(); dims.len()];
+    let mut sources = BTreeSet::new();
+    for p in &priced {
+        let h = overlap(p.life, from, to, now);
+        if h.is_zero() {
+            continue;
+        }
+        r.lines.push(PricedLine {
+            uid: p.life.uid.clone(),
+            node: p.life.node.clone(),
+            cluster: p.life.cluster.clone(),
+            capacity_type: p.life.capacity_type.clone(),
+            instance_type: p.life.instance_type.clone(),
+            hours: h.round_dp(4),
+            unit_usd_h: p.paid.as_ref().map(|u| u.usd_per_hour),
+            on_demand_usd_h: p.on_demand.as_ref().map(|u| u.usd_per_hour),
+            source: p.paid.as_ref().map(|u| u.source.clone()),
+            as_of: p.paid.as_ref().map(|u| u.as_of.clone()),
+        });
+        let Some((unit, od)) = p.known() else {
+            r.unpriced_nodes += 1;
+            for ((_, key), rows) in dims.iter().zip(groups.iter_mut()) {
+                rows.entry(key(p.life))
+                    .or_insert_with(|| CostRow {
+                        key: key(p.life),
+                        ..Default::default()
+                    })
+                    .unpriced_nodes += 1;
+            }
+            continue;
+        };
+        for u in [&p.paid, &p.on_demand].into_iter().flatten() {
+            sources.insert(format!("{} (as of {})", u.source, u.as_of));
+        }
+        let (actual, base) = (h * unit, h * od);
+        r.node_hours += h;
+        r.actual_usd += actual;
+        r.baseline_usd += base;
+        for ((_, key), rows) in dims.iter().zip(groups.iter_mut()) {
+            add(rows, &key(p.life), h, actual, base);
+        }
+    }
+    r.savings_usd = r.baseline_usd - r.actual_usd;
+    if !r.baseline_usd.is_zero() {
+        r.savings_pct = cents(r.savings_usd * Decimal::ONE_HUNDRED / r.baseline_usd);
+    }
+    if !r.hours.is_zero() {
+        let month = Decimal::from(HOURS_PER_MONTH);
+        r.projected_month_usd = cents(r.actual_usd / r.hours * month);
+        r.projected_month_baseline_usd = cents(r.baseline_usd / r.hours * month);
+    }
+    r.preemption = preemption_cost(&priced, from, to, now);
+    r.savings_net_usd = cents(r.savings_usd - r.preemption.lost_usd);
+    (r.run_rate, r.fleet) = run_rate(&priced);
+    r.series = series(&priced, from, to, now);
+    r.breakdowns = dims
+        .iter()
+        .zip(groups)
+        .map(|((name, _), rows)| {
+            let mut rows: Vec<CostRow> = rows.into_values().map(round_row).collect();
+            rows.sort_by(|a, b| b.actual_usd.cmp(&a.actual_usd).then(a.key.cmp(&b.key)));
+            (name.to_string(), rows)
+        })
+        .collect();
+    r.price_sources = sources.into_iter().collect();
+    for m in [&mut r.actual_usd, &mut r.baseline_usd, &mut r.savings_usd] {
+        *m = cents(*m);
+    }
+    r.node_hours = cents(r.node_hours);
+    r.hours = cents(r.hours);
+    r
+}
+
+fn round_row(mut row: CostRow) -> CostRow {
+    row.node_hours = cents(row.node_hours);
+    row.actual_usd = cents(row.actual_usd);
+    row.baseline_usd = cents(row.baseline_usd);
+    row.savings_usd = cents(row.savings_usd);
+    row
+}
+
+/// For each preempted lifetime with T=0 in the range: the node-hours from T=0 until the next
+/// node of the same pool started (the replacement; until `to` when none has yet), at the
+/// preempted node's own price and GPU count.
+fn preemption_cost(
+    priced: &[Priced],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> PreemptionCost {
+    let mut cost = PreemptionCost::default();
+    for p in priced {
+        let Some(t0) = p.life.preemption_t0.filter(|t| *t >= from && *t <= to) else {
+            continue;
+        };
+        if p.life.pool.is_none() {
+            continue;
+        }
+        let replacement = priced
+            .iter()
+            .map(|q| q.life)
+            .filter(|q| q.cluster == p.life.cluster && q.pool == p.life.pool && q.uid != p.life.uid)
+            .map(|q| q.started_at)
+            .filter(|s| *s >= t0)
+            .min();
+        let lost = hours(t0, replacement.unwrap_or(to.min(now)));
+        cost.preemptions += 1;
+        cost.lost_node_hours += lost;
+        cost.lost_gpu_hours += lost * Decimal::from(p.life.gpus);
+        if let Some((unit, _)) = p.known() {
+            cost.lost_usd += lost * unit;
+        }
+    }
+    cost.lost_node_hours = cents(cost.lost_node_hours);
+    cost.lost_gpu_hours = cents(cost.lost_gpu_hours);
+    cost.lost_usd = cents(cost.lost_usd);
+    cost
+}
+
+/// The fleet running now: USD per hour paid and on-demand, and per-type groups for the what-if.
+fn run_rate(priced: &[Priced]) -> (RunRate, Vec<FleetGroup>) {
+    let mut rate = RunRate::default();
+    let mut fleet: BTreeMap<String, FleetGroup> = BTreeMap::new();
+    for p in priced.iter().filter(|p| p.life.ended_at.is_none()) {
+        rate.running_nodes += 1;
+        let Some((unit, od)) = p.known() else {
+            rate.unpriced_nodes += 1;
+            continue;
+        };
+        rate.actual_usd_h += unit;
+        rate.baseline_usd_h += od;
+        let t = p.life.instance_type.clone().unwrap_or_default();
+        if let Some(spot) = p.spot.as_ref().map(|u| u.usd_per_hour) {
+            let g = fleet.entry(t.clone()).or_insert_with(|| FleetGroup {
+                instance_type: t,
+                on_demand_usd_h: od,
+                spot_usd_h: spot,
+                ..Default::default()
+            });
+            g.nodes += 1;
+        }
+    }
+    rate.difference_usd_h = rate.baseline_usd_h - rate.actual_usd_h;
+    (rate, fleet.into_values().collect())
+}
+
+/// Hourly buckets up to two days, daily beyond.
+fn series(
+    priced: &[Priced],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Vec<CostBucket> {
+    let step = if to - from <= Duration::hours(48) {
+        Duration::hours(1)
+    } else {
+        Duration::days(1)
+    };
+    let mut out = Vec::new();
+    let mut start = from;
+    while start < to && out.len() < 400 {
+        let end = (start + step).min(to);
+        let mut b = CostBucket {
+            start,
+            ..Default::default()
+        };
+        for p in priced {
+            if let Some((unit, od)) = p.known() {
+                let h = overlap(p.life, start, end, now);
+                b.actual_usd += h * unit;
+                b.baseline_usd += h * od;
+            }
+        }
+        b.actual_usd = cents(b.actual_usd);
+        b.baseline_usd = cents(b.baseline_usd);
+        out.push(b);
+        start = end;
+    }
+    out
+}
+
+/// The report's range as text for exports: `2026-11-20T00:00:00Z..2026-11-21T00:00:00Z`.
+pub fn hours_label(r: &SavingsReport) -> String {
+    let t = |t: Option<DateTime<Utc>>| t.map(|t| t.to_rfc3339()).unwrap_or_default();
+    format!("{}..{}", t(r.from), t(r.to))
+}

@@ -1,0 +1,154 @@
+//! Cost savings on the wire: node lifetimes from the ledger, prices in force, and the report.
+//! Money is `rust_decimal::Decimal`, serialized as a decimal string ("12.34"), USD.
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+/// One node's life as the ledger recorded it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Lifetime {
+    pub uid: String,
+    pub cluster: String,
+    pub node: String,
+    pub pool: Option<String>,
+    pub instance_type: Option<String>,
+    pub zone: Option<String>,
+    /// `spot`, `on-demand` or `unknown` (from the pool's computeClass; `default` counts as
+    /// on-demand).
+    pub capacity_type: String,
+    /// GPUs per node (catalog).
+    pub gpus: u32,
+    /// The node's creationTimestamp.
+    pub started_at: DateTime<Utc>,
+    /// When the node left the cluster; `None` while it runs.
+    pub ended_at: Option<DateTime<Utc>>,
+    /// `preempted`, `scaled down` or `deleted`; `None` while running.
+    pub end_reason: Option<String>,
+    /// T=0 of a Spot preemption: when the node was first seen cordoned for preemption.
+    pub preemption_t0: Option<DateTime<Utc>>,
+}
+
+/// One row of the price catalog in force: USD per instance-hour.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PriceEntry {
+    /// Instance type, or `*` for a discount row that applies to every type.
+    pub instance_type: String,
+    /// A zone, region or zone prefix (`US-EAST-04A`, `US-EAST`, `EU`), or a pricing geography
+    /// (`North America`, `Europe`); `None` for everywhere.
+    pub region: Option<String>,
+    /// A cluster this row is only for (negotiated prices); `None` for every cluster.
+    pub cluster: Option<String>,
+    pub on_demand_usd_h: Option<Decimal>,
+    pub spot_usd_h: Option<Decimal>,
+    /// Percent off the resolved price (a negotiated discount), for `*` rows.
+    pub discount_pct: Option<Decimal>,
+    pub source: String,
+    pub as_of: String,
+}
+
+/// A resolved unit price with where it came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnitPrice {
+    /// USD per instance-hour.
+    pub usd_per_hour: Decimal,
+    pub source: String,
+    pub as_of: String,
+}
+
+/// Actual and on-demand cost of one group (a cluster, zone, pool, type or capacity type).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CostRow {
+    pub key: String,
+    pub node_hours: Decimal,
+    pub actual_usd: Decimal,
+    pub baseline_usd: Decimal,
+    pub savings_usd: Decimal,
+    /// Nodes of this group left out for want of a price.
+    pub unpriced_nodes: u32,
+}
+
+/// Actual and on-demand cost in one time bucket, for the chart.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CostBucket {
+    pub start: DateTime<Utc>,
+    pub actual_usd: Decimal,
+    pub baseline_usd: Decimal,
+}
+
+/// One priced lifetime: the inputs behind every figure.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PricedLine {
+    pub uid: String,
+    pub node: String,
+    pub cluster: String,
+    pub capacity_type: String,
+    pub instance_type: Option<String>,
+    /// Hours of the lifetime inside the range.
+    pub hours: Decimal,
+    /// The price paid, USD per instance-hour; `None` when unknown.
+    pub unit_usd_h: Option<Decimal>,
+    /// The on-demand price of the same node, USD per instance-hour.
+    pub on_demand_usd_h: Option<Decimal>,
+    pub source: Option<String>,
+    pub as_of: Option<String>,
+}
+
+/// What running the fleet now costs per hour.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRate {
+    pub running_nodes: u32,
+    pub unpriced_nodes: u32,
+    pub actual_usd_h: Decimal,
+    pub baseline_usd_h: Decimal,
+    pub difference_usd_h: Decimal,
+}
+
+/// Running nodes of one instance type and capacity type, priced, for the hybrid what-if.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FleetGroup {
+    pub instance_type: String,
+    pub nodes: u32,
+    pub on_demand_usd_h: Decimal,
+    pub spot_usd_h: Decimal,
+}
+
+/// Node-hours lost to Spot preemptions: from T=0 until the pool's next node started.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PreemptionCost {
+    pub preemptions: u32,
+    pub lost_node_hours: Decimal,
+    pub lost_gpu_hours: Decimal,
+    pub lost_usd: Decimal,
+}
+
+/// `GET /api/v1/savings?from=…&to=…`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SavingsReport {
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+    pub hours: Decimal,
+    pub node_hours: Decimal,
+    pub actual_usd: Decimal,
+    /// The same node-hours at on-demand prices.
+    pub baseline_usd: Decimal,
+    pub savings_usd: Decimal,
+    /// Savings as a percent of the baseline, two decimals; 0 with no baseline.
+    pub savings_pct: Decimal,
+    /// Actual cost per hour of the range × 730.
+    pub projected_month_usd: Decimal,
+    pub projected_month_baseline_usd: Decimal,
+    /// Lifetimes left out of every total because a price is unknown.
+    pub unpriced_nodes: u32,
+    pub preemption: PreemptionCost,
+    /// Savings minus the preemption cost.
+    pub savings_net_usd: Decimal,
+    pub run_rate: RunRate,
+    pub fleet: Vec<FleetGroup>,
+    /// `cluster`, `zone`, `pool`, `instance type`, `capacity type` → rows.
+    pub breakdowns: Vec<(String, Vec<CostRow>)>,
+    pub series: Vec<CostBucket>,
+    pub lines: Vec<PricedLine>,
+    /// Distinct `source (as of)` of the prices used.
+    pub price_sources: Vec<String>,
+}

@@ -1,0 +1,249 @@
+//! `/savings`: spot against the on-demand baseline, from the ledger and the price catalog.
+
+pub mod chart;
+mod whatif;
+
+use leptos::prelude::*;
+use leptos_meta::Script;
+use leptos_router::hooks::use_query_map;
+
+use crate::components::chart::ECHARTS_SRC;
+use crate::domain::cost::usd;
+use crate::domain::savings::range::RANGES;
+use crate::live::{LiveStore, use_live};
+use crate::model::{CostRow, SavingsReport, Scope, encode_component};
+use crate::savings_api::load_savings;
+
+use chart::CHART_ID;
+
+/// The URL's range parameters, as given.
+#[derive(Clone, Debug, PartialEq)]
+struct RangeParams {
+    range: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+}
+
+impl RangeParams {
+    fn query(&self) -> String {
+        let mut q = Vec::new();
+        for (k, v) in [
+            ("range", &self.range),
+            ("from", &self.from),
+            ("to", &self.to),
+        ] {
+            if let Some(v) = v {
+                q.push(format!("{k}={}", encode_component(v)));
+            }
+        }
+        q.join("&")
+    }
+}
+
+/// The page.
+#[component]
+pub fn SavingsPage() -> impl IntoView {
+    let query = use_query_map();
+    let params = Memo::new(move |_| {
+        query.with(|q| RangeParams {
+            range: q.get("range"),
+            from: q.get("from"),
+            to: q.get("to"),
+        })
+    });
+    let report = Resource::new(
+        move || params.get(),
+        |p| load_savings(p.range, p.from, p.to),
+    );
+    let live = expect_context::<LiveStore>();
+    let snapshot = use_live(Scope::pools);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if let Some(Ok(r)) = report.get() {
+            crate::components::chart::draw(CHART_ID, chart::cost_chart(&r), 50);
+        }
+    });
+    view! {
+        <Script src=ECHARTS_SRC />
+        <section class="page-head">
+            <h1>"Cost savings"</h1>
+            <nav class="ranges" aria-label="Range">
+                {RANGES.iter().map(|r| view! {
+                    <a href=format!("/savings?range={r}")
+                        aria-current=move || (params.with(|p| p.range.as_deref().unwrap_or("24h") == *r && p.from.is_none())).then_some("page")>
+                        {format!("last {r}")}
+                    </a>
+                }).collect_view()}
+            </nav>
+        </section>
+        <Transition fallback=|| view! { <p class="loading" role="status">"Reading the ledger…"</p> }>
+            {move || {
+                crate::live::adopt_pools(live, snapshot);
+                report.get()
+            }.map(|r| match r {
+                Err(e) => view! { <p class="error" role="alert">"Could not compute savings: " {e.to_string()}</p> }.into_any(),
+                Ok(r) => report_view(r, params.get_untracked().query()).into_any(),
+            })}
+        </Transition>
+        <div id=CHART_ID class="chart" role="img" aria-label="Actual cost against the on-demand baseline over time"></div>
+    }
+}
+
+fn inputs_of(r: &SavingsReport, what: &str) -> String {
+    format!(
+        "{what}: Σ over {} priced nodes of hours in range × USD per instance-hour. {:.2} node-hours. Prices: {}.",
+        r.lines.len() as u32 - r.unpriced_nodes.min(r.lines.len() as u32),
+        r.node_hours,
+        if r.price_sources.is_empty() {
+            "none".to_string()
+        } else {
+            r.price_sources.join("; ")
+        }
+    )
+}
+
+fn report_view(r: SavingsReport, query: String) -> impl IntoView {
+    let rr = r.run_rate.clone();
+    let figures = [
+        (
+            "Actual cost",
+            usd(Some(r.actual_usd)),
+            inputs_of(&r, "Actual"),
+            "actual",
+        ),
+        (
+            "On-demand baseline",
+            usd(Some(r.baseline_usd)),
+            inputs_of(&r, "The same node-hours at on-demand prices"),
+            "baseline",
+        ),
+        (
+            "Savings",
+            format!("{} ({} %)", usd(Some(r.savings_usd)), r.savings_pct),
+            "baseline − actual; % of the baseline".to_string(),
+            "savings",
+        ),
+        (
+            "Projected month",
+            usd(Some(r.projected_month_usd)),
+            format!(
+                "actual ÷ {} h in range × 730 h; on-demand: {}",
+                r.hours,
+                usd(Some(r.projected_month_baseline_usd))
+            ),
+            "month",
+        ),
+        (
+            "Run rate now",
+            format!("{}/h", usd(Some(rr.actual_usd_h))),
+            format!(
+                "{} running nodes; on-demand {}/h; spot saves {}/h",
+                rr.running_nodes,
+                usd(Some(rr.baseline_usd_h)),
+                usd(Some(rr.difference_usd_h))
+            ),
+            "runrate",
+        ),
+        (
+            "Preemption cost",
+            usd(Some(r.preemption.lost_usd)),
+            format!(
+                "{} preemptions: {} node-hours ({} GPU-hours) from T=0 until the pool's next node started, at the preempted node's price",
+                r.preemption.preemptions, r.preemption.lost_node_hours, r.preemption.lost_gpu_hours
+            ),
+            "preemption",
+        ),
+        (
+            "Savings net of preemptions",
+            usd(Some(r.savings_net_usd)),
+            "savings − preemption cost".to_string(),
+            "net",
+        ),
+    ];
+    let exports = [
+        ("report JSON", format!("/api/v1/savings?{query}")),
+        ("report CSV", format!("/api/v1/savings.csv?{query}")),
+        ("ledger JSON", format!("/api/v1/ledger?{query}")),
+        ("ledger CSV", format!("/api/v1/ledger.csv?{query}")),
+    ];
+    let fleet = r.fleet.clone();
+    view! {
+        <p class="muted">{format!(
+            "{} to {} ({} h). Every figure shows its inputs on hover.",
+            r.from.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default(),
+            r.to.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default(),
+            r.hours
+        )}</p>
+        {(r.unpriced_nodes > 0).then(|| view! {
+            <p class="notice" data-testid="unpriced">{format!(
+                "{} nodes have an unknown price and are left out of every total (never guessed). Add them with --prices.",
+                r.unpriced_nodes
+            )}</p>
+        })}
+        <div class="counts">
+            {figures.into_iter().map(|(label, value, title, id)| view! {
+                <div title=title.clone() tabindex="0" aria-label=format!("{label}: {value}. {title}")>
+                    <span class="label">{label}</span>
+                    <span class="value" data-testid=format!("fig-{id}")>{value.clone()}</span>
+                </div>
+            }).collect_view()}
+        </div>
+        <p class="exports">"Export: " {exports.into_iter().map(|(l, h)| view! { <a href=h download="">{l}</a>" " }).collect_view()}</p>
+        <whatif::WhatIf fleet />
+        {r.breakdowns.into_iter().map(|(by, rows)| breakdown(by, rows)).collect_view()}
+        <h2>"Price sources"</h2>
+        <ul>{r.price_sources.into_iter().map(|s| view! { <li>{s}</li> }).collect_view()}</ul>
+    }
+}
+
+fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
+    view! {
+        <h2>{format!("By {by}")}</h2>
+        <div class="table-wrap">
+            <table class="breakdown" data-by=by.clone()>
+                <thead><tr>
+                    <th scope="col">{by.clone()}</th>
+                    <th scope="col">"Node-hours"</th>
+                    <th scope="col">"Actual"</th>
+                    <th scope="col">"On-demand"</th>
+                    <th scope="col">"Savings"</th>
+                    <th scope="col">"Unpriced nodes"</th>
+                </tr></thead>
+                <tbody>
+                    {rows.into_iter().map(|row| view! {
+                        <tr>
+                            <td>{row.key.clone()}</td>
+                            <td class="num">{row.node_hours.to_string()}</td>
+                            <td class="num">{usd(Some(row.actual_usd))}</td>
+                            <td class="num">{usd(Some(row.baseline_usd))}</td>
+                            <td class="num">{usd(Some(row.savings_usd))}</td>
+                            <td class="num">{row.unpriced_nodes}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+/// One line on the dashboard: what spot saves now and over the last 24 hours.
+#[component]
+pub fn SavingsSummary() -> impl IntoView {
+    let report = Resource::new(|| (), |_| load_savings(Some("24h".into()), None, None));
+    view! {
+        <Suspense fallback=|| ()>
+            {move || report.get().and_then(|r| r.ok()).map(|r| view! {
+                <a class="savings-summary" href="/savings" data-testid="savings-summary"
+                    title=format!("{} running nodes at the catalog's prices; unpriced nodes left out: {}", r.run_rate.running_nodes, r.unpriced_nodes)>
+                    {format!(
+                        "Spot saves {}/h now ({}/h paid against {}/h on-demand) · {} saved in 24 h",
+                        usd(Some(r.run_rate.difference_usd_h)),
+                        usd(Some(r.run_rate.actual_usd_h)),
+                        usd(Some(r.run_rate.baseline_usd_h)),
+                        usd(Some(r.savings_usd))
+                    )}
+                </a>
+            })}
+        </Suspense>
+    }
+}

@@ -1,0 +1,49 @@
+//! The savings page's server functions and the seam through which the server supplies
+//! lifetimes and prices. The report itself is the pure [`report`](crate::domain::savings::report).
+
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+
+use crate::model::SavingsReport;
+
+/// What the server provides (by Leptos context): the ledger's report and the prices in force.
+#[cfg(feature = "ssr")]
+pub trait SavingsSource: Send + Sync {
+    /// The report over `[from, to]`.
+    fn report<'a>(
+        &'a self,
+        from: chrono::DateTime<chrono::Utc>,
+        to: chrono::DateTime<chrono::Utc>,
+    ) -> crate::create_api::BoxFuture<'a, Result<SavingsReport, String>>;
+
+    /// The price catalog in force, user rows first.
+    fn prices(&self) -> Vec<crate::model::PriceEntry>;
+}
+
+/// The context value carrying the server's [`SavingsSource`].
+#[cfg(feature = "ssr")]
+#[derive(Clone)]
+pub struct SavingsSourceHandle(pub std::sync::Arc<dyn SavingsSource>);
+
+/// The savings report for a named `range` (`1h`, `24h`, `7d`, `30d`) or RFC 3339 `from`/`to`,
+/// resolved on the server so the page's URL means the same thing on both sides.
+///
+/// Errors: a bad range, the ledger could not be read (the message says why), or the server
+/// was wired without a savings source.
+#[server(endpoint = "savings", input = Json)]
+pub async fn load_savings(
+    range: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+) -> Result<SavingsReport, ServerFnError> {
+    let source = use_context::<SavingsSourceHandle>()
+        .ok_or_else(|| ServerFnError::new("no savings source in context"))?;
+    let (from, to) = crate::domain::savings::range::resolve(
+        range.as_deref(),
+        from.as_deref(),
+        to.as_deref(),
+        chrono::Utc::now(),
+    )
+    .map_err(ServerFnError::new)?;
+    source.0.report(from, to).await.map_err(ServerFnError::new)
+}

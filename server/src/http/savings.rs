@@ -1,0 +1,180 @@
+//! `GET /api/v1/prices` (the catalog in force, with sources and dates),
+//! `GET /api/v1/savings[.csv]?from=…&to=…` (the report; CSV: its breakdowns) and
+//! `GET /api/v1/ledger[.csv]?from=…&to=…` (the lifetimes behind it).
+//!
+//! `from` and `to` are RFC 3339; `range=1h|24h|7d|30d` is a shorthand ending now. Default: the
+//! last 24 hours.
+
+use std::sync::Arc;
+
+use app::domain::savings::report::hours_label;
+use app::model::{Lifetime, SavingsReport};
+use axum::{
+    Json,
+    extract::{Query, State},
+    http::{StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::ledger::Savings;
+
+#[derive(Deserialize)]
+pub struct RangeQuery {
+    from: Option<String>,
+    to: Option<String>,
+    range: Option<String>,
+}
+
+impl RangeQuery {
+    /// The range asked for (see `app::domain::savings::range::resolve`).
+    fn resolve(&self) -> Result<(DateTime<Utc>, DateTime<Utc>), String> {
+        app::domain::savings::range::resolve(
+            self.range.as_deref(),
+            self.from.as_deref(),
+            self.to.as_deref(),
+            Utc::now(),
+        )
+    }
+}
+
+fn bad(e: String) -> Response {
+    (StatusCode::BAD_REQUEST, e).into_response()
+}
+
+fn failed(e: crate::Error) -> Response {
+    (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response()
+}
+
+fn csv_response(name: &str, body: Vec<u8>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+#[derive(Serialize)]
+pub struct Prices {
+    /// Rows from the user's price file, first in `entries`.
+    user_entries: usize,
+    entries: Vec<app::model::PriceEntry>,
+}
+
+pub async fn prices(State(s): State<Arc<Savings>>) -> Json<Prices> {
+    Json(Prices {
+        user_entries: s.prices.user_entries,
+        entries: s.prices.entries.clone(),
+    })
+}
+
+async fn load(s: &Savings, q: &RangeQuery) -> Result<SavingsReport, Response> {
+    let (from, to) = q.resolve().map_err(bad)?;
+    s.report(from, to).await.map_err(failed)
+}
+
+pub async fn savings(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuery>) -> Response {
+    match load(&s, &q).await {
+        Ok(r) => Json(r).into_response(),
+        Err(e) => e,
+    }
+}
+
+pub async fn savings_csv(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuery>) -> Response {
+    let r = match load(&s, &q).await {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "by",
+        "key",
+        "node_hours",
+        "actual_usd",
+        "on_demand_baseline_usd",
+        "savings_usd",
+        "unpriced_nodes",
+    ]);
+    let _ = w.write_record([
+        "total",
+        &hours_label(&r),
+        &r.node_hours.to_string(),
+        &r.actual_usd.to_string(),
+        &r.baseline_usd.to_string(),
+        &r.savings_usd.to_string(),
+        &r.unpriced_nodes.to_string(),
+    ]);
+    for (by, rows) in &r.breakdowns {
+        for row in rows {
+            let _ = w.write_record([
+                by.as_str(),
+                &row.key,
+                &row.node_hours.to_string(),
+                &row.actual_usd.to_string(),
+                &row.baseline_usd.to_string(),
+                &row.savings_usd.to_string(),
+                &row.unpriced_nodes.to_string(),
+            ]);
+        }
+    }
+    csv_response("spotboard-savings.csv", w.into_inner().unwrap_or_default())
+}
+
+async fn lifetimes(s: &Savings, q: &RangeQuery) -> Result<Vec<Lifetime>, Response> {
+    let (from, to) = q.resolve().map_err(bad)?;
+    s.ledger.between(from, to).await.map_err(failed)
+}
+
+pub async fn ledger(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuery>) -> Response {
+    match lifetimes(&s, &q).await {
+        Ok(l) => Json(l).into_response(),
+        Err(e) => e,
+    }
+}
+
+pub async fn ledger_csv(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuery>) -> Response {
+    let rows = match lifetimes(&s, &q).await {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "uid",
+        "cluster",
+        "node",
+        "pool",
+        "instance_type",
+        "zone",
+        "capacity_type",
+        "gpus",
+        "started_at",
+        "ended_at",
+        "end_reason",
+        "preemption_t0",
+    ]);
+    let t = |t: Option<DateTime<Utc>>| t.map(|t| t.to_rfc3339()).unwrap_or_default();
+    for l in rows {
+        let _ = w.write_record([
+            l.uid,
+            l.cluster,
+            l.node,
+            l.pool.unwrap_or_default(),
+            l.instance_type.unwrap_or_default(),
+            l.zone.unwrap_or_default(),
+            l.capacity_type,
+            l.gpus.to_string(),
+            l.started_at.to_rfc3339(),
+            t(l.ended_at),
+            l.end_reason.unwrap_or_else(|| "still running".into()),
+            t(l.preemption_t0),
+        ]);
+    }
+    csv_response("spotboard-ledger.csv", w.into_inner().unwrap_or_default())
+}

@@ -1,0 +1,135 @@
+//! Records node lifetimes from what the watches see: every node the hub holds is a lifetime
+//! (backfilled from its creationTimestamp when first seen); a node seen cordoned for
+//! preemption gets its T=0; a node that leaves ends as `preempted` (it was being preempted),
+//! `scaled down` (its pool still exists) or `deleted`. Lifetimes still open in the ledger for
+//! nodes that are gone when spotboard starts end at the last heartbeat: they ended while
+//! nobody was watching.
+
+use std::collections::{HashMap, HashSet};
+
+use app::catalog;
+use app::model::{Lifetime, NodeRow, PoolRow};
+use chrono::{DateTime, Utc};
+
+use super::Ledger;
+use crate::Result;
+use crate::hub::Hub;
+
+/// How often the recorder looks at the hub.
+pub const RECORD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+#[derive(Clone)]
+struct Seen {
+    cluster: String,
+    pool: Option<String>,
+    preempting: bool,
+}
+
+/// The recorder's memory between looks.
+#[derive(Default)]
+pub struct Recorder {
+    seen: HashMap<String, Seen>,
+    /// Clusters whose leftovers from before this start have been closed.
+    reconciled: HashSet<String>,
+}
+
+fn is_preempting(n: &NodeRow) -> bool {
+    n.pending_preemption || n.evicted_at.is_some()
+}
+
+/// The lifetime a node row starts.
+pub fn lifetime(n: &NodeRow, pools: &[PoolRow], now: DateTime<Utc>) -> Lifetime {
+    let pool = n.pool.as_ref().and_then(|p| {
+        pools
+            .iter()
+            .find(|r| r.cluster == n.cluster && &r.name == p)
+    });
+    let capacity_type = match pool.map(|p| p.compute_class.as_str()) {
+        Some("spot") => "spot",
+        Some("default") => "on-demand",
+        _ => "unknown",
+    };
+    Lifetime {
+        uid: n.key.clone(),
+        cluster: n.cluster.clone(),
+        node: n.name.clone(),
+        pool: n.pool.clone(),
+        instance_type: n.instance_type.clone(),
+        zone: n.zone.clone(),
+        capacity_type: capacity_type.into(),
+        gpus: n
+            .instance_type
+            .as_deref()
+            .and_then(catalog::instance_type)
+            .map(|t| t.gpus)
+            .unwrap_or(0),
+        started_at: n.created.unwrap_or(now),
+        ..Default::default()
+    }
+}
+
+impl Recorder {
+    /// One look: records what changed since the last one. Only clusters whose watches have
+    /// listed are judged, so a cluster still connecting does not look empty.
+    pub async fn step(&mut self, ledger: &Ledger, hub: &Hub, now: DateTime<Utc>) -> Result<()> {
+        let (nodes, pools, synced) = hub.ledger_inputs();
+        let present: HashSet<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
+        let last_beat = ledger.last_beat().await?.unwrap_or(now);
+        for cluster in &synced {
+            if self.reconciled.insert(cluster.clone()) {
+                for uid in ledger.open_uids(cluster).await? {
+                    if !present.contains(uid.as_str()) {
+                        ledger.ended(&uid, last_beat, "deleted").await?;
+                    }
+                }
+            }
+        }
+        for n in nodes.iter().filter(|n| synced.contains(&n.cluster)) {
+            let preempting = is_preempting(n);
+            match self.seen.get_mut(&n.key) {
+                None => {
+                    ledger.started(&lifetime(n, &pools, now)).await?;
+                    if preempting {
+                        ledger.preempting(&n.key, now).await?;
+                    }
+                    self.seen.insert(
+                        n.key.clone(),
+                        Seen {
+                            cluster: n.cluster.clone(),
+                            pool: n.pool.clone(),
+                            preempting,
+                        },
+                    );
+                }
+                Some(s) => {
+                    if preempting && !s.preempting {
+                        ledger.preempting(&n.key, now).await?;
+                        s.preempting = true;
+                    }
+                }
+            }
+        }
+        let gone: Vec<(String, Seen)> = self
+            .seen
+            .iter()
+            .filter(|(uid, s)| synced.contains(&s.cluster) && !present.contains(uid.as_str()))
+            .map(|(u, s)| (u.clone(), s.clone()))
+            .collect();
+        for (uid, s) in gone {
+            let pool_exists = s
+                .pool
+                .as_ref()
+                .is_some_and(|p| pools.iter().any(|r| r.cluster == s.cluster && &r.name == p));
+            let reason = if s.preempting {
+                "preempted"
+            } else if pool_exists {
+                "scaled down"
+            } else {
+                "deleted"
+            };
+            ledger.ended(&uid, now, reason).await?;
+            self.seen.remove(&uid);
+        }
+        ledger.beat(now).await
+    }
+}

@@ -1,0 +1,56 @@
+//! The server's [`SavingsSource`]: the ledger's lifetimes priced with the catalog in force.
+
+use std::sync::Arc;
+
+use app::create_api::BoxFuture;
+use app::domain::prices::PriceCatalog;
+use app::domain::savings::{ReportInput, report};
+use app::model::{PriceEntry, SavingsReport};
+use app::savings_api::SavingsSource;
+use chrono::{DateTime, Utc};
+
+use super::Ledger;
+
+/// Lifetimes from the ledger, prices from the catalog.
+pub struct Savings {
+    pub ledger: Ledger,
+    pub prices: Arc<PriceCatalog>,
+}
+
+impl Savings {
+    /// The report over `[from, to]`, now.
+    ///
+    /// Errors: the ledger could not be read.
+    pub async fn report(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> crate::Result<SavingsReport> {
+        let lifetimes = self.ledger.between(from, to).await?;
+        Ok(report(&ReportInput {
+            lifetimes: &lifetimes,
+            prices: &self.prices,
+            from,
+            to,
+            now: Utc::now(),
+        }))
+    }
+}
+
+impl SavingsSource for Savings {
+    fn report<'a>(
+        &'a self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> BoxFuture<'a, Result<SavingsReport, String>> {
+        Box::pin(async move {
+            Savings::report(self, from, to)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn prices(&self) -> Vec<PriceEntry> {
+        self.prices.entries.clone()
+    }
+}

@@ -1,0 +1,172 @@
+//! The ledger's storage: node lifetimes in SQLite (default, a file) or PostgreSQL
+//! (`--database-url postgres://…`), through sqlx's `Any` driver with one schema
+//! (`server/migrations`). Times are stored as Unix seconds.
+
+use app::model::Lifetime;
+use chrono::{DateTime, TimeZone, Utc};
+use sqlx::{AnyPool, Row, any::AnyPoolOptions};
+
+use crate::{Error, Result};
+
+/// An open ledger.
+#[derive(Clone)]
+pub struct Ledger {
+    pool: AnyPool,
+    /// `sqlite` or `postgres`, for the log and the health page.
+    pub backend: &'static str,
+}
+
+fn secs(t: DateTime<Utc>) -> i64 {
+    t.timestamp()
+}
+
+fn time(s: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(s, 0).single().unwrap_or_default()
+}
+
+fn db(context: &str) -> impl Fn(sqlx::Error) -> Error + '_ {
+    move |e| Error::Ledger(format!("{context}: {e}"))
+}
+
+impl Ledger {
+    /// Opens (creating when needed) the ledger at `url` and applies the migrations.
+    /// `url` is `sqlite://PATH` (the file is created) or `postgres://…`.
+    ///
+    /// Errors: the database cannot be reached or created, or a migration fails.
+    pub async fn open(url: &str) -> Result<Self> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("postgres") {
+            "postgres"
+        } else {
+            "sqlite"
+        };
+        let url = if backend == "sqlite" && !url.contains("mode=") {
+            format!("{url}{}mode=rwc", if url.contains('?') { '&' } else { '?' })
+        } else {
+            url.to_string()
+        };
+        let pool = AnyPoolOptions::new()
+            .max_connections(if backend == "sqlite" { 1 } else { 4 })
+            .connect(&url)
+            .await
+            .map_err(db("opening the ledger"))?;
+        sqlx::migrate!("./migrations")
+            .run(&pool)
+            .await
+            .map_err(|e| Error::Ledger(format!("migrating the ledger: {e}")))?;
+        Ok(Ledger { pool, backend })
+    }
+
+    /// Records a node that started (or is seen for the first time). A known uid keeps its
+    /// start; its pool, type and zone are refreshed.
+    pub async fn started(&self, l: &Lifetime) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO node_lifetimes (uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             ON CONFLICT (uid) DO UPDATE SET pool = excluded.pool, instance_type = excluded.instance_type,
+                 zone = excluded.zone, capacity_type = excluded.capacity_type, gpus = excluded.gpus",
+        )
+        .bind(&l.uid)
+        .bind(&l.cluster)
+        .bind(&l.node)
+        .bind(l.pool.clone())
+        .bind(l.instance_type.clone())
+        .bind(l.zone.clone())
+        .bind(&l.capacity_type)
+        .bind(i64::from(l.gpus))
+        .bind(secs(l.started_at))
+        .execute(&self.pool)
+        .await
+        .map_err(db("recording a node"))?;
+        Ok(())
+    }
+
+    /// Records T=0 of a preemption, once.
+    pub async fn preempting(&self, uid: &str, t0: DateTime<Utc>) -> Result<()> {
+        sqlx::query(
+            "UPDATE node_lifetimes SET preemption_t0 = $1 WHERE uid = $2 AND preemption_t0 IS NULL",
+        )
+        .bind(secs(t0))
+        .bind(uid)
+        .execute(&self.pool)
+        .await
+        .map_err(db("recording a preemption"))?;
+        Ok(())
+    }
+
+    /// Ends an open lifetime.
+    pub async fn ended(&self, uid: &str, at: DateTime<Utc>, reason: &str) -> Result<()> {
+        sqlx::query("UPDATE node_lifetimes SET ended_at = $1, end_reason = $2 WHERE uid = $3 AND ended_at IS NULL")
+            .bind(secs(at))
+            .bind(reason)
+            .bind(uid)
+            .execute(&self.pool)
+            .await
+            .map_err(db("ending a node"))?;
+        Ok(())
+    }
+
+    /// Uids of the open lifetimes of `cluster`.
+    pub async fn open_uids(&self, cluster: &str) -> Result<Vec<String>> {
+        let rows =
+            sqlx::query("SELECT uid FROM node_lifetimes WHERE cluster = $1 AND ended_at IS NULL")
+                .bind(cluster)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(db("listing open nodes"))?;
+        Ok(rows.iter().map(|r| r.get::<String, _>(0)).collect())
+    }
+
+    /// Lifetimes overlapping `[from, to]`, oldest first.
+    pub async fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Lifetime>> {
+        let rows = sqlx::query(
+            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0
+             FROM node_lifetimes WHERE started_at < $1 AND (ended_at IS NULL OR ended_at > $2)
+             ORDER BY started_at, uid",
+        )
+        .bind(secs(to))
+        .bind(secs(from))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("reading the ledger"))?;
+        Ok(rows
+            .iter()
+            .map(|r| Lifetime {
+                uid: r.get(0),
+                cluster: r.get(1),
+                node: r.get(2),
+                pool: r.get(3),
+                instance_type: r.get(4),
+                zone: r.get(5),
+                capacity_type: r.get(6),
+                gpus: u32::try_from(r.get::<i64, _>(7)).unwrap_or(0),
+                started_at: time(r.get(8)),
+                ended_at: r.get::<Option<i64>, _>(9).map(time),
+                end_reason: r.get(10),
+                preemption_t0: r.get::<Option<i64>, _>(11).map(time),
+            })
+            .collect())
+    }
+
+    /// Stores the recorder's heartbeat.
+    pub async fn beat(&self, at: DateTime<Utc>) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO ledger_meta (key, value) VALUES ('heartbeat', $1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(secs(at))
+        .execute(&self.pool)
+        .await
+        .map_err(db("writing the heartbeat"))?;
+        Ok(())
+    }
+
+    /// The last heartbeat, if any.
+    pub async fn last_beat(&self) -> Result<Option<DateTime<Utc>>> {
+        let row = sqlx::query("SELECT value FROM ledger_meta WHERE key = 'heartbeat'")
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db("reading the heartbeat"))?;
+        Ok(row.map(|r| time(r.get(0))))
+    }
+}

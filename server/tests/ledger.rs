@@ -1,0 +1,201 @@
+//! The ledger against the embedded cluster, in SQLite and in PostgreSQL: it records every node
+//! the cluster has, ends a preempted node as `preempted` with its T=0, survives a restart of
+//! spotboard without duplicates or loss, and the savings report prices what it holds.
+
+mod common;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::{Value, json};
+use server::embedded::{EmbeddedCluster, EmbeddedOptions};
+
+use common::sim::eventually;
+
+const ZONE: &str = "US-EAST-04A";
+
+/// Starts spotboard against the already running `cluster` (as a real kubeconfig context),
+/// with the ledger at `database_url`; returns it and a handle that stops it.
+async fn dashboard(
+    kubeconfig: &std::path::Path,
+    database_url: &str,
+) -> (server::run::Running, tokio::sync::oneshot::Sender<()>) {
+    use clap::Parser;
+    let mut args = server::cli::Cli::parse_from(["spotboard"]).serve;
+    args.listen = "127.0.0.1:0".parse().unwrap();
+    args.kubeconfig = Some(kubeconfig.to_path_buf());
+    args.contexts = vec![server::embedded::context_name(ZONE)];
+    args.database_url = Some(database_url.to_string());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = server::run::start(&args, async {
+        let _ = stopped.await;
+    })
+    .await
+    .expect("spotboard starts");
+    common::wait_for(Duration::from_secs(30), || running.hub.ready()).await;
+    (running, stop)
+}
+
+async fn ledger(base: &str) -> Vec<Value> {
+    let v: Value = reqwest::get(format!("{base}/api/v1/ledger?range=24h"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    v.as_array().cloned().unwrap_or_default()
+}
+
+fn by_uid<'a>(rows: &'a [Value], uid: &str) -> Option<&'a Value> {
+    rows.iter().find(|r| r["uid"] == uid)
+}
+
+async fn plays_and_survives_a_restart(database_url: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let cluster = EmbeddedCluster::start(EmbeddedOptions {
+        zones: vec![ZONE.into()],
+        seed: 11,
+        speed: 600.0,
+        extra_nodes: 0,
+        pods_per_node: 2,
+        simulate: true,
+        kubeconfig_path: kubeconfig.clone(),
+    })
+    .await
+    .unwrap();
+    let nodes = Api::<Node>::all(cluster.admin_client(ZONE).unwrap());
+
+    let (first, stop) = dashboard(&kubeconfig, database_url).await;
+    let base = format!("http://{}", first.addr);
+    let in_cluster = nodes.list(&ListParams::default()).await.unwrap().items;
+    let rows = eventually(
+        Duration::from_secs(10),
+        "every node in the ledger",
+        || async {
+            let rows = ledger(&base).await;
+            in_cluster
+                .iter()
+                .all(|n| by_uid(&rows, &n.uid().unwrap()).is_some())
+                .then_some(rows)
+        },
+    )
+    .await;
+    for n in &in_cluster {
+        let row = by_uid(&rows, &n.uid().unwrap()).unwrap();
+        let created = n.creation_timestamp().unwrap().0.as_second();
+        let started = chrono::DateTime::parse_from_rfc3339(row["started_at"].as_str().unwrap())
+            .unwrap()
+            .timestamp();
+        assert_eq!(started, created, "backfilled from creationTimestamp: {row}");
+        assert!(row["ended_at"].is_null());
+    }
+    let spot = rows
+        .iter()
+        .find(|r| r["pool"] == "h100-spot-train")
+        .expect("a spot H100 node");
+    assert_eq!(spot["capacity_type"], "spot");
+    assert_eq!(spot["gpus"], 8);
+    let victim_uid = spot["uid"].as_str().unwrap().to_string();
+    let victim = spot["node"].as_str().unwrap().to_string();
+
+    // A CKS preemption (T+7 min is 0.7 s at speed 600).
+    let patch = json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
+    nodes
+        .patch(&victim, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let ended = eventually(
+        Duration::from_secs(15),
+        "the preempted node ends",
+        || async {
+            let rows = ledger(&base).await;
+            by_uid(&rows, &victim_uid)
+                .filter(|r| !r["ended_at"].is_null())
+                .cloned()
+        },
+    )
+    .await;
+    assert_eq!(ended["end_reason"], "preempted", "{ended}");
+    assert!(!ended["preemption_t0"].is_null(), "{ended}");
+
+    let report: Value = reqwest::get(format!("{base}/api/v1/savings?range=24h"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let money = |v: &Value| v.as_str().unwrap().parse::<f64>().unwrap();
+    assert!(
+        money(&report["baseline_usd"]) > money(&report["actual_usd"]),
+        "{report}"
+    );
+    assert!(money(&report["run_rate"]["actual_usd_h"]) > 0.0);
+    assert_eq!(
+        report["preemption"]["preemptions"], 1,
+        "{}",
+        report["preemption"]
+    );
+
+    // Restart spotboard; the cluster keeps running.
+    let before = ledger(&base).await;
+    stop.send(()).unwrap();
+    first.wait().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (second, _stop) = dashboard(&kubeconfig, database_url).await;
+    let base = format!("http://{}", second.addr);
+    let after = eventually(
+        Duration::from_secs(10),
+        "current nodes recorded again",
+        || async {
+            let rows = ledger(&base).await;
+            let now_in_cluster = nodes.list(&ListParams::default()).await.unwrap().items;
+            now_in_cluster
+                .iter()
+                .all(|n| by_uid(&rows, &n.uid().unwrap()).is_some_and(|r| r["ended_at"].is_null()))
+                .then_some(rows)
+        },
+    )
+    .await;
+    for row in &before {
+        let kept = by_uid(&after, row["uid"].as_str().unwrap()).expect("nothing recorded is lost");
+        assert_eq!(kept["started_at"], row["started_at"]);
+        if !row["ended_at"].is_null() {
+            assert_eq!(kept, row, "an ended lifetime is not touched again");
+        }
+    }
+    let mut uids: Vec<&str> = after.iter().map(|r| r["uid"].as_str().unwrap()).collect();
+    let n = uids.len();
+    uids.sort_unstable();
+    uids.dedup();
+    assert_eq!(uids.len(), n, "no lifetime is recorded twice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_ledger_records_the_cluster_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("ledger.sqlite").display());
+    plays_and_survives_a_restart(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_ledger_records_the_cluster_and_survives_a_restart() {
+    let admin_url = std::env::var("SPOTBOARD_TEST_DATABASE_URL").expect(
+        "SPOTBOARD_TEST_DATABASE_URL is not set: run the tests through ./tasks.sh test, which \
+         installs and starts PostgreSQL on loopback",
+    );
+    // A fresh database per run, so earlier runs' rows cannot mix in.
+    let name = format!("spotboard_test_{}", uuid::Uuid::new_v4().simple());
+    sqlx::any::install_default_drivers();
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin_url)
+        .await
+        .expect("PostgreSQL reachable");
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let base = admin_url.rsplit_once('/').map(|(b, _)| b).unwrap();
+    plays_and_survives_a_restart(&format!("{base}/{name}")).await;
+}
