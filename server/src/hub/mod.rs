@@ -74,6 +74,16 @@ pub struct HubStats {
     pub events: usize,
 }
 
+/// What the ledger's recorder reads from the hub.
+pub struct LedgerInputs {
+    pub nodes: Vec<NodeRow>,
+    pub pools: Vec<PoolRow>,
+    /// "Preemption pending" events (the CKS signal at T=0).
+    pub preemptions: Vec<EventRow>,
+    /// Clusters whose every watch has listed.
+    pub synced: HashSet<String>,
+}
+
 impl Hub {
     /// A hub for the given clusters: `(name, zone)`.
     pub fn new(clusters: &[(String, Option<String>)]) -> Self {
@@ -290,15 +300,22 @@ impl Hub {
         })
     }
 
-    /// Every node and pool, and the clusters whose every watch has listed: the ledger's view.
-    pub fn ledger_inputs(&self) -> (Vec<NodeRow>, Vec<PoolRow>, HashSet<String>) {
+    /// Every node and pool, the "Preemption pending" events, and the clusters whose every
+    /// watch has listed: the ledger's view.
+    pub fn ledger_inputs(&self) -> LedgerInputs {
         let (nodes, pools) = self.read(|s| s.views.ledger_inputs());
+        let (_, _, preemptions) = self.capacity_inputs();
         let synced = self
             .read(|s| s.clusters.keys().cloned().collect::<Vec<_>>())
             .into_iter()
             .filter(|c| self.synced(c))
             .collect();
-        (nodes, pools, synced)
+        LedgerInputs {
+            nodes,
+            pools,
+            preemptions,
+            synced,
+        }
     }
 
     /// One pool with its nodes and events (newest first), if it exists.

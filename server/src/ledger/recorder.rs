@@ -21,14 +21,21 @@ pub const RECORD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 #[derive(Clone)]
 struct Seen {
     cluster: String,
+    node: String,
     pool: Option<String>,
     preempting: bool,
 }
+
+/// How long a vanished node waits for its "Preemption pending" event before its end reason
+/// is decided (the node and event watches are independent streams).
+pub const END_GRACE: chrono::Duration = chrono::Duration::seconds(3);
 
 /// The recorder's memory between looks.
 #[derive(Default)]
 pub struct Recorder {
     seen: HashMap<String, Seen>,
+    /// Nodes no longer in the cluster, with when they were first missed.
+    vanished: HashMap<String, DateTime<Utc>>,
     /// Clusters whose leftovers from before this start have been closed.
     reconciled: HashSet<String>,
 }
@@ -72,7 +79,23 @@ impl Recorder {
     /// One look: records what changed since the last one. Only clusters whose watches have
     /// listed are judged, so a cluster still connecting does not look empty.
     pub async fn step(&mut self, ledger: &Ledger, hub: &Hub, now: DateTime<Utc>) -> Result<()> {
-        let (nodes, pools, synced) = hub.ledger_inputs();
+        let crate::hub::LedgerInputs {
+            nodes,
+            pools,
+            preemptions,
+            synced,
+        } = hub.ledger_inputs();
+        // The "Preemption pending" event outlives a preemption faster than a look (at high
+        // simulation speeds, T=0 to removal can fall between two looks): it decides too.
+        let pending: HashMap<(&str, &str), DateTime<Utc>> = preemptions
+            .iter()
+            .map(|e| {
+                (
+                    (e.cluster.as_str(), e.object.as_str()),
+                    e.last_seen.unwrap_or(now),
+                )
+            })
+            .collect();
         let present: HashSet<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
         let last_beat = ledger.last_beat().await?.unwrap_or(now);
         for cluster in &synced {
@@ -85,17 +108,20 @@ impl Recorder {
             }
         }
         for n in nodes.iter().filter(|n| synced.contains(&n.cluster)) {
-            let preempting = is_preempting(n);
+            let signal = pending.get(&(n.cluster.as_str(), n.name.as_str())).copied();
+            let preempting = is_preempting(n) || signal.is_some();
+            let t0 = signal.unwrap_or(now);
             match self.seen.get_mut(&n.key) {
                 None => {
                     ledger.started(&lifetime(n, &pools, now)).await?;
                     if preempting {
-                        ledger.preempting(&n.key, now).await?;
+                        ledger.preempting(&n.key, t0).await?;
                     }
                     self.seen.insert(
                         n.key.clone(),
                         Seen {
                             cluster: n.cluster.clone(),
+                            node: n.name.clone(),
                             pool: n.pool.clone(),
                             preempting,
                         },
@@ -103,7 +129,7 @@ impl Recorder {
                 }
                 Some(s) => {
                     if preempting && !s.preempting {
-                        ledger.preempting(&n.key, now).await?;
+                        ledger.preempting(&n.key, t0).await?;
                         s.preempting = true;
                     }
                 }
@@ -115,7 +141,18 @@ impl Recorder {
             .filter(|(uid, s)| synced.contains(&s.cluster) && !present.contains(uid.as_str()))
             .map(|(u, s)| (u.clone(), s.clone()))
             .collect();
-        for (uid, s) in gone {
+        for (uid, mut s) in gone {
+            let missed = *self.vanished.entry(uid.clone()).or_insert(now);
+            let signal = pending.get(&(s.cluster.as_str(), s.node.as_str()));
+            if signal.is_none() && !s.preempting && now - missed < END_GRACE {
+                continue;
+            }
+            if let Some(t0) = signal {
+                if !s.preempting {
+                    ledger.preempting(&uid, *t0).await?;
+                }
+                s.preempting = true;
+            }
             let pool_exists = s
                 .pool
                 .as_ref()
@@ -127,8 +164,9 @@ impl Recorder {
             } else {
                 "deleted"
             };
-            ledger.ended(&uid, now, reason).await?;
+            ledger.ended(&uid, missed, reason).await?;
             self.seen.remove(&uid);
+            self.vanished.remove(&uid);
         }
         ledger.beat(now).await
     }
