@@ -135,7 +135,7 @@ pub struct SavingsReport {
     pub savings_usd: Decimal,
     /// Savings as a percent of the baseline, two decimals; 0 with no baseline.
     pub savings_pct: Decimal,
-    /// Actual cost per hour of the range × 730.
+    /// Actual cost per hour of the range (from the first recorded node on) × 730.
     pub projected_month_usd: Decimal,
     pub projected_month_baseline_usd: Decimal,
     /// Lifetimes left out of every total because a price is unknown.

@@ -168,10 +168,18 @@ pub fn report(input: &ReportInput) -> SavingsReport {
     if !r.baseline_usd.is_zero() {
         r.savings_pct = cents(r.savings_usd * Decimal::ONE_HUNDRED / r.baseline_usd);
     }
-    if !r.hours.is_zero() {
+    // Project from the hours the ledger covers: a range reaching back before the first
+    // recorded node would otherwise dilute the hourly average.
+    let covered_from = lifetimes
+        .iter()
+        .map(|l| l.started_at)
+        .min()
+        .map_or(from, |first| first.max(from));
+    let covered = hours(covered_from, to);
+    if !covered.is_zero() {
         let month = Decimal::from(HOURS_PER_MONTH);
-        r.projected_month_usd = cents(r.actual_usd / r.hours * month);
-        r.projected_month_baseline_usd = cents(r.baseline_usd / r.hours * month);
+        r.projected_month_usd = cents(r.actual_usd / covered * month);
+        r.projected_month_baseline_usd = cents(r.baseline_usd / covered * month);
     }
     r.preemption = preemption_cost(&priced, from, to, now);
     r.savings_net_usd = cents(r.savings_usd - r.preemption.lost_usd);

@@ -79,6 +79,15 @@ fn report_by_hand_with_an_unpriced_node_left_out_and_counted() {
     assert_eq!(r.unpriced_nodes, 1);
     // 204.50 over 10 h → 20.45 per hour × 730 = 14,928.50.
     assert_eq!(r.projected_month_usd, dec!(14928.50));
+    // Asked from 10 h before the first recorded node: the projection still uses the 10 h covered.
+    let earlier = report(&ReportInput {
+        lifetimes: &lifetimes,
+        prices: &prices,
+        from: t0() - Duration::hours(10),
+        to: t0() + Duration::hours(10),
+        now: t0() + Duration::hours(40),
+    });
+    assert_eq!(earlier.projected_month_usd, dec!(14928.50));
     let by_class = &r
         .breakdowns
         .iter()
