@@ -10,6 +10,7 @@
 //! - [`capacity_api`]: the capacity pages' server functions and the server-side seam.
 //! - [`create_api`]: the create form's server functions and the server-side seam behind them.
 //! - [`live`]: the browser side of the stream: merge patches, keyed stores, connection state.
+//! - [`preemptions_api`]: the preemptions page's server function and the server-side seam.
 //! - [`savings_api`]: the savings page's server function and the server-side seam.
 //! - [`pages`] and [`components`]: what a person sees.
 //! - [`error`]: this crate's error type.
@@ -27,6 +28,7 @@ pub mod live;
 pub mod model;
 pub mod nodepool;
 pub mod pages;
+pub mod preemptions_api;
 pub mod savings_api;
 mod shell;
 

@@ -47,6 +47,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::Dashboard />
                     <Route path=path!("/pools/new") view=pages::CreatePoolPage />
                     <Route path=path!("/capacity") view=pages::CapacityPage />
+                    <Route path=path!("/preemptions") view=pages::PreemptionsPage />
                     <Route path=path!("/savings") view=pages::SavingsPage />
                     <Route path=path!("/capacity-finder") view=pages::CapacityFinderPage />
                     <Route path=path!("/pools/:cluster/:name") view=pages::PoolPage />

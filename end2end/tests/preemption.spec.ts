@@ -26,3 +26,29 @@ test("a spot preemption plays on the pool page: cordon, drain, removal", async (
   await expect(row).toHaveCount(0, { timeout: 20_000 });
   await expect(page.getByTestId("events")).toContainText("Deleted for preemption");
 });
+
+test("a preemption's countdown walks through the phases to removed, with its blast radius", async ({ page, request }) => {
+  const spot = (await pools(request)).filter((p) => p.compute_class === "spot" && (p.current_nodes ?? 0) > 0);
+  const pool = spot[spot.length - 1];
+  const detail = await poolDetail(request, pool.cluster, pool.name);
+  const node = detail.nodes.find((n) => !n.pending_preemption && !n.cordoned);
+  expect(node, "a node not being preempted").toBeTruthy();
+
+  await page.goto("/preemptions");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  kubectl(pool.cluster, ["annotate", "node", node!.name, "sim.spotboard.dev/preempt=now"]);
+
+  const card = page.locator(`[data-testid="preemption"][data-node="${node!.name}"]`);
+  await expect(card).toBeVisible({ timeout: 10_000 });
+  await expect(card.getByTestId("phase")).toHaveText("notice");
+  await expect(card.getByTestId("countdown")).toContainText("draining in");
+  // The blast radius: the node's pods with their grace-period fit.
+  const blast = card.getByTestId("blast-radius");
+  await expect(blast.locator("tbody tr").first()).toBeVisible({ timeout: 10_000 });
+  await expect(blast).toContainText("T+2:00");
+  // At speed 60: draining at T+2 s, removed by T+7 s.
+  await expect(card.getByTestId("phase")).toHaveText("draining", { timeout: 15_000 });
+  await expect(card.getByTestId("countdown")).toContainText("removed in");
+  await expect(card.getByTestId("phase")).toHaveText("removed", { timeout: 20_000 });
+  await expect(card.getByTestId("countdown")).toContainText("removed at T+");
+});

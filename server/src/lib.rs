@@ -8,6 +8,7 @@
 //! - [`embedded`]: the embedded cluster (an API server per zone plus the CoreWeave behaviour
 //!   model), the default input and the input of every test.
 //! - [`watch`]: one watcher per kind per cluster; objects trimmed to records.
+//! - [`preemption`]: live preemption timelines, blast radius, waves, metrics.
 //! - [`projection`]: pure functions from records to the view rows of `app::model`.
 //! - [`hub`]: the current view, its revision, keyed deltas, resume ring, subscribers.
 //! - [`ledger`]: node lifetimes in SQLite or PostgreSQL, recorded from the watches.
@@ -25,6 +26,7 @@ pub mod error;
 pub mod http;
 pub mod hub;
 pub mod ledger;
+pub mod preemption;
 pub mod projection;
 pub mod run;
 pub mod watch;

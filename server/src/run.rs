@@ -16,6 +16,7 @@ use crate::{
     http::{self, AppState, Auth},
     hub::Hub,
     ledger::{self, Ledger, Savings},
+    preemption::PreemptionWatch,
     watch::{self, ClusterSource},
 };
 
@@ -95,6 +96,10 @@ pub async fn start(
             .map(|s| (s.name.clone(), s.zone.clone()))
             .collect::<Vec<_>>(),
     );
+    let clients: std::collections::HashMap<String, kube::Client> = sources
+        .iter()
+        .map(|s| (s.name.clone(), s.client.clone()))
+        .collect();
     let mut watchers: Vec<JoinHandle<()>> = sources
         .into_iter()
         .flat_map(|s| watch::spawn_cluster(hub.clone(), s))
@@ -121,6 +126,8 @@ pub async fn start(
     tracing::info!(backend = ledger.backend, "ledger open");
     watchers.push(ledger::spawn_recorder(ledger.clone(), hub.clone()));
     let savings = Arc::new(Savings { ledger, prices });
+    let (preemptions, preemption_task) = PreemptionWatch::start(hub.clone(), clients);
+    watchers.push(preemption_task);
 
     let listener = TcpListener::bind(args.listen)
         .await
@@ -157,6 +164,7 @@ pub async fn start(
         writer: app::create_api::PoolWriterHandle(creator),
         capacity: app::capacity_api::CapacityReaderHandle(capacity),
         savings: savings.clone(),
+        preemptions,
     });
     let server = tokio::spawn(async move {
         axum::serve(listener, router)

@@ -18,6 +18,7 @@ pub fn Header() -> impl IntoView {
             <A href="/" attr:class="brand">"spotboard"</A>
             <nav aria-label="Main">
                 <A href="/">"Node Pools"</A>
+                <A href="/preemptions">"Preemptions"</A>
                 <A href="/capacity">"Capacity"</A>
                 <A href="/savings">"Savings"</A>
                 <A href="/capacity-finder">"Capacity Finder"</A>

@@ -6,6 +6,7 @@ pub mod cost;
 pub mod form_text;
 pub mod manifest;
 pub mod pools_view;
+pub mod preemption;
 pub mod prices;
 pub mod savings;
 pub mod validation;

@@ -5,12 +5,14 @@
 
 mod capacity;
 mod create;
+mod preemption;
 mod rows;
 mod savings;
 mod stream;
 
 pub use capacity::*;
 pub use create::*;
+pub use preemption::*;
 pub use rows::*;
 pub use savings::*;
 pub use stream::*;

@@ -226,6 +226,15 @@ pub struct NodeRow {
     pub pods: u32,
     #[serde(default)]
     pub created: Option<DateTime<Utc>>,
+    /// `cks`, `gke`, `karpenter` or `unknown`, from the node's labels.
+    #[serde(default)]
+    pub provider: String,
+    /// `spot`, `on-demand`, `reserved` or `unknown` (CKS: from the pool's computeClass).
+    #[serde(default)]
+    pub capacity_type: String,
+    /// The provider's preemption notice is on the node.
+    #[serde(default)]
+    pub notice: bool,
 }
 
 /// One Kubernetes Event about a NodePool or a Node. Keyed by the Event's uid.

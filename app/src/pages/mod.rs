@@ -6,6 +6,7 @@ mod dashboard;
 mod not_found;
 mod pool;
 mod pool_parts;
+mod preemptions;
 pub mod savings;
 
 pub use capacity::{CapacityFinderPage, CapacityPage};
@@ -13,4 +14,5 @@ pub use create::CreatePoolPage;
 pub use dashboard::Dashboard;
 pub use not_found::NotFound;
 pub use pool::PoolPage;
+pub use preemptions::PreemptionsPage;
 pub use savings::SavingsPage;

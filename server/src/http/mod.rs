@@ -4,6 +4,7 @@
 //! # Layout
 //! - `api`: `GET /api/v1/pools`, `GET /api/v1/pools/{cluster}/{name}`.
 //! - `capacity`: `GET /api/v1/capacity`, `GET /api/v1/capacity-finder`.
+//! - `preemptions`: `GET /api/v1/preemptions`, `GET /metrics`.
 //! - `savings`: `GET /api/v1/prices`, `/api/v1/savings[.csv]`, `/api/v1/ledger[.csv]`.
 //! - `stream`: `GET /api/v1/stream` (Server-Sent Events: snapshot, then keyed deltas).
 //! - `validate`: `POST /api/v1/pools/validate` (lint a NodePool manifest).
@@ -15,6 +16,7 @@ mod api;
 mod capacity;
 mod guard;
 mod health;
+mod preemptions;
 mod savings;
 mod stream;
 mod validate;
@@ -23,7 +25,8 @@ use std::sync::Arc;
 
 use app::{
     App, capacity_api::CapacityReaderHandle, create_api::PoolWriterHandle,
-    live::SnapshotSourceHandle, savings_api::SavingsSourceHandle, shell,
+    live::SnapshotSourceHandle, preemptions_api::PreemptionSourceHandle,
+    savings_api::SavingsSourceHandle, shell,
 };
 use axum::{
     Router,
@@ -33,7 +36,7 @@ use axum::{
 use leptos::prelude::*;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 
-use crate::{hub::Hub, ledger::Savings};
+use crate::{hub::Hub, ledger::Savings, preemption::PreemptionWatch};
 
 pub use guard::Auth;
 
@@ -52,6 +55,8 @@ pub struct AppState {
     pub capacity: CapacityReaderHandle,
     /// The ledger and prices (savings page and API).
     pub savings: Arc<Savings>,
+    /// Live preemptions (page, API, metrics).
+    pub preemptions: PreemptionWatch,
 }
 
 /// The whole router.
@@ -62,6 +67,7 @@ pub fn router(state: AppState) -> Router {
     let writer = state.writer.clone();
     let capacity = state.capacity.clone();
     let savings = state.savings.clone();
+    let preemptions = state.preemptions.clone();
     Router::new()
         .route("/api/v1/pools", get(api::pools))
         .route("/api/v1/pools/validate", post(validate::validate))
@@ -69,6 +75,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/stream", get(stream::stream))
         .route("/api/v1/capacity", get(capacity::grid))
         .route("/api/v1/prices", get(savings::prices))
+        .route("/api/v1/preemptions", get(preemptions::list))
+        .route("/metrics", get(preemptions::metrics))
         .route("/api/v1/savings", get(savings::savings))
         .route("/api/v1/savings.csv", get(savings::savings_csv))
         .route("/api/v1/ledger", get(savings::ledger))
@@ -84,6 +92,7 @@ pub fn router(state: AppState) -> Router {
                 provide_context(writer.clone());
                 provide_context(capacity.clone());
                 provide_context(SavingsSourceHandle(savings.clone()));
+                provide_context(PreemptionSourceHandle(Arc::new(preemptions.clone())));
             },
             move || shell(options.clone()),
         )

@@ -27,6 +27,9 @@ pub fn node_row(cluster: &str, rec: &NodeRecord, pods: u32) -> NodeRow {
         evicted_at: rec.evicted_at.clone(),
         pods,
         created: rec.created,
+        provider: rec.provider.as_str().into(),
+        capacity_type: rec.capacity.as_str().into(),
+        notice: rec.notice,
     }
 }
 

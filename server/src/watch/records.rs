@@ -4,6 +4,7 @@
 //! at the watch keeps 10k nodes and 50k pods within the dashboard's memory budget
 //! (USERS.md #4: generic dashboards collapse on big clusters).
 
+use app::domain::preemption::{CapacityType, Provider};
 use app::nodepool::{NodePoolSpec, NodePoolStatus};
 use chrono::{DateTime, Utc};
 
@@ -37,6 +38,12 @@ pub struct NodeRecord {
     /// `qos.coreweave.cloud/evicted-at`.
     pub evicted_at: Option<String>,
     pub created: Option<DateTime<Utc>>,
+    /// From the labels: CKS, GKE or Karpenter (`app::domain::preemption::classify`).
+    pub provider: Provider,
+    /// GKE and Karpenter say it in labels; CKS nodes get it from their pool's computeClass.
+    pub capacity: CapacityType,
+    /// The provider's preemption notice is on the node (`app::domain::preemption::notice`).
+    pub notice: bool,
 }
 
 /// A Pod as stored: which node it is bound to.

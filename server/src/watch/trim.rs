@@ -1,6 +1,7 @@
 //! Pure functions from Kubernetes objects to trimmed records.
 
 use app::{
+    domain::preemption,
     labels,
     nodepool::{NodePoolSpec, NodePoolStatus},
 };
@@ -61,6 +62,13 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
     let uid = n.uid()?;
     let l = n.labels();
     let label = |k: &str| l.get(k).cloned();
+    let (provider, provider_pool, capacity) = preemption::classify(l);
+    let taints: Vec<String> = n
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.as_ref())
+        .map(|ts| ts.iter().map(|t| t.key.clone()).collect())
+        .unwrap_or_default();
     let ready = n
         .status
         .as_ref()
@@ -70,7 +78,7 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
     Some(NodeRecord {
         uid,
         name: n.name_any(),
-        pool: label(labels::NODE_POOL),
+        pool: provider_pool,
         instance_type: label(labels::INSTANCE_TYPE),
         zone: label(labels::ZONE),
         state: label(labels::NODE_STATE),
@@ -85,6 +93,9 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
             .is_some_and(|v| v == "true"),
         evicted_at: label(labels::EVICTED_AT),
         created: time(n.metadata.creation_timestamp.as_ref()),
+        notice: preemption::notice(provider, l, &taints, capacity),
+        provider,
+        capacity,
     })
 }
 

@@ -18,12 +18,7 @@ const REFRESH_MS: u64 = 10_000;
 /// The page.
 #[component]
 pub fn CapacityPage() -> impl IntoView {
-    let tick = RwSignal::new(0u64);
-    #[cfg(feature = "hydrate")]
-    {
-        let _ = leptos_use::use_interval_fn(move || tick.update(|t| *t += 1), REFRESH_MS);
-    }
-    let _ = REFRESH_MS;
+    let tick = crate::components::time::use_tick(REFRESH_MS);
     let grid = Resource::new(move || tick.get(), |_| load_capacity_grid());
     // The pools' stream keeps the header's live badge true here too; the grid itself is
     // aggregated on the server and refreshed every few seconds.

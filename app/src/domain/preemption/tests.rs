@@ -1,0 +1,173 @@
+use std::collections::BTreeMap;
+
+use chrono::{Duration, TimeZone, Utc};
+
+use super::timeline::{Observation, derive, grace_fit};
+use super::*;
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn t(s: i64) -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap() + Duration::seconds(s)
+}
+
+fn obs(at: i64, notice: bool, draining: bool, gone: bool) -> Observation {
+    Observation {
+        at: t(at),
+        notice,
+        draining,
+        gone,
+    }
+}
+
+#[test]
+fn providers_and_capacity_types_from_real_label_sets() {
+    // A CKS node as the embedded cluster labels it (seed 002).
+    let cks = labels(&[
+        ("compute.coreweave.com/node-pool", "h100-spot-train"),
+        ("node.kubernetes.io/instance-type", "gd-8xh100ib-i128"),
+        ("qos.coreweave.cloud/pending-preemption", "true"),
+    ]);
+    assert_eq!(
+        classify(&cks),
+        (
+            Provider::Cks,
+            Some("h100-spot-train".into()),
+            CapacityType::Unknown
+        )
+    );
+    assert!(notice(Provider::Cks, &cks, &[], CapacityType::Unknown));
+    // GKE (seed 003): both Spot labels, or only the older one.
+    let gke = labels(&[
+        ("cloud.google.com/gke-nodepool", "spot-pool"),
+        ("cloud.google.com/gke-spot", "true"),
+        ("cloud.google.com/gke-provisioning", "spot"),
+    ]);
+    assert_eq!(classify(&gke).2, CapacityType::Spot);
+    let gke_old = labels(&[
+        ("cloud.google.com/gke-nodepool", "p"),
+        ("cloud.google.com/gke-spot", "true"),
+    ]);
+    assert_eq!(classify(&gke_old).2, CapacityType::Spot);
+    let gke_std = labels(&[("cloud.google.com/gke-nodepool", "default-pool")]);
+    assert_eq!(classify(&gke_std).2, CapacityType::OnDemand);
+    assert!(notice(
+        Provider::Gke,
+        &gke,
+        &[GKE_TERMINATION_TAINT.into()],
+        CapacityType::Spot
+    ));
+    assert!(!notice(
+        Provider::Gke,
+        &gke,
+        &["nvidia.com/gpu".into()],
+        CapacityType::Spot
+    ));
+    // Karpenter (seed 004).
+    let k = labels(&[
+        ("karpenter.sh/nodepool", "general"),
+        ("karpenter.sh/capacity-type", "spot"),
+    ]);
+    assert_eq!(
+        classify(&k),
+        (
+            Provider::Karpenter,
+            Some("general".into()),
+            CapacityType::Spot
+        )
+    );
+    assert!(notice(
+        Provider::Karpenter,
+        &k,
+        &[KARPENTER_DISRUPTED_TAINT.into()],
+        CapacityType::Spot
+    ));
+    // Consolidation of an on-demand node is not a preemption.
+    assert!(!notice(
+        Provider::Karpenter,
+        &k,
+        &[KARPENTER_DISRUPTED_TAINT.into()],
+        CapacityType::OnDemand
+    ));
+    assert_eq!(
+        classify(&labels(&[
+            ("karpenter.sh/nodepool", "r"),
+            ("karpenter.sh/capacity-type", "reserved")
+        ]))
+        .2,
+        CapacityType::Reserved
+    );
+    assert_eq!(classify(&labels(&[])).0, Provider::Unknown);
+}
+
+#[test]
+fn cks_timeline_walks_notice_draining_removed_from_signals() {
+    let mut h = vec![obs(-10, false, false, false), obs(0, true, false, false)];
+    let tl = derive(Provider::Cks, &h, t(30)).unwrap();
+    assert_eq!(
+        (tl.t0, tl.phase(), tl.next_in_s),
+        (t(0), "notice", Some(90))
+    );
+    // No evicted-at seen yet at T+130: the planned drain start still moves the phase.
+    let tl = derive(Provider::Cks, &h, t(130)).unwrap();
+    assert_eq!(tl.phase(), "draining");
+    assert_eq!(tl.next_in_s, Some(290));
+    // evicted-at observed at T+125: the drain phase takes the observed time.
+    h.push(obs(125, true, true, false));
+    let tl = derive(Provider::Cks, &h, t(200)).unwrap();
+    assert_eq!(tl.phases[1].observed, Some(t(125)));
+    // Past T+7 min but the node is still there: not shown as removed.
+    let tl = derive(Provider::Cks, &h, t(500)).unwrap();
+    assert_eq!(tl.phase(), "draining");
+    assert_eq!(tl.next_in_s, Some(0));
+    h.push(obs(400, false, false, true));
+    let tl = derive(Provider::Cks, &h, t(500)).unwrap();
+    assert!(tl.removed());
+    assert_eq!(tl.removal(), t(400));
+    assert_eq!(tl.next_in_s, None);
+    // Only a cordon, no label: no preemption.
+    assert!(derive(Provider::Cks, &[obs(0, false, false, false)], t(10)).is_none());
+}
+
+#[test]
+fn gke_and_aws_windows() {
+    let h = [obs(0, true, false, false)];
+    let gke = derive(Provider::Gke, &h, t(20)).unwrap();
+    assert_eq!(gke.phase(), "shutting down system pods");
+    assert_eq!(gke.next_in_s, Some(10));
+    assert_eq!(gke.phases.last().unwrap().planned, t(30));
+    let aws = derive(Provider::Karpenter, &h, t(60)).unwrap();
+    assert_eq!(aws.phase(), "draining");
+    assert_eq!(aws.next_in_s, Some(60));
+}
+
+#[test]
+fn grace_periods_against_the_time_left() {
+    let h = [obs(0, true, false, false)];
+    let cks = derive(Provider::Cks, &h, t(1)).unwrap();
+    // SIGTERM at T+2 min; 30 s (the default) ends at T+150, well before T+7 min.
+    let fit = grace_fit(&cks, 30);
+    assert_eq!(
+        (fit.sigterm, fit.grace_end, fit.sigkill_risk),
+        (t(120), t(150), false)
+    );
+    // 600 s ends at T+12 min: SIGKILL risk.
+    assert!(grace_fit(&cks, 600).sigkill_risk);
+    // GKE gives ordinary pods 15 s: a 30 s grace period is cut short.
+    let gke = derive(Provider::Gke, &h, t(1)).unwrap();
+    let fit = grace_fit(&gke, 30);
+    assert_eq!(
+        (fit.sigterm, fit.grace_end, fit.sigkill_risk),
+        (t(0), t(15), true)
+    );
+    assert!(!grace_fit(&gke, 10).sigkill_risk);
+    // AWS: 2 minutes from the warning.
+    let aws = derive(Provider::Karpenter, &h, t(1)).unwrap();
+    assert!(!grace_fit(&aws, 90).sigkill_risk);
+    assert!(grace_fit(&aws, 180).sigkill_risk);
+}

@@ -1,0 +1,57 @@
+//! Preemptions on the wire: each preempted node's timeline and what it hit.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::preemption::timeline::{GraceFit, Timeline};
+
+/// A pod on a preempted node at T=0: the blast radius.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PodImpact {
+    pub namespace: String,
+    pub name: String,
+    /// The first owner reference's kind and name (`ReplicaSet/api-7c9`, `Job/train`), if any.
+    pub owner_kind: Option<String>,
+    pub owner_name: Option<String>,
+    /// `terminationGracePeriodSeconds`, seconds (Kubernetes' default 30 when unset).
+    pub grace_s: i64,
+    /// The CKS eviction label: `interruptable`, `graceful-interruptible` or none (seed 002).
+    pub eviction_label: Option<String>,
+    /// SIGTERM, the end of the grace period, and whether it fits before removal.
+    pub fit: Option<GraceFit>,
+}
+
+/// One preempted (or being preempted) node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PreemptionView {
+    pub cluster: String,
+    pub node: String,
+    pub uid: String,
+    pub pool: Option<String>,
+    pub zone: Option<String>,
+    pub instance_type: Option<String>,
+    pub capacity_type: String,
+    pub timeline: Timeline,
+    /// Pods on the node at T=0; `None` while they are being read.
+    pub pods: Option<Vec<PodImpact>>,
+    /// Why the pods could not be read, if they could not.
+    pub pods_error: Option<String>,
+}
+
+/// Preemptions close together in one cluster: one notification, not one per node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Wave {
+    pub cluster: String,
+    pub started: Option<DateTime<Utc>>,
+    pub last: Option<DateTime<Utc>>,
+    pub nodes: Vec<String>,
+}
+
+/// `GET /api/v1/preemptions`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Preemptions {
+    pub now: Option<DateTime<Utc>>,
+    /// Active first (by T=0), then recent (removed within the last hour).
+    pub nodes: Vec<PreemptionView>,
+    pub waves: Vec<Wave>,
+}

@@ -1,0 +1,21 @@
+//! `GET /api/v1/preemptions` (active and recent preemptions: node, cluster, pool, provider,
+//! phase, T=0 and phase times, pods hit, grace-period fit) and `GET /metrics` (Prometheus).
+
+use app::model::Preemptions;
+use axum::{Json, extract::State, http::header, response::IntoResponse};
+
+use crate::preemption::PreemptionWatch;
+
+pub async fn list(State(w): State<PreemptionWatch>) -> Json<Preemptions> {
+    Json(w.view())
+}
+
+pub async fn metrics(State(w): State<PreemptionWatch>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        w.metrics.encode(),
+    )
+}

@@ -1,0 +1,285 @@
+//! Follows every node's preemption signals over time and keeps the views of preempted nodes:
+//! their timelines (derived purely from the observations), the pods they held at T=0, waves
+//! and metrics.
+
+use std::collections::HashMap;
+
+use app::domain::preemption::Provider;
+use app::domain::preemption::timeline::{Observation, derive, grace_fit};
+use app::model::{NodeRow, PodImpact, PoolRow, PreemptionView, Preemptions, Wave};
+use chrono::{DateTime, Duration, Utc};
+
+use super::metrics::{Metrics, PreemptionLabels, WaveLabels};
+
+/// How long a removed node's preemption stays in the view.
+pub const KEEP_REMOVED: Duration = Duration::hours(1);
+/// Preemptions in one cluster closer than this form one wave.
+pub const WAVE_GAP: Duration = Duration::seconds(60);
+
+/// One node's record.
+struct Followed {
+    row: NodeRow,
+    provider: Provider,
+    capacity_type: String,
+    /// Only the observations where something changed.
+    history: Vec<Observation>,
+    pods: Option<Vec<PodImpact>>,
+    pods_error: Option<String>,
+    counted: bool,
+}
+
+/// The tracker's state.
+#[derive(Default)]
+pub struct Tracker {
+    nodes: HashMap<String, Followed>,
+    waves: Vec<Wave>,
+}
+
+/// A node whose pods should be read now (it just reached T=0).
+pub struct NeedsPods {
+    pub uid: String,
+    pub cluster: String,
+    pub node: String,
+}
+
+fn provider_of(row: &NodeRow) -> Provider {
+    match row.provider.as_str() {
+        "cks" => Provider::Cks,
+        "gke" => Provider::Gke,
+        "karpenter" => Provider::Karpenter,
+        _ => Provider::Unknown,
+    }
+}
+
+impl Tracker {
+    /// One look at the cluster's nodes; returns the nodes that just reached T=0.
+    pub fn observe(
+        &mut self,
+        nodes: &[NodeRow],
+        pools: &[PoolRow],
+        now: DateTime<Utc>,
+        metrics: &Metrics,
+    ) -> Vec<NeedsPods> {
+        let mut present = std::collections::HashSet::new();
+        let mut fresh = Vec::new();
+        for n in nodes {
+            present.insert(n.key.as_str());
+            let capacity_type = match n.capacity_type.as_str() {
+                "unknown" | "" => n
+                    .pool
+                    .as_ref()
+                    .and_then(|p| {
+                        pools
+                            .iter()
+                            .find(|r| r.cluster == n.cluster && &r.name == p)
+                    })
+                    .map(|p| {
+                        if p.compute_class == "spot" {
+                            "spot"
+                        } else {
+                            "on-demand"
+                        }
+                    })
+                    .unwrap_or("unknown")
+                    .to_string(),
+                other => other.to_string(),
+            };
+            let obs = Observation {
+                at: now,
+                notice: n.notice,
+                draining: n.evicted_at.is_some(),
+                gone: false,
+            };
+            let f = self.nodes.entry(n.key.clone()).or_insert_with(|| Followed {
+                row: n.clone(),
+                provider: provider_of(n),
+                capacity_type: capacity_type.clone(),
+                history: Vec::new(),
+                pods: None,
+                pods_error: None,
+                counted: false,
+            });
+            f.row = n.clone();
+            f.capacity_type = capacity_type;
+            let changed = f
+                .history
+                .last()
+                .is_none_or(|l| l.notice != obs.notice || l.draining != obs.draining);
+            if changed {
+                f.history.push(obs);
+            }
+            if n.notice && !f.counted {
+                f.counted = true;
+                fresh.push(NeedsPods {
+                    uid: n.key.clone(),
+                    cluster: n.cluster.clone(),
+                    node: n.name.clone(),
+                });
+                metrics
+                    .preemptions
+                    .get_or_create(&PreemptionLabels {
+                        cluster: n.cluster.clone(),
+                        pool: n.pool.clone().unwrap_or_default(),
+                        zone: n.zone.clone().unwrap_or_default(),
+                        instance_type: n.instance_type.clone().unwrap_or_default(),
+                    })
+                    .inc();
+                self.join_wave(&n.cluster, &n.name, now, metrics);
+            }
+        }
+        // Gone: keep preempted nodes (marked gone) for a while, forget the rest.
+        self.nodes.retain(|uid, f| {
+            if present.contains(uid.as_str()) {
+                return true;
+            }
+            if !f.counted {
+                return false;
+            }
+            if f.history.last().is_none_or(|l| !l.gone) {
+                f.history.push(Observation {
+                    at: now,
+                    notice: false,
+                    draining: false,
+                    gone: true,
+                });
+            }
+            f.history.last().is_some_and(|l| now - l.at < KEEP_REMOVED)
+        });
+        fresh
+    }
+
+    fn join_wave(&mut self, cluster: &str, node: &str, now: DateTime<Utc>, metrics: &Metrics) {
+        if let Some(w) = self
+            .waves
+            .iter_mut()
+            .rev()
+            .find(|w| w.cluster == cluster && w.last.is_some_and(|l| now - l <= WAVE_GAP))
+        {
+            w.last = Some(now);
+            w.nodes.push(node.to_string());
+            return;
+        }
+        metrics
+            .waves
+            .get_or_create(&WaveLabels {
+                cluster: cluster.to_string(),
+            })
+            .inc();
+        tracing::warn!(cluster, node, "preemption wave started");
+        self.waves.push(Wave {
+            cluster: cluster.to_string(),
+            started: Some(now),
+            last: Some(now),
+            nodes: vec![node.to_string()],
+        });
+        let keep_from = self.waves.len().saturating_sub(50);
+        self.waves.drain(..keep_from);
+    }
+
+    /// Stores the pods read for a node at T=0.
+    pub fn set_pods(&mut self, uid: &str, pods: Result<Vec<PodImpact>, String>) {
+        if let Some(f) = self.nodes.get_mut(uid) {
+            match pods {
+                Ok(p) => f.pods = Some(p),
+                Err(e) => f.pods_error = Some(e),
+            }
+        }
+    }
+
+    /// The views now: active preemptions first, then removed ones, each by T=0.
+    pub fn view(&self, now: DateTime<Utc>) -> Preemptions {
+        let mut nodes: Vec<PreemptionView> = self
+            .nodes
+            .values()
+            .filter_map(|f| {
+                let timeline = derive(f.provider, &f.history, now)?;
+                let pods = f.pods.clone().map(|pods| {
+                    pods.into_iter()
+                        .map(|mut p| {
+                            p.fit = Some(grace_fit(&timeline, p.grace_s));
+                            p
+                        })
+                        .collect()
+                });
+                Some(PreemptionView {
+                    cluster: f.row.cluster.clone(),
+                    node: f.row.name.clone(),
+                    uid: f.row.key.clone(),
+                    pool: f.row.pool.clone(),
+                    zone: f.row.zone.clone(),
+                    instance_type: f.row.instance_type.clone(),
+                    capacity_type: f.capacity_type.clone(),
+                    timeline,
+                    pods,
+                    pods_error: f.pods_error.clone(),
+                })
+            })
+            .collect();
+        nodes.sort_by(|a, b| {
+            a.timeline
+                .removed()
+                .cmp(&b.timeline.removed())
+                .then(b.timeline.t0.cmp(&a.timeline.t0))
+                .then(a.node.cmp(&b.node))
+        });
+        Preemptions {
+            now: Some(now),
+            nodes,
+            waves: self.waves.iter().rev().cloned().collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn node(uid: &str, notice: bool) -> NodeRow {
+        NodeRow {
+            key: uid.into(),
+            cluster: "c1".into(),
+            name: format!("n-{uid}"),
+            pool: Some("p".into()),
+            provider: "cks".into(),
+            capacity_type: "unknown".into(),
+            notice,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn t0_once_waves_group_close_preemptions_and_removed_nodes_stay_an_hour() {
+        let t =
+            |s: i64| Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap() + Duration::seconds(s);
+        let m = Metrics::default();
+        let mut tr = Tracker::default();
+        assert!(
+            tr.observe(&[node("a", false), node("b", false)], &[], t(0), &m)
+                .is_empty()
+        );
+        let fresh = tr.observe(&[node("a", true), node("b", false)], &[], t(1), &m);
+        assert_eq!(fresh.len(), 1, "T=0 seen once");
+        assert!(
+            tr.observe(&[node("a", true), node("b", true)], &[], t(30), &m)
+                .len()
+                == 1
+        );
+        assert_eq!(tr.view(t(31)).waves.len(), 1, "30 s apart: one wave");
+        assert_eq!(tr.view(t(31)).waves[0].nodes.len(), 2);
+        // Both gone; a third preemption much later starts a new wave.
+        tr.observe(&[node("c", true)], &[], t(500), &m);
+        let v = tr.view(t(501));
+        assert_eq!(v.waves.len(), 2);
+        assert!(v.nodes.iter().filter(|n| n.timeline.removed()).count() == 2);
+        assert!(
+            m.encode()
+                .contains("spotboard_preemption_waves_total{cluster=\"c1\"} 2"),
+            "{}",
+            m.encode()
+        );
+        // An hour later the removed ones are forgotten.
+        tr.observe(&[node("c", true)], &[], t(500 + 3601), &m);
+        assert_eq!(tr.view(t(500 + 3601)).nodes.len(), 1);
+    }
+}
