@@ -89,11 +89,9 @@ impl Recorder {
         // simulation speeds, T=0 to removal can fall between two looks): it decides too.
         let pending: HashMap<(&str, &str), DateTime<Utc>> = preemptions
             .iter()
-            .map(|e| {
-                (
-                    (e.cluster.as_str(), e.object.as_str()),
-                    e.last_seen.unwrap_or(now),
-                )
+            .filter_map(|e| {
+                let node = e.object.strip_prefix("Node/")?;
+                Some(((e.cluster.as_str(), node), e.last_seen.unwrap_or(now)))
             })
             .collect();
         let present: HashSet<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
