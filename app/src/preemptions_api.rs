@@ -9,7 +9,8 @@ use crate::model::Preemptions;
 /// What the server provides (by Leptos context): preemptions now.
 #[cfg(feature = "ssr")]
 pub trait PreemptionSource: Send + Sync {
-    fn preemptions(&self) -> Preemptions;
+    /// Preemptions now, with the ledger's rates.
+    fn preemptions(&self) -> crate::create_api::BoxFuture<'_, Preemptions>;
 }
 
 /// The context value carrying the server's [`PreemptionSource`].
@@ -24,5 +25,5 @@ pub struct PreemptionSourceHandle(pub std::sync::Arc<dyn PreemptionSource>);
 pub async fn load_preemptions() -> Result<Preemptions, ServerFnError> {
     let source = use_context::<PreemptionSourceHandle>()
         .ok_or_else(|| ServerFnError::new("no preemption source in context"))?;
-    Ok(source.0.preemptions())
+    Ok(source.0.preemptions().await)
 }

@@ -51,4 +51,6 @@ test("a preemption's countdown walks through the phases to removed, with its bla
   await expect(card.getByTestId("countdown")).toContainText("removed in");
   await expect(card.getByTestId("phase")).toHaveText("removed", { timeout: 20_000 });
   await expect(card.getByTestId("countdown")).toContainText("removed at T+");
+  // The ledger's rates include the pool, in a Spot Advisor band.
+  await expect(page.getByTestId("rates")).toContainText(`${pool.cluster}/${pool.name}`, { timeout: 10_000 });
 });

@@ -147,6 +147,15 @@ pub struct ServeArgs {
     #[arg(global = true, long, env = "SPOTBOARD_PRICES")]
     pub prices: Option<PathBuf>,
 
+    /// Preemptions in one cluster less than this many seconds apart form one wave, announced
+    /// once.
+    #[arg(global = true, long, default_value_t = 60)]
+    pub wave_gap_seconds: u64,
+
+    /// POST each closed preemption wave here as JSON (`{cluster, started, last, nodes}`).
+    #[arg(global = true, long, env = "SPOTBOARD_ALERT_WEBHOOK")]
+    pub alert_webhook: Option<String>,
+
     /// Directory of the built site (wasm, JS, CSS). cargo-leptos sets LEPTOS_SITE_ROOT.
     #[arg(
         global = true,

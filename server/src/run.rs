@@ -125,8 +125,17 @@ pub async fn start(
     let ledger = Ledger::open(&args.database_url()).await?;
     tracing::info!(backend = ledger.backend, "ledger open");
     watchers.push(ledger::spawn_recorder(ledger.clone(), hub.clone()));
-    let savings = Arc::new(Savings { ledger, prices });
-    let (preemptions, preemption_task) = PreemptionWatch::start(hub.clone(), clients);
+    let savings = Arc::new(Savings {
+        ledger: ledger.clone(),
+        prices,
+    });
+    let (preemptions, preemption_task) = PreemptionWatch::start(
+        hub.clone(),
+        clients,
+        chrono::Duration::seconds(args.wave_gap_seconds as i64),
+        args.alert_webhook.clone(),
+        Some(ledger.clone()),
+    );
     watchers.push(preemption_task);
 
     let listener = TcpListener::bind(args.listen)

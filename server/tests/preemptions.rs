@@ -61,6 +61,19 @@ async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
         );
     }
     assert!(pods.iter().any(|p| p["namespace"] == "ml-training"));
+    // The same pods are linked to the node's lifetime in the ledger, beyond the event TTL.
+    let uid = first["uid"].as_str().unwrap();
+    let linked = eventually(Duration::from_secs(5), "pods in the ledger", || async {
+        let v: Value = reqwest::get(format!("{}/api/v1/ledger/pods?uid={uid}", d.base))
+            .await
+            .ok()?
+            .json()
+            .await
+            .ok()?;
+        v.as_array().filter(|a| !a.is_empty()).cloned()
+    })
+    .await;
+    assert_eq!(linked.len(), pods.len());
 
     // At speed 120 the 7-minute window takes 3.5 s: draining, then removed.
     eventually(Duration::from_secs(10), "draining observed", || async {
@@ -105,5 +118,98 @@ async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
     assert!(
         metrics.contains("spotboard_preemption_waves_total"),
         "{metrics}"
+    );
+
+    // The ledger's rates: the pool had a preemption in the last 24 h.
+    let rate = eventually(Duration::from_secs(10), "a rate for the pool", || async {
+        let p = preemptions(&d.base).await;
+        p["rates"]
+            .as_array()?
+            .iter()
+            .find(|r| {
+                r["by"] == "pool"
+                    && r["key"] == "spotboard-us-east-04a/h100-spot-train"
+                    && r["window"] == "24h"
+                    && r["preemptions"].as_u64().is_some_and(|n| n >= 1)
+            })
+            .cloned()
+    })
+    .await;
+    assert!(rate["band"].as_str().unwrap().contains('%'), "{rate}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_preemptions_raise_one_wave_notification() {
+    use std::sync::{Arc, Mutex};
+    let received: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let sink = received.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(v): axum::Json<Value>| {
+            let sink = sink.clone();
+            async move {
+                sink.lock().unwrap().push(v);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let d = common::start_with(&[ZONE], 120.0, |a| {
+        a.alert_webhook = Some(hook);
+        a.wave_gap_seconds = 2;
+    })
+    .await;
+    let nodes = Api::<Node>::all(d.admin(ZONE));
+    let spot: Vec<String> = nodes
+        .list(&ListParams::default().labels("compute.coreweave.com/node-pool=h100-spot-train"))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|n| n.name_any())
+        .collect();
+    let patch = json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
+    for n in &spot[..2] {
+        nodes
+            .patch(n, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap();
+    }
+    let wave = eventually(
+        Duration::from_secs(15),
+        "one wave with both nodes",
+        || async {
+            received
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|w| {
+                    let names: Vec<&str> = w["nodes"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    names.contains(&spot[0].as_str()) && names.contains(&spot[1].as_str())
+                })
+                .cloned()
+        },
+    )
+    .await;
+    assert_eq!(wave["cluster"], "spotboard-us-east-04a");
+    let posts_naming_them = received
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|w| {
+            w["nodes"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|n| n == spot[0].as_str()))
+        })
+        .count();
+    assert_eq!(
+        posts_naming_them, 1,
+        "one notification per wave, not per node"
     );
 }

@@ -54,4 +54,7 @@ pub struct Preemptions {
     /// Active first (by T=0), then recent (removed within the last hour).
     pub nodes: Vec<PreemptionView>,
     pub waves: Vec<Wave>,
+    /// Preemption rates from the ledger per pool, zone and instance type over 24 h / 7 d / 30 d.
+    #[serde(default)]
+    pub rates: Vec<crate::domain::preemption::rates::RateRow>,
 }

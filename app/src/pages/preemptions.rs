@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
 use crate::components::time::use_now;
+use crate::domain::preemption::rates::RateRow;
 use crate::live::{LiveStore, adopt_pools, use_live};
 use crate::model::{PodImpact, PreemptionView, Scope};
 use crate::preemptions_api::load_preemptions;
@@ -42,22 +43,74 @@ pub fn PreemptionsPage() -> impl IntoView {
                 data.get()
             }.map(|r| match r {
                 Err(e) => view! { <p class="error" role="alert">"Could not load preemptions: " {e.to_string()}</p> }.into_any(),
-                Ok(p) if p.nodes.is_empty() => view! {
-                    <p class="empty" data-testid="no-preemptions">"No preemption in the last hour."</p>
-                }.into_any(),
-                Ok(p) => view! {
-                    {p.waves.first().filter(|w| w.nodes.len() > 1).map(|w| view! {
-                        <p class="notice" role="status" data-testid="wave">{format!(
-                            "Preemption wave in {}: {} nodes ({})",
-                            w.cluster, w.nodes.len(), w.nodes.join(", ")
-                        )}</p>
-                    })}
-                    <div class="preemptions">
-                        {p.nodes.into_iter().map(|v| view! { <NodeTimeline v /> }).collect_view()}
-                    </div>
-                }.into_any(),
+                Ok(p) => {
+                    let rates = p.rates.clone();
+                    view! {
+                        {p.waves.first().filter(|w| w.nodes.len() > 1).map(|w| view! {
+                            <p class="notice" role="status" data-testid="wave">{format!(
+                                "Preemption wave in {}: {} nodes ({})",
+                                w.cluster, w.nodes.len(), w.nodes.join(", ")
+                            )}</p>
+                        })}
+                        {if p.nodes.is_empty() {
+                            view! { <p class="empty" data-testid="no-preemptions">"No preemption in the last hour."</p> }.into_any()
+                        } else {
+                            view! {
+                                <div class="preemptions">
+                                    {p.nodes.into_iter().map(|v| view! { <NodeTimeline v /> }).collect_view()}
+                                </div>
+                            }.into_any()
+                        }}
+                        <RatesTable rates />
+                    }.into_any()
+                }
             })}
         </Transition>
+    }
+}
+
+/// Preemption rates per pool, zone and instance type over 24 h / 7 d / 30 d, in bands.
+#[component]
+fn RatesTable(rates: Vec<RateRow>) -> impl IntoView {
+    let mut keys: Vec<(String, String)> = rates
+        .iter()
+        .map(|r| (r.by.clone(), r.key.clone()))
+        .collect();
+    keys.dedup();
+    keys.sort();
+    keys.dedup();
+    let cell = move |by: &str, key: &str, w: &str| {
+        rates
+            .iter()
+            .find(|r| r.by == by && r.key == key && r.window == w)
+            .map(|r| format!("{} ({} of {})", r.band, r.preemptions, r.spot_nodes))
+            .unwrap_or_else(|| "—".into())
+    };
+    view! {
+        <h2>"Preemption rate"</h2>
+        <p class="hint definition">
+            "Spot nodes whose preemption T=0 fell in the window, divided by the spot nodes that ran at any \
+             time in it, from the ledger (kept beyond Kubernetes' event TTL), in the Spot Advisor bands \
+             <5 %, 5–10 %, 10–15 %, 15–20 %, >20 %."
+        </p>
+        <div class="table-wrap">
+            <table class="rates" data-testid="rates">
+                <thead><tr>
+                    <th scope="col">"By"</th><th scope="col">"Key"</th>
+                    <th scope="col">"24 h"</th><th scope="col">"7 d"</th><th scope="col">"30 d"</th>
+                </tr></thead>
+                <tbody>
+                    {keys.into_iter().map(|(by, key)| view! {
+                        <tr>
+                            <td>{by.clone()}</td><td>{key.clone()}</td>
+                            <td>{cell(&by, &key, "24h")}</td>
+                            <td>{cell(&by, &key, "7d")}</td>
+                            <td>{cell(&by, &key, "30d")}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
     }
 }
 

@@ -7,7 +7,7 @@ use axum::{Json, extract::State, http::header, response::IntoResponse};
 use crate::preemption::PreemptionWatch;
 
 pub async fn list(State(w): State<PreemptionWatch>) -> Json<Preemptions> {
-    Json(w.view())
+    Json(w.view().await)
 }
 
 pub async fn metrics(State(w): State<PreemptionWatch>) -> impl IntoResponse {

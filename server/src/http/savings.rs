@@ -178,3 +178,16 @@ pub async fn ledger_csv(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuer
     }
     csv_response("spotboard-ledger.csv", w.into_inner().unwrap_or_default())
 }
+
+#[derive(Deserialize)]
+pub struct PodsQuery {
+    uid: String,
+}
+
+/// `GET /api/v1/ledger/pods?uid=NODE_UID`: the pods a preempted node held at T=0.
+pub async fn ledger_pods(State(s): State<Arc<Savings>>, Query(q): Query<PodsQuery>) -> Response {
+    match s.ledger.pods_of(&q.uid).await {
+        Ok(p) => Json(p).into_response(),
+        Err(e) => failed(e),
+    }
+}

@@ -2,7 +2,7 @@
 //! (`--database-url postgres://…`), through sqlx's `Any` driver with one schema
 //! (`server/migrations`). Times are stored as Unix seconds.
 
-use app::model::Lifetime;
+use app::model::{Lifetime, PodImpact};
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::{AnyPool, Row, any::AnyPoolOptions};
 
@@ -144,6 +144,51 @@ impl Ledger {
                 ended_at: r.get::<Option<i64>, _>(9).map(time),
                 end_reason: r.get(10),
                 preemption_t0: r.get::<Option<i64>, _>(11).map(time),
+            })
+            .collect())
+    }
+
+    /// Links the pods a preempted node held at T=0 to its lifetime (once per pod).
+    pub async fn preempted_pods(&self, node_uid: &str, pods: &[PodImpact]) -> Result<()> {
+        for p in pods {
+            sqlx::query(
+                "INSERT INTO preemption_pods (node_uid, namespace, name, owner_kind, owner_name, grace_s, eviction_label)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (node_uid, namespace, name) DO NOTHING",
+            )
+            .bind(node_uid)
+            .bind(&p.namespace)
+            .bind(&p.name)
+            .bind(p.owner_kind.clone())
+            .bind(p.owner_name.clone())
+            .bind(p.grace_s)
+            .bind(p.eviction_label.clone())
+            .execute(&self.pool)
+            .await
+            .map_err(db("recording a preemption's pods"))?;
+        }
+        Ok(())
+    }
+
+    /// The pods linked to a preempted node, by namespace and name.
+    pub async fn pods_of(&self, node_uid: &str) -> Result<Vec<PodImpact>> {
+        let rows = sqlx::query(
+            "SELECT namespace, name, owner_kind, owner_name, grace_s, eviction_label FROM preemption_pods
+             WHERE node_uid = $1 ORDER BY namespace, name",
+        )
+        .bind(node_uid)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("reading a preemption's pods"))?;
+        Ok(rows
+            .iter()
+            .map(|r| PodImpact {
+                namespace: r.get(0),
+                name: r.get(1),
+                owner_kind: r.get(2),
+                owner_name: r.get(3),
+                grace_s: r.get(4),
+                eviction_label: r.get(5),
+                fit: None,
             })
             .collect())
     }

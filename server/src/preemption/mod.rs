@@ -29,19 +29,32 @@ pub const TRACK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 pub struct PreemptionWatch {
     tracker: Arc<std::sync::Mutex<Tracker>>,
     pub metrics: Arc<Metrics>,
+    ledger: Option<crate::ledger::Ledger>,
 }
 
 impl PreemptionWatch {
     /// Starts following `hub`'s nodes; `clients` (per cluster, spotboard's own read-only
     /// identity) read the pods of a node at T=0.
+    ///
+    /// The pods read at T=0 are also linked to the node's lifetime in `ledger`.
+    /// A wave closes when no preemption follows it for `wave_gap`; each closed wave is logged
+    /// once and, with `webhook`, POSTed there once as JSON (`{cluster, started, last, nodes}`).
     pub fn start(
         hub: Hub,
         clients: HashMap<String, kube::Client>,
+        wave_gap: chrono::Duration,
+        webhook: Option<String>,
+        ledger: Option<crate::ledger::Ledger>,
     ) -> (Self, tokio::task::JoinHandle<()>) {
         let watch = PreemptionWatch {
-            tracker: Arc::new(std::sync::Mutex::new(Tracker::default())),
+            tracker: Arc::new(std::sync::Mutex::new(Tracker::new(wave_gap))),
             metrics: Arc::new(Metrics::default()),
+            ledger: ledger.clone(),
         };
+        let http = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(10))
+            .build()
+            .unwrap_or_default();
         let w = watch.clone();
         let task = tokio::spawn(async move {
             let mut tick = tokio::time::interval(TRACK_EVERY);
@@ -51,13 +64,31 @@ impl PreemptionWatch {
                 let fresh = w
                     .lock()
                     .observe(&inputs.nodes, &inputs.pools, Utc::now(), &w.metrics);
+                let closed = w.lock().closed_waves(Utc::now());
+                for wave in closed {
+                    tracing::warn!(cluster = %wave.cluster, nodes = wave.nodes.len(), "preemption wave");
+                    if let Some(url) = webhook.clone() {
+                        let http = http.clone();
+                        tokio::spawn(async move {
+                            if let Err(e) = http.post(&url).json(&wave).send().await {
+                                tracing::warn!(error = %e, "wave webhook failed");
+                            }
+                        });
+                    }
+                }
                 for need in fresh {
                     let Some(client) = clients.get(&need.cluster).cloned() else {
                         continue;
                     };
                     let w = w.clone();
+                    let ledger = ledger.clone();
                     tokio::spawn(async move {
                         let pods = pods::on_node(client, &need.node).await;
+                        if let (Some(l), Ok(p)) = (&ledger, &pods)
+                            && let Err(e) = l.preempted_pods(&need.uid, p).await
+                        {
+                            tracing::warn!(error = %e, node = %need.node, "could not link pods to the preemption");
+                        }
                         w.lock().set_pods(&need.uid, pods);
                     });
                 }
@@ -70,14 +101,25 @@ impl PreemptionWatch {
         self.tracker.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Active and recent preemptions now.
-    pub fn view(&self) -> Preemptions {
-        self.lock().view(Utc::now())
+    /// Active and recent preemptions now, with the rates from the last 30 days of the ledger
+    /// (none when the ledger cannot be read; the live part does not depend on it).
+    pub async fn view(&self) -> Preemptions {
+        let now = Utc::now();
+        let mut v = self.lock().view(now);
+        if let Some(l) = &self.ledger {
+            match l.between(now - chrono::Duration::days(30), now).await {
+                Ok(lifetimes) => {
+                    v.rates = app::domain::preemption::rates::rates(&lifetimes, now);
+                }
+                Err(e) => tracing::warn!(error = %e, "preemption rates unavailable"),
+            }
+        }
+        v
     }
 }
 
 impl app::preemptions_api::PreemptionSource for PreemptionWatch {
-    fn preemptions(&self) -> Preemptions {
-        self.view()
+    fn preemptions(&self) -> app::create_api::BoxFuture<'_, Preemptions> {
+        Box::pin(self.view())
     }
 }

@@ -13,7 +13,7 @@ use super::metrics::{Metrics, PreemptionLabels, WaveLabels};
 
 /// How long a removed node's preemption stays in the view.
 pub const KEEP_REMOVED: Duration = Duration::hours(1);
-/// Preemptions in one cluster closer than this form one wave.
+/// Preemptions in one cluster closer than this form one wave (default of `--wave-gap-seconds`).
 pub const WAVE_GAP: Duration = Duration::seconds(60);
 
 /// One node's record.
@@ -29,10 +29,18 @@ struct Followed {
 }
 
 /// The tracker's state.
-#[derive(Default)]
 pub struct Tracker {
     nodes: HashMap<String, Followed>,
     waves: Vec<Wave>,
+    /// How many of `waves` (oldest first) have been announced as closed.
+    announced: usize,
+    wave_gap: Duration,
+}
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Tracker::new(WAVE_GAP)
+    }
 }
 
 /// A node whose pods should be read now (it just reached T=0).
@@ -52,6 +60,32 @@ fn provider_of(row: &NodeRow) -> Provider {
 }
 
 impl Tracker {
+    /// A tracker grouping preemptions less than `wave_gap` apart into one wave.
+    pub fn new(wave_gap: Duration) -> Self {
+        Tracker {
+            nodes: HashMap::new(),
+            waves: Vec::new(),
+            announced: 0,
+            wave_gap,
+        }
+    }
+
+    /// Waves that closed (no new preemption for the wave gap) since the last call: each is
+    /// announced once, with all its nodes.
+    pub fn closed_waves(&mut self, now: DateTime<Utc>) -> Vec<Wave> {
+        let gap = self.wave_gap;
+        let mut out = Vec::new();
+        while let Some(w) = self.waves.get(self.announced) {
+            if w.last.is_some_and(|l| now - l > gap) {
+                out.push(w.clone());
+                self.announced += 1;
+            } else {
+                break;
+            }
+        }
+        out
+    }
+
     /// One look at the cluster's nodes; returns the nodes that just reached T=0.
     pub fn observe(
         &mut self,
@@ -149,11 +183,12 @@ impl Tracker {
     }
 
     fn join_wave(&mut self, cluster: &str, node: &str, now: DateTime<Utc>, metrics: &Metrics) {
+        let gap = self.wave_gap;
         if let Some(w) = self
             .waves
             .iter_mut()
             .rev()
-            .find(|w| w.cluster == cluster && w.last.is_some_and(|l| now - l <= WAVE_GAP))
+            .find(|w| w.cluster == cluster && w.last.is_some_and(|l| now - l <= gap))
         {
             w.last = Some(now);
             w.nodes.push(node.to_string());
@@ -172,8 +207,10 @@ impl Tracker {
             last: Some(now),
             nodes: vec![node.to_string()],
         });
-        let keep_from = self.waves.len().saturating_sub(50);
+        // Keep the last 50, never dropping one not yet announced.
+        let keep_from = self.waves.len().saturating_sub(50).min(self.announced);
         self.waves.drain(..keep_from);
+        self.announced -= keep_from;
     }
 
     /// Stores the pods read for a node at T=0.
@@ -226,6 +263,7 @@ impl Tracker {
             now: Some(now),
             nodes,
             waves: self.waves.iter().rev().cloned().collect(),
+            rates: Vec::new(),
         }
     }
 }

@@ -10,6 +10,7 @@
 //! AWS: `karpenter.sh/capacity-type=spot`, `karpenter.sh/nodepool`, a two-minute interruption
 //! warning after which Karpenter cordons and drains).
 
+pub mod rates;
 pub mod timeline;
 
 use std::collections::BTreeMap;
