@@ -41,6 +41,8 @@ test("a preemption's countdown walks through the phases to removed, with its bla
   const card = page.locator(`[data-testid="preemption"][data-node="${node!.name}"]`);
   await expect(card).toBeVisible({ timeout: 10_000 });
   await expect(card.getByTestId("phase")).toHaveText("notice");
+  // The charming timeline, drawn by ECharts from our own origin.
+  await expect(page.locator("#preemption-chart canvas")).toBeVisible();
   await expect(card.getByTestId("countdown")).toContainText("draining in");
   // The blast radius: the node's pods with their grace-period fit.
   const blast = card.getByTestId("blast-radius");

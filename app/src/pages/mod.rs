@@ -6,7 +6,7 @@ mod dashboard;
 mod not_found;
 mod pool;
 mod pool_parts;
-mod preemptions;
+pub mod preemptions;
 pub mod savings;
 
 pub use capacity::{CapacityFinderPage, CapacityPage};

@@ -2,6 +2,8 @@
 //! phases coloured, "now" moving, time left to the next phase, and the pods it held at T=0
 //! with their SIGTERM, grace-period end and SIGKILL risk.
 
+pub mod chart;
+
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
@@ -28,7 +30,21 @@ pub fn PreemptionsPage() -> impl IntoView {
     let data = Resource::new(move || tick.get(), |_| load_preemptions());
     let live = expect_context::<LiveStore>();
     let snapshot = use_live(Scope::pools);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if let Some(Ok(p)) = data.get()
+            && !p.nodes.is_empty()
+        {
+            let now = p.now.unwrap_or_else(Utc::now);
+            crate::components::chart::draw(
+                chart::CHART_ID,
+                chart::timeline_chart(&p.nodes, now),
+                50,
+            );
+        }
+    });
     view! {
+        <leptos_meta::Script src=crate::components::chart::ECHARTS_SRC />
         <section class="page-head">
             <h1>"Preemptions"</h1>
             <p class="muted">
@@ -56,6 +72,7 @@ pub fn PreemptionsPage() -> impl IntoView {
                             view! { <p class="empty" data-testid="no-preemptions">"No preemption in the last hour."</p> }.into_any()
                         } else {
                             view! {
+                                <div id=chart::CHART_ID class="chart" role="img" aria-label="Preempted nodes' phases over time"></div>
                                 <div class="preemptions">
                                     {p.nodes.into_iter().map(|v| view! { <NodeTimeline v /> }).collect_view()}
                                 </div>
