@@ -303,19 +303,25 @@ impl Hub {
     /// Every node and pool, the "Preemption pending" events, and the clusters whose every
     /// watch has listed: the ledger's view.
     pub fn ledger_inputs(&self) -> LedgerInputs {
-        let (nodes, pools) = self.read(|s| s.views.ledger_inputs());
-        let (_, _, preemptions) = self.capacity_inputs();
-        let synced = self
-            .read(|s| s.clusters.keys().cloned().collect::<Vec<_>>())
-            .into_iter()
-            .filter(|c| self.synced(c))
-            .collect();
-        LedgerInputs {
-            nodes,
-            pools,
-            preemptions,
-            synced,
-        }
+        // One read: nodes, pools and events come from the same revision, and pools are
+        // copied once.
+        self.read(|s| {
+            let (nodes, pools, preemptions) = s
+                .views
+                .ledger_inputs(app::labels::REASON_PREEMPTION_PENDING);
+            let synced = s
+                .clusters
+                .iter()
+                .filter(|(_, c)| c.synced == ALL_KINDS)
+                .map(|(name, _)| name.clone())
+                .collect();
+            LedgerInputs {
+                nodes,
+                pools,
+                preemptions,
+                synced,
+            }
+        })
     }
 
     /// One pool with its nodes and events (newest first), if it exists.

@@ -202,21 +202,24 @@ impl Views {
             .filter_map(|c| Some((c.name.clone(), c.zone.clone()?)))
             .collect();
         let pools = self.pools.values().cloned().collect();
-        let events = self
-            .events
-            .values()
-            .filter(|e| e.reason == reason)
-            .cloned()
-            .collect();
-        (clusters, pools, events)
+        (clusters, pools, self.events_with_reason(reason))
     }
 
-    /// Every node and pool, for the ledger.
-    pub fn ledger_inputs(&self) -> (Vec<NodeRow>, Vec<PoolRow>) {
+    /// Every node and pool, and the events whose reason is `reason`: the ledger's view.
+    pub fn ledger_inputs(&self, reason: &str) -> (Vec<NodeRow>, Vec<PoolRow>, Vec<EventRow>) {
         (
             self.nodes.values().cloned().collect(),
             self.pools.values().cloned().collect(),
+            self.events_with_reason(reason),
         )
+    }
+
+    fn events_with_reason(&self, reason: &str) -> Vec<EventRow> {
+        self.events
+            .values()
+            .filter(|e| e.reason == reason)
+            .cloned()
+            .collect()
     }
 
     pub fn snapshot(&self, scope: &Scope) -> Snapshot {

@@ -95,9 +95,10 @@ impl Recorder {
             })
             .collect();
         let present: HashSet<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
-        let last_beat = ledger.last_beat().await?.unwrap_or(now);
         for cluster in &synced {
             if self.reconciled.insert(cluster.clone()) {
+                // Once per cluster per start, so the heartbeat is read only then.
+                let last_beat = ledger.last_beat().await?.unwrap_or(now);
                 for uid in ledger.open_uids(cluster).await? {
                     if !present.contains(uid.as_str()) {
                         ledger.ended(&uid, last_beat, "deleted").await?;
