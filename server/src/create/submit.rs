@@ -48,13 +48,12 @@ impl Creator {
             Err(why) => return SubmitOutcome::refused(mode, why),
         };
         let pools = self.hub.pool_rows();
-        let errors = validation::validate_draft(draft, |name| {
+        let mut errors = validation::validate_draft(draft, |name| {
             pools
                 .iter()
                 .any(|p| p.cluster == draft.cluster && p.name == name)
         });
         let target = self.target(&draft.cluster);
-        let mut errors = errors;
         if target.is_none() && !draft.cluster.trim().is_empty() {
             errors.push(validation::FieldError::at(
                 "cluster",

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use app::domain::savings::report::hours_label;
+use app::domain::savings::report::range_label;
 use app::model::{Lifetime, SavingsReport};
 use axum::{
     Json,
@@ -104,7 +104,7 @@ pub async fn savings_csv(State(s): State<Arc<Savings>>, Query(q): Query<RangeQue
     ]);
     let _ = w.write_record([
         "total",
-        &hours_label(&r),
+        &range_label(&r),
         &r.node_hours.to_string(),
         &r.actual_usd.to_string(),
         &r.baseline_usd.to_string(),

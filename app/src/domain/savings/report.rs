@@ -312,7 +312,7 @@ fn series(
 }
 
 /// The report's range as text for exports: `2026-11-20T00:00:00Z..2026-11-21T00:00:00Z`.
-pub fn hours_label(r: &SavingsReport) -> String {
+pub fn range_label(r: &SavingsReport) -> String {
     let t = |t: Option<DateTime<Utc>>| t.map(|t| t.to_rfc3339()).unwrap_or_default();
     format!("{}..{}", t(r.from), t(r.to))
 }
