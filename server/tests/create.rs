@@ -331,12 +331,7 @@ async fn read_only_origin_and_undecodable_bodies() {
         out["message"].as_str().unwrap().contains("--read-only"),
         "{out}"
     );
-    let page = reqwest::get(format!("{}/pools/new", d.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = common::text_of(&format!("{}/pools/new", d.base)).await;
     assert!(
         page.contains("--read-only"),
         "the form is replaced by the read-only notice"

@@ -105,12 +105,7 @@ async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
     .await;
     assert_eq!(hand["timeline"]["phases"][0]["name"], "notice");
 
-    let metrics = reqwest::get(format!("{}/metrics", d.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = common::text_of(&format!("{}/metrics", d.base)).await;
     assert!(
         metrics.contains("spotboard_preemptions_total{cluster=\"spotboard-us-east-04a\",pool=\"h100-spot-train\",zone=\"US-EAST-04A\",instance_type=\"gd-8xh100ib-i128\"}"),
         "{metrics}"

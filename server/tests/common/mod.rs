@@ -77,6 +77,16 @@ pub async fn json_of(req: reqwest::RequestBuilder) -> serde_json::Value {
         .expect("a JSON body")
 }
 
+/// The body of `GET url` as text; panics when unreachable.
+pub async fn text_of(url: &str) -> String {
+    reqwest::get(url)
+        .await
+        .expect("reachable")
+        .text()
+        .await
+        .expect("a text body")
+}
+
 /// Polls `f` every 50 ms until it is true; panics after `limit`.
 pub async fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
