@@ -4,13 +4,15 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
-use crate::model::Preemptions;
+use crate::model::{Preemptions, Readiness};
 
 /// What the server provides (by Leptos context): preemptions now.
 #[cfg(feature = "ssr")]
 pub trait PreemptionSource: Send + Sync {
     /// Preemptions now, with the ledger's rates.
     fn preemptions(&self) -> crate::create_api::BoxFuture<'_, Preemptions>;
+    /// The spot readiness audit, at most a few seconds old.
+    fn readiness(&self) -> crate::create_api::BoxFuture<'_, Readiness>;
 }
 
 /// The context value carrying the server's [`PreemptionSource`].
@@ -26,4 +28,15 @@ pub async fn load_preemptions() -> Result<Preemptions, ServerFnError> {
     let source = use_context::<PreemptionSourceHandle>()
         .ok_or_else(|| ServerFnError::new("no preemption source in context"))?;
     Ok(source.0.preemptions().await)
+}
+
+/// The spot readiness audit of every pool with spot nodes.
+///
+/// Errors: a server error only when the server was wired without a preemption source; a
+/// cluster that could not be read is named in the result's `errors`.
+#[server(endpoint = "readiness", input = Json)]
+pub async fn load_readiness() -> Result<Readiness, ServerFnError> {
+    let source = use_context::<PreemptionSourceHandle>()
+        .ok_or_else(|| ServerFnError::new("no preemption source in context"))?;
+    Ok(source.0.readiness().await)
 }

@@ -67,6 +67,26 @@ pub struct ServeArgs {
     )]
     pub zones: Vec<String>,
 
+    /// Embedded cluster: GKE-style zones (node pools of Spot VMs, seed 003), one API server
+    /// each; `--gke-zones ''` for none.
+    #[arg(
+        global = true,
+        long,
+        value_delimiter = ',',
+        default_value = "us-central1-a"
+    )]
+    pub gke_zones: Vec<String>,
+
+    /// Embedded cluster: Karpenter-on-AWS-style zones (seed 004), one API server each;
+    /// `--karpenter-zones ''` for none.
+    #[arg(
+        global = true,
+        long,
+        value_delimiter = ',',
+        default_value = "us-east-1a"
+    )]
+    pub karpenter_zones: Vec<String>,
+
     /// Embedded cluster: random seed; the same seed plays the same scenario.
     #[arg(global = true, long, env = "SPOTBOARD_SEED", default_value_t = 42)]
     pub seed: u64,

@@ -12,7 +12,7 @@ use crate::{
     capacity::{Capacity, FeedSource},
     cli::ServeArgs,
     create::{CreateSettings, Creator, IdentitySettings, WriteTarget},
-    embedded::{EmbeddedCluster, EmbeddedOptions},
+    embedded::{EmbeddedCluster, EmbeddedOptions, sim::fleet::Flavor},
     http::{self, AppState, Auth},
     hub::Hub,
     ledger::{self, Ledger, Savings},
@@ -57,6 +57,14 @@ impl Drop for Running {
 pub fn embedded_options(args: &ServeArgs, simulate: bool) -> EmbeddedOptions {
     EmbeddedOptions {
         zones: args.zones.clone(),
+        fleets: args
+            .gke_zones
+            .iter()
+            .map(|z| (Flavor::Gke, z))
+            .chain(args.karpenter_zones.iter().map(|z| (Flavor::Karpenter, z)))
+            .filter(|(_, z)| !z.trim().is_empty())
+            .map(|(f, z)| (f, z.trim().to_string()))
+            .collect(),
         seed: args.seed,
         speed: args.speed,
         extra_nodes: args.nodes,
@@ -264,6 +272,12 @@ async fn clusters(args: &ServeArgs, local_user: bool) -> Result<Clusters> {
     let (mut sources, mut targets) = (Vec::new(), Vec::new());
     for z in &cluster.zones {
         let reader = cluster.reader_config(&z.zone)?;
+        if z.fleet.is_some() {
+            // A GKE or Karpenter zone: watched like any cluster (its zone comes from the
+            // nodes, as for a kubeconfig context), but not a target for CKS NodePools.
+            sources.push(source(&z.context, None, reader)?);
+            continue;
+        }
         sources.push(source(&z.context, Some(z.zone.clone()), reader.clone())?);
         targets.push(WriteTarget {
             cluster: z.context.clone(),

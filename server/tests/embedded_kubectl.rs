@@ -26,6 +26,7 @@ impl Kubectl {
         let kubeconfig = dir.path().join("kubeconfig");
         let cluster = EmbeddedCluster::start(EmbeddedOptions {
             zones: vec!["US-EAST-04A".into()],
+            fleets: vec![],
             seed: 1,
             speed: 1.0,
             extra_nodes: 0,

@@ -57,6 +57,7 @@ async fn plays_and_survives_a_restart(database_url: &str) {
     let kubeconfig = dir.path().join("kubeconfig");
     let cluster = EmbeddedCluster::start(EmbeddedOptions {
         zones: vec![ZONE.into()],
+        fleets: vec![],
         seed: 11,
         speed: 600.0,
         extra_nodes: 0,

@@ -1,6 +1,7 @@
 //! The Node Pools dashboard's filters and sort order, as pure functions of the URL query.
 //!
-//! Filters and sort live in the URL (`?zone=US-EAST-04A&class=spot&problem=1&sort=current&desc=1`)
+//! Filters and sort live in the URL
+//! (`?zone=US-EAST-04A&provider=cks&capacity=spot&problem=1&sort=current&desc=1`)
 //! so a filtered view can be bookmarked and shared.
 
 use std::cmp::Ordering;
@@ -13,6 +14,8 @@ pub enum SortKey {
     #[default]
     Name,
     Cluster,
+    Provider,
+    CapacityType,
     InstanceType,
     ComputeClass,
     Target,
@@ -25,9 +28,11 @@ pub enum SortKey {
 
 impl SortKey {
     /// Every key with its URL name.
-    pub const ALL: [(SortKey, &'static str); 10] = [
+    pub const ALL: [(SortKey, &'static str); 12] = [
         (SortKey::Name, "name"),
         (SortKey::Cluster, "cluster"),
+        (SortKey::Provider, "provider"),
+        (SortKey::CapacityType, "capacity"),
         (SortKey::InstanceType, "type"),
         (SortKey::ComputeClass, "class"),
         (SortKey::Target, "target"),
@@ -64,6 +69,10 @@ pub struct PoolQuery {
     pub zone: Option<String>,
     /// Keep only pools of this computeClass.
     pub class: Option<String>,
+    /// Keep only pools of this provider (`cks`, `gke`, `karpenter`).
+    pub provider: Option<String>,
+    /// Keep only pools of this capacity type (`spot`, `on-demand`, …).
+    pub capacity: Option<String>,
     /// Keep only pools of this instance type.
     pub instance_type: Option<String>,
     /// Keep only pools with a problem (see [`PoolRow::has_problem`]).
@@ -81,6 +90,8 @@ impl PoolQuery {
         Self {
             zone: non_empty("zone"),
             class: non_empty("class"),
+            provider: non_empty("provider"),
+            capacity: non_empty("capacity"),
             instance_type: non_empty("type"),
             problem: matches!(get("problem").as_deref(), Some("1" | "true")),
             text: non_empty("q"),
@@ -97,6 +108,12 @@ impl PoolQuery {
         }
         if let Some(c) = &self.class {
             p.push(("class", c.clone()));
+        }
+        if let Some(v) = &self.provider {
+            p.push(("provider", v.clone()));
+        }
+        if let Some(v) = &self.capacity {
+            p.push(("capacity", v.clone()));
         }
         if let Some(t) = &self.instance_type {
             p.push(("type", t.clone()));
@@ -122,7 +139,12 @@ impl PoolQuery {
             .zone
             .as_ref()
             .is_none_or(|z| row.zone.as_deref().unwrap_or(&row.cluster) == z);
-        let class_ok = self.class.as_ref().is_none_or(|c| &row.compute_class == c);
+        let class_ok = self.class.as_ref().is_none_or(|c| &row.compute_class == c)
+            && self.provider.as_ref().is_none_or(|v| &row.provider == v)
+            && self
+                .capacity
+                .as_ref()
+                .is_none_or(|v| &row.capacity_type == v);
         let type_ok = self
             .instance_type
             .as_ref()
@@ -140,6 +162,8 @@ impl PoolQuery {
         let primary = match self.sort {
             SortKey::Name => a.name.cmp(&b.name),
             SortKey::Cluster => a.cluster.cmp(&b.cluster),
+            SortKey::Provider => a.provider.cmp(&b.provider),
+            SortKey::CapacityType => a.capacity_type.cmp(&b.capacity_type),
             SortKey::InstanceType => a.instance_type.cmp(&b.instance_type),
             SortKey::ComputeClass => a.compute_class.cmp(&b.compute_class),
             SortKey::Target => a.target_nodes.cmp(&b.target_nodes),

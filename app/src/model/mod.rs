@@ -6,6 +6,7 @@
 mod capacity;
 mod create;
 mod preemption;
+mod readiness;
 mod rows;
 mod savings;
 mod stream;
@@ -13,6 +14,7 @@ mod stream;
 pub use capacity::*;
 pub use create::*;
 pub use preemption::*;
+pub use readiness::*;
 pub use rows::*;
 pub use savings::*;
 pub use stream::*;

@@ -13,6 +13,12 @@ pub struct PodImpact {
     /// The first owner reference's kind and name (`ReplicaSet/api-7c9`, `Job/train`), if any.
     pub owner_kind: Option<String>,
     pub owner_name: Option<String>,
+    /// Active pods of the same owner in the namespace at T=0 (`None` for a bare pod).
+    #[serde(default)]
+    pub replicas: Option<u32>,
+    /// The PodDisruptionBudget that selects the pod, if any.
+    #[serde(default)]
+    pub pdb: Option<String>,
     /// `terminationGracePeriodSeconds`, seconds (Kubernetes' default 30 when unset).
     pub grace_s: i64,
     /// The CKS eviction label: `interruptable`, `graceful-interruptible` or none (seed 002).

@@ -107,10 +107,18 @@ pub struct ConditionView {
 /// One NodePool, as the Node Pools dashboard shows it. Keyed by the NodePool's uid.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PoolRow {
-    /// The NodePool's `metadata.uid`.
+    /// The NodePool's `metadata.uid`; for GKE and Karpenter pools seen through their nodes,
+    /// `provider:cluster:name`.
     pub key: String,
-    /// Provider of the pool: `cks` for CoreWeave NodePools.
+    /// `cks` for CoreWeave NodePools, `gke` for GKE node pools (nodes grouped by
+    /// `cloud.google.com/gke-nodepool`), `karpenter` for Karpenter NodePools (nodes grouped by
+    /// `karpenter.sh/nodepool`).
     pub provider: String,
+    /// `spot`, `on-demand`, `reserved`, `mixed` (nodes of several types) or `unknown`. CKS:
+    /// from `computeClass` (`default` pools run reserved or on-demand capacity and show as
+    /// `on-demand`); GKE and Karpenter: from the nodes' labels.
+    #[serde(default)]
+    pub capacity_type: String,
     pub cluster: String,
     #[serde(default)]
     pub zone: Option<String>,
@@ -139,7 +147,8 @@ pub struct PoolRow {
     /// Nodes of this pool seen in the cluster that are cordoned.
     #[serde(default)]
     pub nodes_cordoned: u32,
-    /// Nodes of this pool carrying `qos.coreweave.cloud/pending-preemption=true`.
+    /// Nodes of this pool under their provider's preemption notice (CKS:
+    /// `qos.coreweave.cloud/pending-preemption=true`).
     #[serde(default)]
     pub nodes_preempting: u32,
     #[serde(default)]

@@ -159,6 +159,8 @@ where
     view! {
         <form class="filters" role="search" on:submit=|ev| ev.prevent_default()>
             {select("Zone", "zone", |q| q.zone.clone(), |q, v| q.zone = v, |r| r.zone.clone().unwrap_or_else(|| r.cluster.clone()))}
+            {select("Provider", "provider", |q| q.provider.clone(), |q, v| q.provider = v, |r| r.provider.clone())}
+            {select("Capacity type", "capacity", |q| q.capacity.clone(), |q, v| q.capacity = v, |r| r.capacity_type.clone())}
             {select("Class", "class", |q| q.class.clone(), |q, v| q.class = v, |r| r.compute_class.clone())}
             {select("Instance type", "type", |q| q.instance_type.clone(), |q, v| q.instance_type = v, |r| r.instance_type.clone())}
             <label class="check">
@@ -245,6 +247,8 @@ where
                         <tr>
                             {header("Name", SortKey::Name)}
                             {header("Cluster / zone", SortKey::Cluster)}
+                            {header("Provider", SortKey::Provider)}
+                            {header("Capacity type", SortKey::CapacityType)}
                             {header("Instance type", SortKey::InstanceType)}
                             {header("Class", SortKey::ComputeClass)}
                             {header("Target", SortKey::Target)}
@@ -302,11 +306,16 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
                 {move || row.with(|r| r.cluster.clone())}
                 <span class="muted">{move || row.with(|r| r.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default())}</span>
             </td>
+            <td data-col="provider">{move || row.with(|r| r.provider.clone())}</td>
+            <td data-col="capacity">
+                <span class=move || row.with(|r| format!("badge cap-{}", r.capacity_type))>{move || row.with(|r| r.capacity_type.clone())}</span>
+            </td>
             <td>
                 <code>{move || row.with(|r| r.instance_type.clone())}</code>
                 <span class="muted">{move || row.with(|r| r.gpus_per_node.filter(|g| *g > 0).map(|g| format!(" · {g} GPU")).unwrap_or_default())}</span>
             </td>
-            <td>{move || view! { <ClassBadge class=row.with(|r| r.compute_class.clone()) /> }}</td>
+            // GKE and Karpenter pools have no computeClass.
+            <td>{move || row.with(|r| (!r.compute_class.is_empty()).then(|| r.compute_class.clone())).map(|class| view! { <ClassBadge class /> })}</td>
             <td class="num" data-col="target">{move || row.with(|r| r.target_nodes.to_string())}</td>
             <td class="num" data-col="current">{move || row.with(|r| count(r.current_nodes))}</td>
             <td class="num" data-col="queued">{move || row.with(|r| count(r.queued_nodes))}</td>
@@ -320,9 +329,12 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
             </td>
             <td class="conds"><div class="cond-list">
                 {move || row.with(|r| r.conditions.iter().cloned().map(|c| view! { <ConditionBadge cond=c /> }).collect_view())}
+                {move || row.with(|r| (r.provider != "cks").then(|| view! {
+                    <span class="muted small" title="GKE and Karpenter pools are read from their nodes' labels; the five conditions are CoreWeave's">"from node labels"</span>
+                }))}
                 {move || row.with(|r| (r.nodes_preempting > 0).then(|| {
                     let n = r.nodes_preempting;
-                    view! { <span class="badge preempting" title="nodes with qos.coreweave.cloud/pending-preemption=true">{format!("{n} preempting")}</span> }
+                    view! { <span class="badge preempting" title="nodes under their provider's preemption notice">{format!("{n} preempting")}</span> }
                 }))}
             </div></td>
             <td class="problems">

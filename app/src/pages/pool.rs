@@ -68,10 +68,13 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
             <h1>
                 {move || row.with(|r| r.name.clone())}
                 " "
-                {move || view! { <ClassBadge class=row.with(|r| r.compute_class.clone()) /> }}
+                {move || row.with(|r| (!r.compute_class.is_empty()).then(|| r.compute_class.clone())).map(|class| view! { <ClassBadge class /> })}
+                " "
+                <span class=move || row.with(|r| format!("badge cap-{}", r.capacity_type))>{move || row.with(|r| r.capacity_type.clone())}</span>
             </h1>
             <p class="muted">
                 <code>{move || row.with(|r| r.instance_type.clone())}</code>
+                " · " {move || row.with(|r| r.provider.clone())}
                 " · " {move || row.with(|r| r.cluster.clone())}
                 {move || row.with(|r| r.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default())}
                 " · created " {move || stamp(row.with(|r| r.created))}
@@ -97,6 +100,10 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
                 </section>
             })
         }}
+        {move || row.with(|r| (r.provider != "cks").then(|| view! {
+            <p class="hint">"This pool is read from its nodes' labels (" {r.provider.clone()} "): targets, queues and the five \
+              conditions are CoreWeave NodePool fields and do not apply."</p>
+        }))}
         <section>
             <h2>"Conditions"</h2>
             <table class="conditions">
@@ -116,6 +123,15 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
         </section>
         <SpecList row />
         <NodeTable row />
+        // Read once: a row's cluster and name never change, and the sections poll on their own.
+        {
+            let (cluster, name, spot) = row
+                .with_untracked(|r| (r.cluster.clone(), r.name.clone(), r.capacity_type == "spot"));
+            view! {
+                <super::preemptions::PoolPreemptions cluster=cluster.clone() name=name.clone() />
+                {spot.then(|| view! { <super::preemptions::ReadinessSection only=(cluster, name) /> })}
+            }
+        }
         <EventList row />
     }
 }

@@ -83,6 +83,7 @@ mod tests {
                 zone: z.to_string(),
                 context: super::super::context_name(z),
                 url: format!("http://127.0.0.1:{}", 40000 + i),
+                fleet: None,
             })
             .collect()
     }

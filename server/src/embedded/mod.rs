@@ -31,6 +31,8 @@ pub use api::Tokens;
 pub struct EmbeddedOptions {
     /// Zones to simulate, one API server each (names from `coreweave-zones.txt`).
     pub zones: Vec<String>,
+    /// GKE- and Karpenter-style zones, one API server each (`sim::fleet`).
+    pub fleets: Vec<(sim::fleet::Flavor, String)>,
     /// Seed of the scenario's random choices; the same seed plays the same run.
     pub seed: u64,
     /// Time scale: 60 plays a 7-minute preemption in 7 seconds.
@@ -56,6 +58,8 @@ pub struct Zone {
     pub context: String,
     /// Base URL, `http://127.0.0.1:<port>`.
     pub url: String,
+    /// Set for a GKE or Karpenter zone; `None` for a CKS zone.
+    pub fleet: Option<sim::fleet::Flavor>,
 }
 
 /// A running embedded cluster. Dropping it stops its API servers and behaviour model.
@@ -65,6 +69,7 @@ pub struct EmbeddedCluster {
     tokens: Tokens,
     _servers: Vec<api::ApiServer>,
     _sim: Vec<sim::SimHandle>,
+    _fleets: Vec<sim::fleet::FleetHandle>,
 }
 
 impl EmbeddedCluster {
@@ -76,12 +81,22 @@ impl EmbeddedCluster {
         let tokens = Tokens::generate();
         let mut zones = Vec::new();
         let mut servers = Vec::new();
-        for zone in &opts.zones {
+        let all = opts
+            .zones
+            .iter()
+            .map(|z| (None, z))
+            .chain(opts.fleets.iter().map(|(f, z)| (Some(*f), z)));
+        for (fleet, zone) in all {
             let server = api::ApiServer::start(zone, tokens.clone()).await?;
+            let context = match fleet {
+                None => context_name(zone),
+                Some(f) => context_name(&format!("{}-{zone}", f.as_str())),
+            };
             zones.push(Zone {
                 zone: zone.clone(),
-                context: context_name(zone),
+                context,
                 url: server.url(),
+                fleet,
             });
             servers.push(server);
         }
@@ -92,6 +107,7 @@ impl EmbeddedCluster {
             tokens,
             _servers: servers,
             _sim: Vec::new(),
+            _fleets: Vec::new(),
         };
         if opts.simulate {
             let sim_opts = sim::SimOptions {
@@ -99,9 +115,17 @@ impl EmbeddedCluster {
                 speed: opts.speed,
                 extra_nodes: opts.extra_nodes,
                 pods_per_node: opts.pods_per_node,
-                zone_count: cluster.zones.len(),
+                zone_count: opts.zones.len(),
             };
             for (index, zone) in cluster.zones.clone().iter().enumerate() {
+                if let Some(flavor) = zone.fleet {
+                    let client = cluster.admin_client(&zone.zone)?;
+                    let handle =
+                        sim::fleet::start(&zone.zone, flavor, client, opts.seed, opts.speed)
+                            .await?;
+                    cluster._fleets.push(handle);
+                    continue;
+                }
                 let client = cluster.admin_client(&zone.zone)?;
                 let handle = sim::start(&zone.zone, index, client, &sim_opts).await?;
                 cluster._servers[index].set_feed(std::sync::Arc::new(handle.feed()));
@@ -146,6 +170,7 @@ impl EmbeddedCluster {
     pub fn feed_urls(&self) -> Vec<String> {
         self.zones
             .iter()
+            .filter(|z| z.fleet.is_none())
             .map(|z| format!("{}/capacity-feed", z.url))
             .collect()
     }

@@ -76,6 +76,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/capacity", get(capacity::grid))
         .route("/api/v1/prices", get(savings::prices))
         .route("/api/v1/preemptions", get(preemptions::list))
+        .route("/api/v1/readiness", get(preemptions::readiness))
         .route("/metrics", get(preemptions::metrics))
         .route("/api/v1/savings", get(savings::savings))
         .route("/api/v1/savings.csv", get(savings::savings_csv))

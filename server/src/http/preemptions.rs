@@ -1,5 +1,6 @@
 //! `GET /api/v1/preemptions` (active and recent preemptions: node, cluster, pool, provider,
-//! phase, T=0 and phase times, pods hit, grace-period fit) and `GET /metrics` (Prometheus).
+//! phase, T=0 and phase times, pods hit, grace-period fit), `GET /api/v1/readiness` (the spot
+//! readiness audit) and `GET /metrics` (Prometheus).
 
 use app::model::Preemptions;
 use axum::{Json, extract::State, http::header, response::IntoResponse};
@@ -8,6 +9,11 @@ use crate::preemption::PreemptionWatch;
 
 pub async fn list(State(w): State<PreemptionWatch>) -> Json<Preemptions> {
     Json(w.view().await)
+}
+
+/// `GET /api/v1/readiness`: the spot readiness audit per pool (cached 15 s).
+pub async fn readiness(State(w): State<PreemptionWatch>) -> Json<app::model::Readiness> {
+    Json(w.readiness.report().await)
 }
 
 pub async fn metrics(State(w): State<PreemptionWatch>) -> impl IntoResponse {

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use app::domain::preemption::Provider;
 use app::model::RowKind;
 use chrono::{DateTime, Utc};
 
@@ -34,6 +35,8 @@ pub const ALL_KINDS: u8 = 1 | 2 | 4 | 8;
 
 #[derive(Default)]
 pub struct ClusterData {
+    /// The cluster's name, part of the keys of its GKE and Karpenter pools.
+    cluster: String,
     pub zone: Option<String>,
     pub synced: u8,
     pub last_good: Option<DateTime<Utc>>,
@@ -48,11 +51,16 @@ pub struct ClusterData {
     // Events about a node arrive after the node is gone (e.g. "Deleted for preemption"), so
     // the node's pool is remembered past its deletion to attribute them.
     node_pool_seen: HashMap<String, String>,
+    // GKE node pools and Karpenter NodePools exist here through their nodes' labels: key ->
+    // (provider, name), and name -> key.
+    provider_pools: HashMap<String, (Provider, String)>,
+    provider_pool_key: HashMap<String, String>,
 }
 
 impl ClusterData {
-    pub fn new(zone: Option<String>) -> Self {
+    pub fn new(cluster: &str, zone: Option<String>) -> Self {
         Self {
+            cluster: cluster.to_string(),
             zone,
             ..Default::default()
         }
@@ -62,6 +70,24 @@ impl ClusterData {
         if let Some(uid) = self.pool_uid_by_name.get(name) {
             out.push((RowKind::Pool, uid.clone()));
         }
+        if let Some(key) = self.provider_pool_key.get(name) {
+            out.push((RowKind::Pool, key.clone()));
+        }
+    }
+
+    /// Registers the GKE or Karpenter pool a node names, the first time it is seen.
+    fn note_provider_pool(&mut self, rec: &NodeRecord) {
+        let (Some(pool), Provider::Gke | Provider::Karpenter) = (&rec.pool, rec.provider) else {
+            return;
+        };
+        if self.provider_pool_key.contains_key(pool) {
+            return;
+        }
+        // Keys of CKS pools are uids; these are unique across clusters as well.
+        let key = format!("{}:{}:{pool}", rec.provider.as_str(), self.cluster);
+        self.provider_pools
+            .insert(key.clone(), (rec.provider, pool.clone()));
+        self.provider_pool_key.insert(pool.clone(), key);
     }
 
     fn dirty_node_named(&self, name: &str, out: &mut Vec<Dirty>) {
@@ -138,13 +164,17 @@ impl ClusterData {
 
     fn put_node(&mut self, rec: NodeRecord, dirty: &mut Vec<Dirty>) {
         dirty.push((RowKind::Node, rec.uid.clone()));
+        self.note_provider_pool(&rec);
         let old = self.nodes.get(&rec.uid);
         let aggregate_changed = old.is_none_or(|o| {
             o.pool != rec.pool
                 || o.cordoned != rec.cordoned
                 || o.pending_preemption != rec.pending_preemption
+                || o.notice != rec.notice
+                || o.ready != rec.ready
                 || o.zone != rec.zone
         });
+
         if let Some(old_pool) = old
             .and_then(|o| o.pool.clone())
             .filter(|p| Some(p) != rec.pool.as_ref())
@@ -265,20 +295,31 @@ impl ClusterData {
         dirty.push((RowKind::Event, uid.to_string()));
     }
 
-    /// The current pool row of `uid`, if the pool exists.
-    pub fn pool_row(&self, cluster: &str, uid: &str) -> Option<app::model::PoolRow> {
-        let rec = self.pools.get(uid)?;
-        let mut agg = NodeAggregate::default();
-        let mut zones: HashMap<&str, u32> = HashMap::new();
-        for n in self
-            .nodes_by_pool
-            .get(&rec.name)
+    /// The nodes labelled with pool `name`.
+    fn nodes_of(&self, name: &str) -> impl Iterator<Item = &NodeRecord> {
+        self.nodes_by_pool
+            .get(name)
             .into_iter()
             .flatten()
             .filter_map(|u| self.nodes.get(u))
-        {
+    }
+
+    /// The current pool row of `uid` (a NodePool's uid or a GKE/Karpenter pool's key), if the
+    /// pool exists. A GKE or Karpenter pool exists while one of its nodes does.
+    pub fn pool_row(&self, cluster: &str, uid: &str) -> Option<app::model::PoolRow> {
+        let Some(rec) = self.pools.get(uid) else {
+            let (provider, name) = self.provider_pools.get(uid)?;
+            let nodes: Vec<&NodeRecord> = self
+                .nodes_of(name)
+                .filter(|n| n.provider == *provider)
+                .collect();
+            return projection::provider_pool_row(cluster, uid, name, *provider, &nodes);
+        };
+        let mut agg = NodeAggregate::default();
+        let mut zones: HashMap<&str, u32> = HashMap::new();
+        for n in self.nodes_of(&rec.name) {
             agg.cordoned += u32::from(n.cordoned);
-            agg.preempting += u32::from(n.pending_preemption);
+            agg.preempting += u32::from(n.notice);
             if let Some(z) = &n.zone {
                 *zones.entry(z).or_default() += 1;
             }

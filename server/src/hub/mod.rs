@@ -95,7 +95,7 @@ impl Hub {
         for (name, zone) in clusters {
             state
                 .clusters
-                .insert(name.clone(), ClusterData::new(zone.clone()));
+                .insert(name.clone(), ClusterData::new(name, zone.clone()));
             let row = ClusterRow {
                 name: name.clone(),
                 zone: zone.clone(),

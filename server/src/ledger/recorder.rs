@@ -40,8 +40,9 @@ pub struct Recorder {
     reconciled: HashSet<String>,
 }
 
+/// The provider's notice is on the node (CKS: also once the drain label is set).
 fn is_preempting(n: &NodeRow) -> bool {
-    n.pending_preemption || n.evicted_at.is_some()
+    n.notice || n.pending_preemption || n.evicted_at.is_some()
 }
 
 /// The lifetime a node row starts.
@@ -51,10 +52,10 @@ pub fn lifetime(n: &NodeRow, pools: &[PoolRow], now: DateTime<Utc>) -> Lifetime 
             .iter()
             .find(|r| r.cluster == n.cluster && &r.name == p)
     });
-    let capacity_type = match pool.map(|p| p.compute_class.as_str()) {
-        Some("spot") => "spot",
-        Some("default") => "on-demand",
-        _ => "unknown",
+    // GKE and Karpenter nodes carry it in their labels; CKS nodes take their pool's.
+    let capacity_type = match (n.capacity_type.as_str(), pool) {
+        ("unknown", Some(p)) if !p.capacity_type.is_empty() => p.capacity_type.as_str(),
+        (own, _) => own,
     };
     Lifetime {
         uid: n.key.clone(),

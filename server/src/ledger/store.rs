@@ -152,8 +152,9 @@ impl Ledger {
     pub async fn preempted_pods(&self, node_uid: &str, pods: &[PodImpact]) -> Result<()> {
         for p in pods {
             sqlx::query(
-                "INSERT INTO preemption_pods (node_uid, namespace, name, owner_kind, owner_name, grace_s, eviction_label)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (node_uid, namespace, name) DO NOTHING",
+                "INSERT INTO preemption_pods
+                   (node_uid, namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (node_uid, namespace, name) DO NOTHING",
             )
             .bind(node_uid)
             .bind(&p.namespace)
@@ -162,6 +163,8 @@ impl Ledger {
             .bind(p.owner_name.clone())
             .bind(p.grace_s)
             .bind(p.eviction_label.clone())
+            .bind(p.replicas.map(i64::from))
+            .bind(p.pdb.clone())
             .execute(&self.pool)
             .await
             .map_err(db("recording a preemption's pods"))?;
@@ -172,7 +175,8 @@ impl Ledger {
     /// The pods linked to a preempted node, by namespace and name.
     pub async fn pods_of(&self, node_uid: &str) -> Result<Vec<PodImpact>> {
         let rows = sqlx::query(
-            "SELECT namespace, name, owner_kind, owner_name, grace_s, eviction_label FROM preemption_pods
+            "SELECT namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb
+             FROM preemption_pods
              WHERE node_uid = $1 ORDER BY namespace, name",
         )
         .bind(node_uid)
@@ -188,6 +192,10 @@ impl Ledger {
                 owner_name: r.get(3),
                 grace_s: r.get(4),
                 eviction_label: r.get(5),
+                replicas: r
+                    .get::<Option<i64>, _>(6)
+                    .and_then(|n| u32::try_from(n).ok()),
+                pdb: r.get(7),
                 fit: None,
             })
             .collect())

@@ -6,9 +6,13 @@
 //! - `tracker`: observations → timelines (pure derivation in `app::domain::preemption`).
 //! - `metrics`: `spotboard_preemptions_total`, `spotboard_preemption_waves_total`.
 //! - `pods`: reading a node's pods into blast-radius rows.
+//! - `facts`, `readiness`: the spot readiness audit (pure part in
+//!   `app::domain::preemption::readiness`).
 
+mod facts;
 mod metrics;
 mod pods;
+mod readiness;
 mod tracker;
 
 use std::{collections::HashMap, sync::Arc};
@@ -19,6 +23,7 @@ use chrono::Utc;
 use crate::hub::Hub;
 
 pub use metrics::Metrics;
+pub use readiness::ReadinessAudit;
 pub use tracker::Tracker;
 
 /// How often the tracker looks.
@@ -30,6 +35,7 @@ pub struct PreemptionWatch {
     tracker: Arc<std::sync::Mutex<Tracker>>,
     pub metrics: Arc<Metrics>,
     ledger: Option<crate::ledger::Ledger>,
+    pub readiness: ReadinessAudit,
 }
 
 impl PreemptionWatch {
@@ -50,6 +56,7 @@ impl PreemptionWatch {
             tracker: Arc::new(std::sync::Mutex::new(Tracker::new(wave_gap))),
             metrics: Arc::new(Metrics::default()),
             ledger: ledger.clone(),
+            readiness: ReadinessAudit::new(hub.clone(), clients.clone()),
         };
         let http = reqwest::Client::builder()
             .timeout(std::time::Duration::from_secs(10))
@@ -121,5 +128,9 @@ impl PreemptionWatch {
 impl app::preemptions_api::PreemptionSource for PreemptionWatch {
     fn preemptions(&self) -> app::create_api::BoxFuture<'_, Preemptions> {
         Box::pin(self.view())
+    }
+
+    fn readiness(&self) -> app::create_api::BoxFuture<'_, app::model::Readiness> {
+        Box::pin(self.readiness.report())
     }
 }

@@ -1,48 +1,66 @@
-//! The pods of a node at T=0, as blast-radius rows.
+//! The pods of a node at T=0, as blast-radius rows: owner, its replicas now, the budget that
+//! covers them, grace period and CKS eviction label.
 
+use std::collections::BTreeSet;
+
+use app::domain::preemption::readiness::{covering_pdb, replicas};
 use app::labels::{POD_GRACEFUL_INTERRUPTIBLE, POD_INTERRUPTABLE};
 use app::model::PodImpact;
-use k8s_openapi::api::core::v1::Pod;
-use kube::{Api, ResourceExt, api::ListParams};
 
-/// Kubernetes' default `terminationGracePeriodSeconds`.
-pub const DEFAULT_GRACE_S: i64 = 30;
+use super::facts;
 
-/// The pods bound to `node`.
+/// The pods bound to `node`, with their owners' replica counts (active pods of the same
+/// owner in the namespace) and covering PodDisruptionBudget.
 ///
-/// Errors: the API server could not be asked (the message is shown in place of the pods).
+/// Errors: the pods could not be listed (the message is shown in place of the pods). A
+/// failure to list budgets leaves `pdb` empty and is logged.
 pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<PodImpact>, String> {
-    let lp = ListParams::default().fields(&format!("spec.nodeName={node}"));
-    let pods = Api::<Pod>::all(client)
-        .list(&lp)
+    let mine = facts::pods(&client, None, Some(&format!("spec.nodeName={node}")))
         .await
-        .map_err(|e| format!("could not list the pods on {node}: {e}"))?;
-    let mut out: Vec<PodImpact> = pods.items.iter().map(impact).collect();
+        .map_err(|e| format!("{e} (node {node})"))?;
+    // Replicas are counted in the namespaces the node's pods live in, not cluster-wide.
+    let namespaces: BTreeSet<&str> = mine.iter().map(|p| p.namespace.as_str()).collect();
+    let mut in_scope = Vec::new();
+    for ns in &namespaces {
+        match facts::pods(&client, Some(ns), None).await {
+            Ok(p) => in_scope.extend(p),
+            Err(e) => tracing::warn!(error = %e, node, "replica counts incomplete"),
+        }
+    }
+    let pdbs = match facts::pdbs(&client).await {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!(error = %e, node, "blast radius without PodDisruptionBudgets");
+            Vec::new()
+        }
+    };
+    let counts = replicas(&in_scope);
+    let mut out: Vec<PodImpact> = mine
+        .iter()
+        .map(|p| {
+            let eviction_label = if p.labels.contains_key(POD_GRACEFUL_INTERRUPTIBLE) {
+                Some("graceful-interruptible".to_string())
+            } else if p.labels.contains_key(POD_INTERRUPTABLE) {
+                Some("interruptable".to_string())
+            } else {
+                None
+            };
+            PodImpact {
+                namespace: p.namespace.clone(),
+                name: p.name.clone(),
+                owner_kind: p.owner_kind.clone(),
+                owner_name: p.owner_name.clone(),
+                replicas: p
+                    .owner_kind
+                    .as_ref()
+                    .and_then(|_| counts.get(&(p.namespace.clone(), p.workload())).copied()),
+                pdb: covering_pdb(&pdbs, p).map(|b| b.name.clone()),
+                grace_s: p.grace_s,
+                eviction_label,
+                fit: None,
+            }
+        })
+        .collect();
     out.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     Ok(out)
-}
-
-fn impact(p: &Pod) -> PodImpact {
-    let owner = p.owner_references().first();
-    let l = p.labels();
-    let eviction_label = if l.contains_key(POD_GRACEFUL_INTERRUPTIBLE) {
-        Some("graceful-interruptible".to_string())
-    } else if l.contains_key(POD_INTERRUPTABLE) {
-        Some("interruptable".to_string())
-    } else {
-        None
-    };
-    PodImpact {
-        namespace: p.namespace().unwrap_or_default(),
-        name: p.name_any(),
-        owner_kind: owner.map(|o| o.kind.clone()),
-        owner_name: owner.map(|o| o.name.clone()),
-        grace_s: p
-            .spec
-            .as_ref()
-            .and_then(|s| s.termination_grace_period_seconds)
-            .unwrap_or(DEFAULT_GRACE_S),
-        eviction_label,
-        fit: None,
-    }
 }

@@ -4,8 +4,10 @@
 //! calls): counts, the five conditions in order, severities, problems.
 
 mod pool;
+mod provider_pool;
 
 pub use pool::{NodeAggregate, pool_row};
+pub use provider_pool::provider_pool_row;
 
 use app::model::{EventRow, NodeRow};
 

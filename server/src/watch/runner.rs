@@ -93,8 +93,9 @@ async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last
             }
             Ok(_) | Err(kube::Error::Api(_)) => {
                 let msg = format!(
-                    "the NodePool CRD ({gv}) is not installed on this cluster; is it a CKS cluster? \
-                     To watch it anyway: spotboard crd | kubectl apply -f -"
+                    "no CoreWeave NodePools here: the NodePool CRD ({gv}) is not installed. GKE \
+                     node pools and Karpenter NodePools are shown from their nodes' labels. To \
+                     watch CKS NodePools anyway: spotboard crd | kubectl apply -f -"
                 );
                 tracing::error!(cluster = %src.name, "{msg}");
                 hub.pools(&src.name, Observed::Resync(Vec::new()));

@@ -36,6 +36,9 @@ pub async fn start_with(
     args.listen = "127.0.0.1:0".parse().unwrap();
     args.embedded_kubeconfig = Some(kubeconfig.clone());
     args.zones = zones.iter().map(|z| z.to_string()).collect();
+    // The GKE and Karpenter zones join only the tests that ask for them.
+    args.gke_zones = Vec::new();
+    args.karpenter_zones = Vec::new();
     args.seed = 7;
     args.speed = speed;
     args.nodes = 0;

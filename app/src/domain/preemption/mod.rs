@@ -11,6 +11,9 @@
 //! warning after which Karpenter cordons and drains).
 
 pub mod rates;
+pub mod readiness;
+#[cfg(test)]
+mod readiness_tests;
 pub mod timeline;
 
 use std::collections::BTreeMap;

@@ -3,6 +3,11 @@
 //! with their SIGTERM, grace-period end and SIGKILL risk.
 
 pub mod chart;
+mod pool;
+mod readiness;
+
+pub use pool::PoolPreemptions;
+pub use readiness::ReadinessSection;
 
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
@@ -79,6 +84,7 @@ pub fn PreemptionsPage() -> impl IntoView {
                             }.into_any()
                         }}
                         <RatesTable rates />
+                        <ReadinessSection />
                     }.into_any()
                 }
             })}
@@ -135,8 +141,9 @@ fn at_or(t: Option<DateTime<Utc>>, planned: DateTime<Utc>) -> DateTime<Utc> {
     t.unwrap_or(planned)
 }
 
+/// One node's timeline: phase bar with "now", countdown, and its blast radius.
 #[component]
-fn NodeTimeline(v: PreemptionView) -> impl IntoView {
+pub fn NodeTimeline(v: PreemptionView) -> impl IntoView {
     let now = use_now();
     let tl = v.timeline.clone();
     let t0 = tl.t0;
@@ -230,6 +237,8 @@ fn pods_table(pods: Vec<PodImpact>, t0: DateTime<Utc>) -> impl IntoView {
                 <thead><tr>
                     <th scope="col">"Pod"</th>
                     <th scope="col">"Owner"</th>
+                    <th scope="col">"Replicas"</th>
+                    <th scope="col">"PodDisruptionBudget"</th>
                     <th scope="col">"Grace period"</th>
                     <th scope="col">"SIGTERM"</th>
                     <th scope="col">"Grace ends"</th>
@@ -246,6 +255,8 @@ fn pods_table(pods: Vec<PodImpact>, t0: DateTime<Utc>) -> impl IntoView {
                                     (Some(k), Some(n)) => format!("{k}/{n}"),
                                     _ => "none (bare pod)".into(),
                                 }}</td>
+                                <td class="num">{p.replicas.map(|n| n.to_string()).unwrap_or_else(|| "—".into())}</td>
+                                <td>{p.pdb.clone().unwrap_or_else(|| "none".into())}</td>
                                 <td class="num">{format!("{} s", p.grace_s)}</td>
                                 <td class="num">{fit.as_ref().map(|f| format!("T+{}", clock_s((f.sigterm - t0).num_seconds())))}</td>
                                 <td class="num">{fit.as_ref().map(|f| format!("T+{}", clock_s((f.grace_end - t0).num_seconds())))}</td>

@@ -220,6 +220,27 @@ pub fn columns(kind: Kind) -> Vec<Column> {
             c("Name", "string", NAME_DOC, 0),
             c("Created At", "date", AGE_DOC, 0),
         ],
+        Kind::PodDisruptionBudgets => vec![
+            c("Name", "string", NAME_DOC, 0),
+            c("Min Available", "string", "spec.minAvailable", 0),
+            c("Max Unavailable", "string", "spec.maxUnavailable", 0),
+            c(
+                "Allowed Disruptions",
+                "integer",
+                "status.disruptionsAllowed",
+                0,
+            ),
+            c("Age", "string", AGE_DOC, 0),
+        ],
+    }
+}
+
+/// A budget field as kubectl prints it: the number or percentage, or `N/A`.
+fn budget(obj: &Value, path: &str) -> Value {
+    match obj.pointer(path) {
+        Some(Value::Number(n)) => json!(n.to_string()),
+        Some(Value::String(v)) => json!(v),
+        _ => json!("N/A"),
     }
 }
 
@@ -248,6 +269,17 @@ pub fn cells(kind: Kind, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
             })
             .collect(),
         Kind::Crds => vec![name, json!(s(obj, "/metadata/creationTimestamp"))],
+        Kind::PodDisruptionBudgets => vec![
+            name,
+            budget(obj, "/spec/minAvailable"),
+            budget(obj, "/spec/maxUnavailable"),
+            json!(
+                obj.pointer("/status/disruptionsAllowed")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+            ),
+            age,
+        ],
     }
 }
 

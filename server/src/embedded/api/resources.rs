@@ -10,6 +10,7 @@ pub enum Kind {
     Events,
     NodePools,
     Crds,
+    PodDisruptionBudgets,
 }
 
 /// What the API server knows of one resource type (one row of discovery).
@@ -34,13 +35,14 @@ pub struct ResourceType {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Namespaces,
         Kind::Nodes,
         Kind::Pods,
         Kind::Events,
         Kind::NodePools,
         Kind::Crds,
+        Kind::PodDisruptionBudgets,
     ];
 
     /// Position in [`Kind::ALL`], for indexing per-kind arrays.
@@ -56,6 +58,7 @@ impl Kind {
             Kind::Events => &EVENTS,
             Kind::NodePools => &NODEPOOLS,
             Kind::Crds => &CRDS,
+            Kind::PodDisruptionBudgets => &PDBS,
         }
     }
 
@@ -191,10 +194,26 @@ static CRDS: ResourceType = ResourceType {
     writable: false,
 };
 
+// The readiness audit and the blast radius read budgets; workloads in the embedded cluster
+// declare them as they would on a real one.
+static PDBS: ResourceType = ResourceType {
+    group: "policy",
+    version: "v1",
+    api_version: "policy/v1",
+    plural: "poddisruptionbudgets",
+    singular: "poddisruptionbudget",
+    kind: "PodDisruptionBudget",
+    namespaced: true,
+    short_names: &["pdb"],
+    status_subresource: true,
+    writable: true,
+};
+
 /// The API groups served under `/apis`, each with its one version.
-pub const GROUPS: [(&str, &str); 2] = [
+pub const GROUPS: [(&str, &str); 3] = [
     ("apiextensions.k8s.io", "v1"),
     (app::nodepool::GROUP, app::nodepool::VERSION),
+    ("policy", "v1"),
 ];
 
 #[cfg(test)]

@@ -32,6 +32,8 @@ pub enum Component {
     NodePoolOperator,
     /// CoreWeave's Spot preemption (seed 000).
     PreemptionController,
+    /// Karpenter's interruption handling (seed 004), in the embedded Karpenter zones.
+    Karpenter,
 }
 
 impl Component {
@@ -39,6 +41,7 @@ impl Component {
         match self {
             Self::NodePoolOperator => "nodepool-operator",
             Self::PreemptionController => "preemption-controller",
+            Self::Karpenter => "karpenter",
         }
     }
 }

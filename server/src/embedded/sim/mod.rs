@@ -34,6 +34,7 @@ pub mod clock;
 pub mod conditions;
 mod controller;
 mod events;
+pub mod fleet;
 pub mod nodes;
 mod pods;
 mod podspec;

@@ -1,0 +1,208 @@
+use std::collections::BTreeMap;
+
+use super::Provider;
+use super::readiness::*;
+use crate::model::Check;
+
+fn node(name: &str, pool: &str, zone: &str, provider: Provider, spot: bool) -> NodeFacts {
+    NodeFacts {
+        name: name.into(),
+        pool: Some(pool.into()),
+        zone: Some(zone.into()),
+        provider,
+        spot,
+    }
+}
+
+fn pod(ns: &str, name: &str, owner: Option<(&str, &str)>, node: &str) -> PodFacts {
+    PodFacts {
+        namespace: ns.into(),
+        name: name.into(),
+        labels: BTreeMap::from([(
+            "app".to_string(),
+            name.split('-').next().unwrap().to_string(),
+        )]),
+        owner_kind: owner.map(|o| o.0.to_string()),
+        owner_name: owner.map(|o| o.1.to_string()),
+        node: Some(node.into()),
+        grace_s: 30,
+        pre_stop: true,
+        active: true,
+    }
+}
+
+fn checks(pools: &[crate::model::PoolReadiness], pool: &str, workload: &str) -> Vec<Check> {
+    pools
+        .iter()
+        .find(|p| p.pool == pool)
+        .unwrap()
+        .findings
+        .iter()
+        .filter(|f| f.workload == workload)
+        .map(|f| f.check)
+        .collect()
+}
+
+fn pdb(ns: &str, name: &str, app: &str) -> PdbFacts {
+    PdbFacts {
+        namespace: ns.into(),
+        name: name.into(),
+        selector: Some((
+            BTreeMap::from([("app".to_string(), app.to_string())]),
+            vec![],
+        )),
+    }
+}
+
+#[test]
+fn a_well_spread_covered_deployment_has_no_findings() {
+    let nodes = [
+        node("a", "spot", "z1", Provider::Cks, true),
+        node("b", "spot", "z2", Provider::Cks, true),
+    ];
+    let pods = [
+        pod("web", "api-1", Some(("ReplicaSet", "api-7c9")), "a"),
+        pod("web", "api-2", Some(("ReplicaSet", "api-7c9")), "b"),
+    ];
+    let out = audit("c", &nodes, &pods, &[pdb("web", "api", "api")]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].nodes, 2);
+    assert_eq!(out[0].pods, 2);
+    assert!(out[0].findings.is_empty(), "{:?}", out[0].findings);
+}
+
+#[test]
+fn each_check_fires_on_its_own_case() {
+    let nodes = [
+        node("a", "spot", "z1", Provider::Cks, true),
+        node("b", "spot", "z1", Provider::Cks, true),
+        node("od", "reserved", "z2", Provider::Cks, false),
+    ];
+    let mut lonely = pod("ml", "solo", None, "a");
+    lonely.pre_stop = false;
+    let mut slow = pod("ml", "slow-0", Some(("StatefulSet", "slow")), "a");
+    slow.grace_s = 600;
+    let mut graceful = pod("ml", "train-x", Some(("Job", "train")), "b");
+    graceful.labels.insert(
+        crate::labels::POD_GRACEFUL_INTERRUPTIBLE.into(),
+        "true".into(),
+    );
+    let pods = [
+        lonely,
+        slow,
+        graceful,
+        pod("web", "api-1", Some(("ReplicaSet", "api-1")), "a"),
+        pod("web", "api-2", Some(("ReplicaSet", "api-1")), "b"),
+        pod("kube-system", "ds-a", Some(("DaemonSet", "ds")), "a"),
+        pod("web", "onod-1", None, "od"),
+    ];
+    let out = audit("c", &nodes, &pods, &[pdb("web", "api", "api")]);
+    assert_eq!(out.len(), 1, "the on-demand pool is not audited");
+    assert_eq!(out[0].pods, 5, "the DaemonSet pod is skipped");
+    assert_eq!(
+        checks(&out, "spot", "Pod/solo"),
+        [Check::SingleReplica, Check::NoPdb, Check::NoPreStop]
+    );
+    assert_eq!(
+        checks(&out, "spot", "StatefulSet/slow"),
+        [
+            Check::SingleReplica,
+            Check::NoPdb,
+            Check::GraceExceedsNotice,
+            Check::StatefulSet
+        ]
+    );
+    // A Job is neither replicated nor behind a Service: only the graceful label counts.
+    assert_eq!(
+        checks(&out, "spot", "Job/train"),
+        [Check::GracefulInterruptible]
+    );
+    assert_eq!(checks(&out, "spot", "ReplicaSet/api-1"), [Check::OneZone]);
+    let grace = out[0]
+        .findings
+        .iter()
+        .find(|f| f.check == Check::GraceExceedsNotice)
+        .unwrap();
+    assert_eq!(
+        grace.detail,
+        "terminationGracePeriodSeconds 600 s; 300 s from SIGTERM to removal on cks"
+    );
+}
+
+#[test]
+fn the_shutdown_budget_is_each_providers_window() {
+    assert_eq!(shutdown_budget_s(Provider::Cks), 300);
+    assert_eq!(shutdown_budget_s(Provider::Gke), 15);
+    assert_eq!(shutdown_budget_s(Provider::Karpenter), 120);
+    // 30 s is fine on CKS and Karpenter but not on GKE, whose kubelet grants 15 s. One zone
+    // in the whole cluster is not a finding: there was nowhere else to go.
+    let nodes = [node("g", "spot-l4", "us-central1-a", Provider::Gke, true)];
+    let pods = [
+        pod("web", "api-1", Some(("ReplicaSet", "api-1")), "g"),
+        pod("web", "api-2", Some(("ReplicaSet", "api-1")), "g"),
+    ];
+    let out = audit("g", &nodes, &pods, &[pdb("web", "api", "api")]);
+    assert_eq!(
+        checks(&out, "spot-l4", "ReplicaSet/api-1"),
+        [Check::GraceExceedsNotice]
+    );
+}
+
+#[test]
+fn selectors_follow_policy_v1() {
+    let p = pod("web", "api-1", None, "a");
+    let everything = PdbFacts {
+        namespace: "web".into(),
+        name: "all".into(),
+        selector: Some((BTreeMap::new(), vec![])),
+    };
+    assert!(
+        everything.covers(&p),
+        "an empty selector selects the namespace"
+    );
+    let nothing = PdbFacts {
+        selector: None,
+        ..everything.clone()
+    };
+    assert!(!nothing.covers(&p));
+    let other_ns = PdbFacts {
+        namespace: "ml".into(),
+        ..everything.clone()
+    };
+    assert!(!other_ns.covers(&p));
+    let req = |op: &str, values: &[&str]| PdbFacts {
+        selector: Some((
+            BTreeMap::new(),
+            vec![Requirement {
+                key: "app".into(),
+                operator: op.into(),
+                values: values.iter().map(|v| v.to_string()).collect(),
+            }],
+        )),
+        ..everything.clone()
+    };
+    assert!(req("In", &["api", "x"]).covers(&p));
+    assert!(!req("NotIn", &["api"]).covers(&p));
+    assert!(req("Exists", &[]).covers(&p));
+    assert!(!req("DoesNotExist", &[]).covers(&p));
+    assert!(!req("Bogus", &[]).covers(&p));
+    assert_eq!(
+        covering_pdb(&[req("Exists", &[]), everything.clone()], &p).map(|b| b.name.as_str()),
+        Some("all")
+    );
+}
+
+#[test]
+fn replicas_count_active_pods_per_owner() {
+    let mut done = pod("web", "api-3", Some(("ReplicaSet", "api-1")), "a");
+    done.active = false;
+    let pods = [
+        pod("web", "api-1", Some(("ReplicaSet", "api-1")), "a"),
+        pod("web", "api-2", Some(("ReplicaSet", "api-1")), "b"),
+        done,
+        pod("ml", "api-1", Some(("ReplicaSet", "api-1")), "a"),
+    ];
+    let r = replicas(&pods);
+    assert_eq!(r[&("web".to_string(), "ReplicaSet/api-1".to_string())], 2);
+    assert_eq!(r[&("ml".to_string(), "ReplicaSet/api-1".to_string())], 1);
+}

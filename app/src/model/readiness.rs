@@ -1,0 +1,113 @@
+//! The spot readiness audit on the wire (`GET /api/v1/readiness`).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// One readiness check. Each says why it matters in [`Check::why`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Check {
+    /// Only one replica of the workload runs.
+    SingleReplica,
+    /// No PodDisruptionBudget selects the workload's pods.
+    NoPdb,
+    /// The pod's `terminationGracePeriodSeconds` is longer than the time between SIGTERM and
+    /// the node's removal in the provider's notice window.
+    GraceExceedsNotice,
+    /// Every replica runs in one zone.
+    OneZone,
+    /// A StatefulSet pod.
+    StatefulSet,
+    /// The pod carries `qos.coreweave.com/graceful-interruptible` (seed 002).
+    GracefulInterruptible,
+    /// No container has a preStop hook.
+    NoPreStop,
+}
+
+impl Check {
+    pub const ALL: [Check; 7] = [
+        Check::SingleReplica,
+        Check::NoPdb,
+        Check::GraceExceedsNotice,
+        Check::OneZone,
+        Check::StatefulSet,
+        Check::GracefulInterruptible,
+        Check::NoPreStop,
+    ];
+
+    /// A short title for the check.
+    pub fn title(self) -> &'static str {
+        match self {
+            Check::SingleReplica => "one replica",
+            Check::NoPdb => "no PodDisruptionBudget",
+            Check::GraceExceedsNotice => "grace period longer than the notice window",
+            Check::OneZone => "all replicas in one zone",
+            Check::StatefulSet => "StatefulSet",
+            Check::GracefulInterruptible => "graceful-interruptible",
+            Check::NoPreStop => "no preStop hook",
+        }
+    }
+
+    /// Why the finding matters on spot capacity.
+    pub fn why(self) -> &'static str {
+        match self {
+            Check::SingleReplica => {
+                "A preemption takes the whole workload down until a replacement pod is scheduled and ready."
+            }
+            Check::NoPdb => {
+                "Nothing limits how many replicas a drain may evict at once; a wave of preemptions can take them all."
+            }
+            Check::GraceExceedsNotice => {
+                "The node is gone before the grace period ends: the pod is killed (SIGKILL) mid-shutdown."
+            }
+            Check::OneZone => {
+                "Spot capacity is reclaimed per zone; one reclaim can hit every replica together."
+            }
+            Check::StatefulSet => {
+                "Its replacement keeps the same identity and volume, so it waits until the old pod is gone; expect the longest recovery."
+            }
+            Check::GracefulInterruptible => {
+                "CKS waits for these pods to finish before removing a node, so they stall scale-down (seed 002)."
+            }
+            Check::NoPreStop => {
+                "Without a preStop hook, endpoints can keep sending traffic while the pod shuts down."
+            }
+        }
+    }
+}
+
+/// One finding: a workload (or a bare pod) in a pool that fails one check.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub check: Check,
+    pub namespace: String,
+    /// `ReplicaSet/web-7c9`, `StatefulSet/cache`, `Pod/debug` for a pod without owner.
+    pub workload: String,
+    /// Pods of the workload on the pool's spot nodes.
+    pub pods: u32,
+    /// The figures behind the finding ("grace 600 s, 300 s from SIGTERM to removal").
+    pub detail: String,
+}
+
+/// The audit of one pool's spot nodes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolReadiness {
+    pub cluster: String,
+    pub pool: String,
+    /// `cks`, `gke` or `karpenter`.
+    pub provider: String,
+    /// Spot nodes of the pool audited.
+    pub nodes: u32,
+    /// Pods audited (DaemonSet pods and finished pods are not).
+    pub pods: u32,
+    pub findings: Vec<Finding>,
+}
+
+/// `GET /api/v1/readiness`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Readiness {
+    pub generated_at: Option<DateTime<Utc>>,
+    pub pools: Vec<PoolReadiness>,
+    /// Clusters whose pods or PodDisruptionBudgets could not be read, with the reason.
+    pub errors: Vec<String>,
+}

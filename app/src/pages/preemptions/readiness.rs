@@ -1,0 +1,99 @@
+//! The spot readiness audit: per pool, the workloads a preemption will hurt and why.
+
+use leptos::prelude::*;
+
+use crate::model::{Check, PoolReadiness};
+use crate::preemptions_api::load_readiness;
+
+/// How often the audit is asked for again, milliseconds (the server caches it 15 s).
+const REFRESH_MS: u64 = 15_000;
+
+/// The audit of every pool with spot nodes, or of one pool (`cluster`, `pool`).
+#[component]
+pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> impl IntoView {
+    let tick = crate::components::time::use_tick(REFRESH_MS);
+    let data = Resource::new(move || tick.get(), |_| load_readiness());
+    view! {
+        <section class="readiness" data-testid="readiness">
+            <h2>"Spot readiness"</h2>
+            <p class="hint definition">
+                "Workloads on spot nodes, checked for what makes a preemption hurt: one replica, no \
+                 PodDisruptionBudget, a grace period longer than the provider's time from SIGTERM to removal \
+                 (CKS 300 s, GKE 15 s, AWS 120 s), all replicas in one zone of a multi-zone cluster, \
+                 StatefulSets, graceful-interruptible pods and no preStop hook. DaemonSet pods are not checked."
+            </p>
+            <Transition fallback=|| view! { <p class="loading" role="status">"Auditing spot pools…"</p> }>
+                {move || data.get().map(|r| match r {
+                    Err(e) => view! { <p class="error" role="alert">"Could not audit: " {e.to_string()}</p> }.into_any(),
+                    Ok(r) => {
+                        let pools: Vec<PoolReadiness> = r
+                            .pools
+                            .into_iter()
+                            .filter(|p| only.as_ref().is_none_or(|(c, n)| &p.cluster == c && &p.pool == n))
+                            .collect();
+                        view! {
+                            {r.errors.into_iter().map(|e| view! { <p class="error">{e}</p> }).collect_view()}
+                            {if pools.is_empty() {
+                                view! { <p class="empty">"No spot nodes to audit."</p> }.into_any()
+                            } else {
+                                table(pools).into_any()
+                            }}
+                        }.into_any()
+                    }
+                })}
+            </Transition>
+        </section>
+    }
+}
+
+fn severity(c: Check) -> &'static str {
+    match c {
+        Check::SingleReplica | Check::GraceExceedsNotice => "sev-error",
+        Check::NoPdb | Check::OneZone | Check::GracefulInterruptible => "sev-warning",
+        Check::StatefulSet | Check::NoPreStop => "sev-info",
+    }
+}
+
+fn table(pools: Vec<PoolReadiness>) -> impl IntoView {
+    view! {
+        <div class="table-wrap">
+            <table class="readiness-table">
+                <thead><tr>
+                    <th scope="col">"Pool"</th>
+                    <th scope="col">"Finding"</th>
+                    <th scope="col">"Workload"</th>
+                    <th scope="col">"Pods"</th>
+                    <th scope="col">"Figures"</th>
+                    <th scope="col">"Why it matters"</th>
+                </tr></thead>
+                <tbody>
+                    {pools.into_iter().map(|p| {
+                        let label = format!("{} · {} · {}", p.pool, p.cluster, p.provider);
+                        let summary = format!("{} spot nodes, {} pods", p.nodes, p.pods);
+                        if p.findings.is_empty() {
+                            return view! {
+                                <tr data-pool=p.pool.clone()>
+                                    <th scope="row">{label}<br /><span class="muted small">{summary}</span></th>
+                                    <td colspan="5"><span class="badge sev-ok">"ready"</span></td>
+                                </tr>
+                            }.into_any();
+                        }
+                        let n = p.findings.len();
+                        p.findings.into_iter().enumerate().map(|(i, f)| view! {
+                            <tr data-pool=p.pool.clone() data-check=format!("{:?}", f.check)>
+                                {(i == 0).then(|| view! {
+                                    <th scope="row" rowspan=n.to_string()>{label.clone()}<br /><span class="muted small">{summary.clone()}</span></th>
+                                })}
+                                <td><span class=format!("badge {}", severity(f.check))>{f.check.title()}</span></td>
+                                <td>{format!("{}/{}", f.namespace, f.workload)}</td>
+                                <td class="num">{f.pods}</td>
+                                <td class="small">{f.detail}</td>
+                                <td class="small muted">{f.check.why()}</td>
+                            </tr>
+                        }).collect_view().into_any()
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}

@@ -1,0 +1,55 @@
+import { expect, test } from "@playwright/test";
+import { kubectl } from "./helpers";
+
+const GKE = "spotboard-gke-us-central1-a";
+const AWS = "spotboard-karpenter-us-east-1a";
+
+test("GKE node pools and Karpenter NodePools sit beside CKS NodePools, with provider and capacity type", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  const l4 = page.locator(`tr[data-pool="spot-l4"][data-cluster="${GKE}"]`);
+  await expect(l4.locator('td[data-col="provider"]')).toHaveText("gke");
+  await expect(l4.locator('td[data-col="capacity"]')).toHaveText("spot");
+  await expect(l4).toContainText("g2-standard-24");
+  await expect(l4).toContainText("from node labels");
+  const general = page.locator(`tr[data-pool="spot-general"][data-cluster="${AWS}"]`);
+  await expect(general.locator('td[data-col="provider"]')).toHaveText("karpenter");
+
+  // Filter by provider: only Karpenter pools remain, and the filter is in the URL.
+  await page.locator('select[name="provider"]').selectOption("karpenter");
+  await expect(page).toHaveURL(/provider=karpenter/);
+  await expect(general).toBeVisible();
+  await expect(l4).toHaveCount(0);
+  await expect(page.locator('td[data-col="provider"]').filter({ hasNotText: "karpenter" })).toHaveCount(0);
+});
+
+test("a Karpenter interruption plays its 2-minute window, with the blast radius and the readiness audit", async ({ page }) => {
+  const node = kubectl(AWS, ["get", "nodes", "-l", "karpenter.sh/nodepool=gpu-spot", "-o", "jsonpath={.items[0].metadata.name}"]).trim();
+  expect(node).not.toBe("");
+  await page.goto("/preemptions");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  // The audit names the 300 s grace period that AWS's 120 s cannot honour, and why it matters.
+  const audit = page.getByTestId("readiness");
+  const worker = audit.locator('tr[data-pool="gpu-spot"][data-check="GraceExceedsNotice"]');
+  await expect(worker).toContainText("web/ReplicaSet/worker-59c4");
+  await expect(worker).toContainText("120 s from SIGTERM to removal on karpenter");
+  await expect(worker).toContainText("SIGKILL");
+
+  kubectl(AWS, ["annotate", "node", node, "sim.spotboard.dev/preempt=now"]);
+  const card = page.locator(`[data-testid="preemption"][data-node="${node}"]`);
+  await expect(card).toBeVisible({ timeout: 10_000 });
+  await expect(card).toContainText("karpenter");
+  await expect(card.getByTestId("phase")).toHaveText("draining");
+  const blast = card.getByTestId("blast-radius");
+  await expect(blast.locator("tbody tr").first()).toBeVisible({ timeout: 10_000 });
+  await expect(blast).toContainText("PodDisruptionBudget");
+  await expect(blast.locator("tbody")).toContainText("worker-59c4");
+  await expect(blast.locator("tbody")).toContainText("SIGKILL risk");
+  // At speed 60 the 2-minute warning takes 2 s: the node is reclaimed.
+  await expect(card.getByTestId("phase")).toHaveText("removed", { timeout: 20_000 });
+
+  // The pool page shows the same timeline and the pool's own audit.
+  await page.goto(`/pools/${AWS}/gpu-spot`);
+  await expect(page.getByTestId("pool-preemptions").locator(`[data-node="${node}"]`)).toBeVisible({ timeout: 10_000 });
+  await expect(page.getByTestId("readiness")).toContainText("worker-59c4");
+});

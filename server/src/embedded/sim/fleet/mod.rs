@@ -1,0 +1,466 @@
+//! GKE- and Karpenter-style zones of the embedded cluster, so all three providers' spot
+//! preemptions play live beside CKS.
+//!
+//! A fleet zone has no NodePool controller: its pools ([`objects::pools`]) exist as nodes
+//! labelled the provider's way, with a few workloads on them. Spot nodes are preempted at
+//! random (mean [`super::preemption::MEAN_TIME_TO_PREEMPTION`] per node) or at once when
+//! annotated `sim.spotboard.dev/preempt=now`, along the provider's own timeline:
+//!
+//! - **GKE** (seed 003): T=0 the node gets the taint
+//!   `cloud.google.com/impending-node-termination`; at T+15 s the kubelet has shut ordinary
+//!   pods down (phase Failed, reason `Terminated`, condition `DisruptionTarget`), at T+30 s
+//!   the `system-*` priority pods too, and the VM is gone. Failed pods stay, as on GKE. The
+//!   managed instance group recreates the VM 60 s later.
+//! - **Karpenter** (seed 004): T=0 the interruption warning: Warning `SpotInterrupted` on the
+//!   Node, cordon and the `karpenter.sh/disrupted` taint, every pod evicted with its own grace
+//!   period; a replacement node is launched at once and joins 45 s later. At T+2 min the
+//!   instance is reclaimed: whatever still runs is killed and the Node deleted.
+//!
+//! Timings are simulated time (see the zone's `--speed`).
+
+pub mod objects;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use app::domain::preemption::{
+    self, CapacityType, GKE_TERMINATION_TAINT, KARPENTER_DISRUPTED_TAINT,
+};
+use chrono::Utc;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client, ResourceExt};
+use rand::Rng;
+use rand::rngs::SmallRng;
+use serde_json::{Value, json};
+use tokio::task::JoinSet;
+
+use super::clock::{Clock, rfc3339, secs};
+use super::events::{Component, Involved, Recorder, Severity};
+use super::nodes::PREEMPT_ANNOTATION;
+use super::pods::{PodRef, delete_pod};
+use super::random::{hash, rng};
+use crate::{Error, Result};
+
+pub use objects::Flavor;
+
+/// GKE: ordinary pods' share of the 30 s notice (seed 003, GKE later than 1.22.8-gke.200).
+const GKE_POD_SHUTDOWN: Duration = secs(15);
+/// GKE: the whole notice, after which the VM is gone.
+const GKE_NOTICE: Duration = secs(30);
+/// GKE: the managed instance group recreating the VM.
+const GKE_RECREATE: Duration = secs(60);
+/// AWS: the two-minute interruption warning (seed 004).
+const AWS_NOTICE: Duration = secs(120);
+/// Karpenter: launching the replacement until its node is Ready (seed 004's target, < 60 s).
+const KARPENTER_REPLACE: Duration = secs(45);
+
+/// A running fleet zone. Dropping it stops its tasks.
+pub struct FleetHandle {
+    tasks: Arc<Mutex<JoinSet<()>>>,
+}
+
+impl Drop for FleetHandle {
+    fn drop(&mut self) {
+        self.tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .abort_all();
+    }
+}
+
+struct Fleet {
+    flavor: Flavor,
+    zone: String,
+    client: Client,
+    clock: Clock,
+    events: Recorder,
+    rng: Mutex<SmallRng>,
+    seq: std::sync::atomic::AtomicU64,
+    preempting: Mutex<HashSet<String>>,
+    tasks: Arc<Mutex<JoinSet<()>>>,
+}
+
+impl Fleet {
+    fn spawn(&self, fut: impl std::future::Future<Output = ()> + Send + 'static) {
+        let mut set = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        while set.try_join_next().is_some() {}
+        set.spawn(fut);
+    }
+
+    /// A fresh node name in the provider's style.
+    fn node_name(&self, pool: &str) -> String {
+        let n = self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let h = hash(&format!("{}/{pool}/{n}", self.zone));
+        match self.flavor {
+            Flavor::Gke => format!("gke-spotboard-{pool}-{:08x}-{:04x}", h >> 32, h & 0xffff),
+            Flavor::Karpenter => format!(
+                "ip-10-0-{}-{}.ec2.internal",
+                (h >> 8) % 250 + 1,
+                h % 250 + 1
+            ),
+        }
+    }
+}
+
+/// Seeds fleet zone `zone` through `client` and starts its preemptions.
+///
+/// Errors: the API server refused a write while seeding.
+pub async fn start(
+    zone: &str,
+    flavor: Flavor,
+    client: Client,
+    seed: u64,
+    speed: f64,
+) -> Result<FleetHandle> {
+    let tasks = Arc::new(Mutex::new(JoinSet::new()));
+    let fleet = Arc::new(Fleet {
+        flavor,
+        zone: zone.to_string(),
+        client: client.clone(),
+        clock: Clock::new(speed),
+        events: Recorder::new(client, zone),
+        rng: Mutex::new(rng(seed, hash(zone) as usize, 9)),
+        seq: Default::default(),
+        preempting: Mutex::default(),
+        tasks: tasks.clone(),
+    });
+    seed_zone(&fleet).await.map_err(|source| Error::Kube {
+        cluster: zone.to_string(),
+        source,
+    })?;
+    let f = fleet.clone();
+    fleet.spawn(async move { run(f).await });
+    Ok(FleetHandle { tasks })
+}
+
+async fn create<K>(api: &Api<K>, obj: Value) -> kube::Result<()>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    let obj: K = serde_json::from_value(obj).map_err(kube::Error::SerdeError)?;
+    match api.create(&PostParams::default(), &obj).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+async fn seed_zone(f: &Fleet) -> kube::Result<()> {
+    let mut by_pool: Vec<(&'static str, Vec<String>)> = Vec::new();
+    for pool in objects::pools(f.flavor) {
+        let mut names = Vec::new();
+        for i in 0..pool.nodes {
+            let t = pool.instance_types[i % pool.instance_types.len()];
+            names.push(add_node(f, pool, t).await?);
+        }
+        by_pool.push((pool.name, names));
+    }
+    let namespaces: HashSet<&str> = objects::workloads(f.flavor)
+        .iter()
+        .map(|w| w.namespace)
+        .collect();
+    for ns in namespaces {
+        let api: Api<Namespace> = Api::all(f.client.clone());
+        create(
+            &api,
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+        )
+        .await?;
+    }
+    for w in objects::workloads(f.flavor) {
+        if let Some(b) = objects::pdb(w) {
+            create(
+                &Api::<PodDisruptionBudget>::namespaced(f.client.clone(), w.namespace),
+                b,
+            )
+            .await?;
+        }
+        let nodes = &by_pool.iter().find(|(p, _)| *p == w.pool).expect("pool").1;
+        for i in 0..w.replicas {
+            let suffix = format!("{:05x}", hash(&format!("{}{i}", w.name)) & 0xfffff);
+            run_pod(f, objects::pod(w, i, &suffix, &nodes[i % nodes.len()])).await?;
+        }
+    }
+    Ok(())
+}
+
+async fn add_node(
+    f: &Fleet,
+    pool: &objects::PoolPlan,
+    instance_type: &str,
+) -> kube::Result<String> {
+    let n = f.seq.load(std::sync::atomic::Ordering::Relaxed) as usize;
+    let name = f.node_name(pool.name);
+    let zone = objects::node_zone(f.flavor, &f.zone, n);
+    let api: Api<Node> = Api::all(f.client.clone());
+    create(
+        &api,
+        objects::node(f.flavor, &zone, pool, &name, instance_type),
+    )
+    .await?;
+    Ok(name)
+}
+
+/// Creates a bound pod and reports it Running, as its kubelet would.
+async fn run_pod(f: &Fleet, pod: Value) -> kube::Result<()> {
+    let ns = pod["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default")
+        .to_string();
+    let name = pod["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let api: Api<Pod> = Api::namespaced(f.client.clone(), &ns);
+    create(&api, pod).await?;
+    let now = rfc3339(Utc::now());
+    let status = json!({"status": {
+        "phase": "Running", "startTime": now,
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}],
+    }});
+    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
+        .await?;
+    Ok(())
+}
+
+async fn run(f: Arc<Fleet>) {
+    let tick = Duration::from_secs(1);
+    let nodes: Api<Node> = Api::all(f.client.clone());
+    loop {
+        tokio::time::sleep(tick).await;
+        let Ok(list) = nodes.list(&ListParams::default()).await else {
+            continue;
+        };
+        let chance = super::preemption::chance_in(f.clock.sim(tick));
+        for n in list.items {
+            let (_, _, cap) = preemption::classify(n.labels());
+            let asked = n
+                .annotations()
+                .get(PREEMPT_ANNOTATION)
+                .is_some_and(|v| v == "now");
+            let random = cap == CapacityType::Spot
+                && f.rng
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .random_bool(chance);
+            if !(asked || random) {
+                continue;
+            }
+            let name = n.name_any();
+            if !f
+                .preempting
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(name.clone())
+            {
+                continue;
+            }
+            let f2 = f.clone();
+            f.spawn(async move {
+                let result = match f2.flavor {
+                    Flavor::Gke => gke(&f2, &n).await,
+                    Flavor::Karpenter => karpenter(&f2, &n).await,
+                };
+                if let Err(e) = result {
+                    tracing::warn!(node = %name, "fleet preemption: {e}");
+                }
+                f2.preempting
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&name);
+            });
+        }
+    }
+}
+
+async fn pods_on(f: &Fleet, node: &str) -> kube::Result<Vec<Pod>> {
+    let lp = ListParams::default().fields(&format!("spec.nodeName={node}"));
+    Ok(Api::<Pod>::all(f.client.clone()).list(&lp).await?.items)
+}
+
+fn owner(p: &Pod) -> Option<(String, String)> {
+    p.owner_references()
+        .first()
+        .map(|o| (o.kind.clone(), o.name.clone()))
+}
+
+/// Marks the node with the provider's notice: taints (replacing the list, as the model
+/// writes lists whole), cordon, and drops the trigger annotation.
+async fn notice(f: &Fleet, node: &Node, taint: &str, cordon: bool) -> kube::Result<()> {
+    let patch = json!({
+        "metadata": {"annotations": {PREEMPT_ANNOTATION: null}},
+        "spec": {
+            "unschedulable": cordon || node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
+            "taints": [{"key": taint, "effect": "NoSchedule", "timeAdded": rfc3339(Utc::now())}],
+        },
+    });
+    Api::<Node>::all(f.client.clone())
+        .patch(
+            &node.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+    Ok(())
+}
+
+async fn gke(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
+    let name = node.name_any();
+    notice(f, node, GKE_TERMINATION_TAINT, false).await?;
+    f.clock.sleep(GKE_POD_SHUTDOWN).await;
+    let pods = pods_on(f, &name).await?;
+    let system = |p: &Pod| {
+        p.spec
+            .as_ref()
+            .and_then(|s| s.priority_class_name.as_deref())
+            .is_some_and(|c| c.starts_with("system-"))
+    };
+    for p in pods.iter().filter(|p| !system(p)) {
+        shut_down(f, p).await;
+    }
+    f.clock.sleep(GKE_NOTICE - GKE_POD_SHUTDOWN).await;
+    for p in pods.iter().filter(|p| system(p)) {
+        shut_down(f, p).await;
+    }
+    remove_node(f, &name).await;
+    let pool = node.labels().get(preemption::GKE_NODEPOOL).cloned();
+    let f2 = f.clone();
+    f.spawn(async move {
+        f2.clock.sleep(GKE_RECREATE).await;
+        replace(&f2, pool.as_deref(), &pods).await;
+    });
+    Ok(())
+}
+
+/// The kubelet's graceful node shutdown of one pod: Failed, reason `Terminated`.
+async fn shut_down(f: &Fleet, p: &Pod) {
+    let now = rfc3339(Utc::now());
+    let status = json!({"status": {
+        "phase": "Failed",
+        "reason": "Terminated",
+        "message": "Pod was terminated in response to imminent node shutdown.",
+        "conditions": [
+            {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet",
+             "message": "Pod was terminated in response to imminent node shutdown.",
+             "lastTransitionTime": now},
+            {"type": "Ready", "status": "False", "lastTransitionTime": now},
+        ],
+    }});
+    let api: Api<Pod> = Api::namespaced(f.client.clone(), &p.namespace().unwrap_or_default());
+    if let Err(e) = api
+        .patch_status(
+            &p.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&status),
+        )
+        .await
+    {
+        tracing::warn!(pod = %p.name_any(), "node shutdown: {e}");
+    }
+}
+
+async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
+    let name = node.name_any();
+    notice(f, node, KARPENTER_DISRUPTED_TAINT, true).await?;
+    f.events
+        .record(
+            &Involved::of(node),
+            Severity::Warning,
+            "SpotInterrupted",
+            "Spot interruption warning was triggered",
+            Component::Karpenter,
+        )
+        .await;
+    let pods = pods_on(f, &name).await?;
+    let deadline = f.clock.deadline(AWS_NOTICE);
+    for p in &pods {
+        let r = pod_ref(p);
+        let grace = p
+            .spec
+            .as_ref()
+            .and_then(|s| s.termination_grace_period_seconds)
+            .unwrap_or(30);
+        delete_pod(&f.client, &r, None, "karpenter eviction").await;
+        let f2 = f.clone();
+        f.spawn(async move {
+            let end = f2.clock.deadline(secs(grace.max(0) as u64)).min(deadline);
+            tokio::time::sleep_until(end).await;
+            delete_pod(&f2.client, &r, Some(0), "kubelet").await;
+        });
+    }
+    let pool = node.labels().get(preemption::KARPENTER_NODEPOOL).cloned();
+    let f2 = f.clone();
+    let evicted = pods.clone();
+    f.spawn(async move {
+        f2.clock.sleep(KARPENTER_REPLACE).await;
+        replace(&f2, pool.as_deref(), &evicted).await;
+    });
+    tokio::time::sleep_until(deadline).await;
+    for p in pods_on(f, &name).await.unwrap_or_default() {
+        delete_pod(&f.client, &pod_ref(&p), Some(0), "instance reclaimed").await;
+    }
+    remove_node(f, &name).await;
+    Ok(())
+}
+
+fn pod_ref(p: &Pod) -> PodRef {
+    PodRef {
+        namespace: p.namespace().unwrap_or_default(),
+        name: p.name_any(),
+        uid: p.uid().unwrap_or_default(),
+    }
+}
+
+async fn remove_node(f: &Fleet, name: &str) {
+    match Api::<Node>::all(f.client.clone())
+        .delete(name, &DeleteParams::default())
+        .await
+    {
+        Ok(_) | Err(kube::Error::Api(_)) => {}
+        Err(e) => tracing::warn!(node = %name, "removing a preempted node: {e}"),
+    }
+}
+
+/// A new node for `pool` and new pods for the replicated workloads the old node held (a
+/// StatefulSet's pod keeps its name: the failed one is deleted first).
+async fn replace(f: &Fleet, pool: Option<&str>, lost: &[Pod]) {
+    let Some(plan) = pool.and_then(|p| objects::pools(f.flavor).iter().find(|x| x.name == p))
+    else {
+        return;
+    };
+    let n = f.seq.load(std::sync::atomic::Ordering::Relaxed) as usize;
+    let t = plan.instance_types[n % plan.instance_types.len()];
+    let node = match add_node(f, plan, t).await {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(pool = plan.name, "replacing a preempted node: {e}");
+            return;
+        }
+    };
+    for p in lost {
+        let Some((kind, owner)) = owner(p) else {
+            continue;
+        };
+        let Some(w) = objects::workloads(f.flavor)
+            .iter()
+            .find(|w| w.kind == kind && w.name == owner && kind != "Job")
+        else {
+            continue;
+        };
+        let index = p
+            .name_any()
+            .rsplit_once('-')
+            .and_then(|(_, i)| i.parse().ok())
+            .unwrap_or(0);
+        if kind == "StatefulSet" {
+            delete_pod(&f.client, &pod_ref(p), Some(0), "statefulset controller").await;
+        }
+        let suffix = format!("{:05x}", hash(&format!("{node}{}", p.name_any())) & 0xfffff);
+        if let Err(e) = run_pod(f, objects::pod(w, index, &suffix, &node)).await {
+            tracing::warn!(pod = %p.name_any(), "replacing a pod: {e}");
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! What a GKE or Karpenter zone of the embedded cluster holds: its pools, the Nodes they
+//! register (with each provider's own labels, seeds 003 and 004) and the workloads on them.
+
+use serde_json::{Value, json};
+
+use app::domain::preemption::{
+    GKE_NODEPOOL, GKE_PROVISIONING, GKE_SPOT, KARPENTER_CAPACITY_TYPE, KARPENTER_NODEPOOL,
+};
+use app::labels;
+
+/// Which provider a fleet zone plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// GKE: node pools of Spot VMs (seed 003).
+    Gke,
+    /// Karpenter on AWS: NodePools with `karpenter.sh/capacity-type` (seed 004).
+    Karpenter,
+}
+
+impl Flavor {
+    /// `gke` or `karpenter`, as `app::domain::preemption::Provider` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Flavor::Gke => "gke",
+            Flavor::Karpenter => "karpenter",
+        }
+    }
+}
+
+/// One pool of a fleet zone.
+#[derive(Clone, Debug)]
+pub struct PoolPlan {
+    pub name: &'static str,
+    pub spot: bool,
+    /// Instance types the pool's nodes take in turn.
+    pub instance_types: &'static [&'static str],
+    pub nodes: usize,
+}
+
+/// One workload of a fleet zone: its pods are spread over `pool`'s nodes in turn.
+#[derive(Clone, Debug)]
+pub struct WorkloadPlan {
+    pub namespace: &'static str,
+    /// `ReplicaSet`, `StatefulSet`, `Job` or `Pod` (a bare pod).
+    pub kind: &'static str,
+    pub name: &'static str,
+    pub pool: &'static str,
+    pub replicas: usize,
+    pub grace_s: i64,
+    pub pre_stop: bool,
+    /// `minAvailable` of a PodDisruptionBudget selecting the pods, if one exists.
+    pub pdb_min_available: Option<i64>,
+    /// `system-cluster-critical`: GKE shuts these down in the second 15 s.
+    pub system: bool,
+}
+
+/// The pools of a fleet zone.
+pub fn pools(flavor: Flavor) -> &'static [PoolPlan] {
+    match flavor {
+        Flavor::Gke => &[
+            PoolPlan {
+                name: "default-pool",
+                spot: false,
+                instance_types: &["e2-standard-8"],
+                nodes: 2,
+            },
+            PoolPlan {
+                name: "spot-l4",
+                spot: true,
+                instance_types: &["g2-standard-24"],
+                nodes: 3,
+            },
+            PoolPlan {
+                name: "spot-batch",
+                spot: true,
+                instance_types: &["n2-standard-16"],
+                nodes: 2,
+            },
+        ],
+        Flavor::Karpenter => &[
+            PoolPlan {
+                name: "on-demand",
+                spot: false,
+                instance_types: &["m6i.xlarge"],
+                nodes: 1,
+            },
+            PoolPlan {
+                name: "spot-general",
+                spot: true,
+                instance_types: &["m5.xlarge", "m6i.xlarge", "c6i.2xlarge"],
+                nodes: 3,
+            },
+            PoolPlan {
+                name: "gpu-spot",
+                spot: true,
+                instance_types: &["g5.2xlarge"],
+                nodes: 2,
+            },
+        ],
+    }
+}
+
+/// The workloads of a fleet zone: some spot-ready, some not, so the readiness audit and
+/// the blast radius have something to say.
+pub fn workloads(flavor: Flavor) -> &'static [WorkloadPlan] {
+    const fn w(
+        namespace: &'static str,
+        kind: &'static str,
+        name: &'static str,
+        pool: &'static str,
+        replicas: usize,
+        grace_s: i64,
+    ) -> WorkloadPlan {
+        WorkloadPlan {
+            namespace,
+            kind,
+            name,
+            pool,
+            replicas,
+            grace_s,
+            pre_stop: false,
+            pdb_min_available: None,
+            system: false,
+        }
+    }
+    const GKE: &[WorkloadPlan] = &[
+        WorkloadPlan {
+            system: true,
+            ..w(
+                "kube-system",
+                "ReplicaSet",
+                "kube-dns-5d8f",
+                "default-pool",
+                2,
+                30,
+            )
+        },
+        WorkloadPlan {
+            pre_stop: true,
+            pdb_min_available: Some(2),
+            ..w("serving", "ReplicaSet", "inference-7c9d", "spot-l4", 3, 10)
+        },
+        w("serving", "StatefulSet", "vector-index", "spot-l4", 1, 60),
+        w("batch", "Job", "etl-nightly", "spot-batch", 2, 30),
+    ];
+    const KARPENTER: &[WorkloadPlan] = &[
+        WorkloadPlan {
+            pre_stop: true,
+            pdb_min_available: Some(2),
+            ..w("web", "ReplicaSet", "api-6f7b", "spot-general", 3, 45)
+        },
+        w("web", "ReplicaSet", "worker-59c4", "gpu-spot", 1, 300),
+        w("web", "Pod", "debug-shell", "spot-general", 1, 30),
+        w("web", "ReplicaSet", "billing-8d2e", "on-demand", 1, 30),
+    ];
+    match flavor {
+        Flavor::Gke => GKE,
+        Flavor::Karpenter => KARPENTER,
+    }
+}
+
+/// The region of a fleet zone (`us-central1-a` → `us-central1`, `us-east-1a` → `us-east-1`).
+pub fn region(flavor: Flavor, zone: &str) -> String {
+    match flavor {
+        Flavor::Gke => zone.rsplit_once('-').map_or(zone, |(r, _)| r).to_string(),
+        Flavor::Karpenter => zone
+            .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .to_string(),
+    }
+}
+
+/// The zone node number `n` lands in: GKE node pools here are zonal; Karpenter spreads over
+/// the zone and its two siblings (`us-east-1a` → `us-east-1b`, `us-east-1c`), as seed 004's
+/// NodePool does.
+pub fn node_zone(flavor: Flavor, zone: &str, n: usize) -> String {
+    match (flavor, zone.char_indices().last()) {
+        (Flavor::Karpenter, Some((i, c))) if c.is_ascii_lowercase() => {
+            let letter = (b'a' + ((c as u8 - b'a') + n as u8 % 3) % 26) as char;
+            format!("{}{letter}", &zone[..i])
+        }
+        _ => zone.to_string(),
+    }
+}
+
+/// A Node of `pool` as the provider registers it, Ready.
+pub fn node(flavor: Flavor, zone: &str, pool: &PoolPlan, name: &str, instance_type: &str) -> Value {
+    let mut l = json!({
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        (labels::INSTANCE_TYPE): instance_type,
+        (labels::ZONE): zone,
+        (labels::REGION): region(flavor, zone),
+    });
+    match flavor {
+        Flavor::Gke => {
+            l[GKE_NODEPOOL] = json!(pool.name);
+            if pool.spot {
+                l[GKE_SPOT] = json!("true");
+                l[GKE_PROVISIONING] = json!("spot");
+            } else {
+                l[GKE_PROVISIONING] = json!("standard");
+            }
+        }
+        Flavor::Karpenter => {
+            l[KARPENTER_NODEPOOL] = json!(pool.name);
+            l[KARPENTER_CAPACITY_TYPE] = json!(if pool.spot { "spot" } else { "on-demand" });
+            l["karpenter.sh/registered"] = json!("true");
+            l["karpenter.sh/initialized"] = json!("true");
+            l["karpenter.k8s.aws/instance-family"] =
+                json!(instance_type.split('.').next().unwrap_or_default());
+        }
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": l},
+        "spec": {},
+        "status": {
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            "allocatable": {"cpu": "7910m", "memory": "29Gi", "pods": "110"},
+            "conditions": [{
+                "type": "Ready", "status": "True", "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+            }],
+            "nodeInfo": {"kubeletVersion": super::super::nodes::KUBELET_VERSION},
+        },
+    })
+}
+
+/// The `app` label of `w`'s pods: a ReplicaSet's name without its hash (the Deployment's).
+fn app_label(w: &WorkloadPlan) -> &'static str {
+    match w.kind {
+        "ReplicaSet" | "Job" => w.name.rsplit_once('-').map_or(w.name, |(a, _)| a),
+        _ => w.name,
+    }
+}
+
+/// Pod `index` of workload `w`, bound to `node`, Running.
+pub fn pod(w: &WorkloadPlan, index: usize, suffix: &str, node: &str) -> Value {
+    let name = match w.kind {
+        "StatefulSet" => format!("{}-{index}", w.name),
+        "Pod" => w.name.to_string(),
+        _ => format!("{}-{suffix}", w.name),
+    };
+    let app = app_label(w);
+    let owner = (w.kind != "Pod").then(|| {
+        json!([{
+            "apiVersion": if w.kind == "Job" { "batch/v1" } else { "apps/v1" },
+            "kind": w.kind, "name": w.name, "uid": format!("owner-{}-{}", w.namespace, w.name),
+            "controller": true, "blockOwnerDeletion": true,
+        }])
+    });
+    let mut container = json!({
+        "name": "main", "image": format!("registry.example/{app}:1"),
+        "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+    });
+    if w.pre_stop {
+        container["lifecycle"] = json!({"preStop": {"exec": {"command": ["sleep", "5"]}}});
+    }
+    let mut spec = json!({
+        "nodeName": node,
+        "containers": [container],
+        "terminationGracePeriodSeconds": w.grace_s,
+        "restartPolicy": if w.kind == "Job" { "Never" } else { "Always" },
+    });
+    if w.system {
+        spec["priorityClassName"] = json!("system-cluster-critical");
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name, "namespace": w.namespace,
+            "labels": {"app": app},
+            "ownerReferences": owner.unwrap_or(json!([])),
+        },
+        "spec": spec,
+    })
+}
+
+/// The PodDisruptionBudget of `w`, if it has one.
+pub fn pdb(w: &WorkloadPlan) -> Option<Value> {
+    let min = w.pdb_min_available?;
+    let app = app_label(w);
+    Some(json!({
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": app, "namespace": w.namespace},
+        "spec": {"minAvailable": min, "selector": {"matchLabels": {"app": app}}},
+    }))
+}

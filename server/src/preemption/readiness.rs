@@ -1,0 +1,103 @@
+//! The spot readiness audit, read on demand: every cluster's pods and PodDisruptionBudgets,
+//! listed with spotboard's read-only account, against the hub's nodes and pools.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use app::domain::preemption::{Provider, readiness::NodeFacts};
+use app::model::Readiness;
+use chrono::Utc;
+
+use super::facts;
+use crate::hub::Hub;
+
+/// How long one audit is served before the clusters are listed again: a page refreshing
+/// every few seconds must not list every pod of every cluster each time.
+pub const CACHE_FOR: Duration = Duration::from_secs(15);
+
+/// The audit and its cache.
+#[derive(Clone)]
+pub struct ReadinessAudit {
+    hub: Hub,
+    clients: Arc<HashMap<String, kube::Client>>,
+    cache: Arc<tokio::sync::Mutex<Option<(Instant, Readiness)>>>,
+}
+
+impl ReadinessAudit {
+    pub fn new(hub: Hub, clients: HashMap<String, kube::Client>) -> Self {
+        Self {
+            hub,
+            clients: Arc::new(clients),
+            cache: Arc::default(),
+        }
+    }
+
+    /// The audit of every pool with spot nodes, at most [`CACHE_FOR`] old. A cluster whose
+    /// pods cannot be listed is named in `errors`; the others are still audited.
+    pub async fn report(&self) -> Readiness {
+        // Held across the listing on purpose: concurrent requests wait for one audit.
+        let mut cache = self.cache.lock().await;
+        if let Some((at, r)) = cache.as_ref()
+            && at.elapsed() < CACHE_FOR
+        {
+            return r.clone();
+        }
+        let inputs = self.hub.ledger_inputs();
+        let spot_pools: HashSet<(&str, &str)> = inputs
+            .pools
+            .iter()
+            .filter(|p| p.capacity_type == "spot")
+            .map(|p| (p.cluster.as_str(), p.name.as_str()))
+            .collect();
+        let mut out = Readiness {
+            generated_at: Some(Utc::now()),
+            ..Default::default()
+        };
+        let mut clusters: Vec<&String> = self.clients.keys().collect();
+        clusters.sort();
+        for cluster in clusters {
+            let nodes: Vec<NodeFacts> = inputs
+                .nodes
+                .iter()
+                .filter(|n| &n.cluster == cluster)
+                .map(|n| NodeFacts {
+                    name: n.name.clone(),
+                    pool: n.pool.clone(),
+                    zone: n.zone.clone(),
+                    provider: provider(&n.provider),
+                    spot: n.capacity_type == "spot"
+                        || n.pool
+                            .as_deref()
+                            .is_some_and(|p| spot_pools.contains(&(cluster.as_str(), p))),
+                })
+                .collect();
+            if !nodes.iter().any(|n| n.spot) {
+                continue;
+            }
+            let client = &self.clients[cluster];
+            let listed = async {
+                let pods = facts::pods(client, None, None).await?;
+                let pdbs = facts::pdbs(client).await?;
+                Ok::<_, String>((pods, pdbs))
+            };
+            match listed.await {
+                Ok((pods, pdbs)) => out.pools.extend(app::domain::preemption::readiness::audit(
+                    cluster, &nodes, &pods, &pdbs,
+                )),
+                Err(e) => out.errors.push(format!("{cluster}: {e}")),
+            }
+        }
+        *cache = Some((Instant::now(), out.clone()));
+        out
+    }
+}
+
+fn provider(s: &str) -> Provider {
+    match s {
+        "cks" => Provider::Cks,
+        "gke" => Provider::Gke,
+        "karpenter" => Provider::Karpenter,
+        _ => Provider::Unknown,
+    }
+}

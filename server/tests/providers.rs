@@ -1,0 +1,322 @@
+//! GKE and Karpenter beside CKS: their pools on the dashboard, each provider's preemption
+//! timeline played by the embedded cluster and recorded in the ledger, the blast radius with
+//! replicas and budgets, a hand-made taint driving the same timeline, and the readiness audit.
+
+mod common;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::{Value, json};
+
+use common::sim::eventually;
+
+const CKS: &str = "US-EAST-04A";
+const GKE: &str = "us-central1-a";
+const AWS: &str = "us-east-1a";
+const GKE_CLUSTER: &str = "spotboard-gke-us-central1-a";
+const AWS_CLUSTER: &str = "spotboard-karpenter-us-east-1a";
+
+async fn get(base: &str, path: &str) -> Value {
+    common::json_of(reqwest::Client::new().get(format!("{base}{path}"))).await
+}
+
+fn pool<'a>(pools: &'a Value, cluster: &str, name: &str) -> Option<&'a Value> {
+    pools["pools"]
+        .as_array()?
+        .iter()
+        .find(|p| p["cluster"] == cluster && p["name"] == name)
+}
+
+fn preemption<'a>(p: &'a Value, node: &str) -> Option<&'a Value> {
+    p["nodes"].as_array()?.iter().find(|n| n["node"] == node)
+}
+
+async fn node_of(nodes: &Api<Node>, selector: &str) -> String {
+    nodes
+        .list(&ListParams::default().labels(selector))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .find(|n| {
+            n.spec
+                .as_ref()
+                .and_then(|s| s.taints.as_ref())
+                .is_none_or(|t| t.is_empty())
+        })
+        .map(|n| n.name_any())
+        .expect("an untouched node")
+}
+
+async fn preempt(nodes: &Api<Node>, name: &str) {
+    let patch = json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
+    nodes
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+}
+
+async fn start() -> common::Dashboard {
+    common::start_with(&[CKS], 60.0, |a| {
+        a.gke_zones = vec![GKE.into()];
+        a.karpenter_zones = vec![AWS.into()];
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gke_and_karpenter_pools_sit_beside_cks_pools() {
+    let d = start().await;
+    let pools = eventually(Duration::from_secs(10), "all three providers", || async {
+        let p = get(&d.base, "/api/v1/pools").await;
+        pool(&p, AWS_CLUSTER, "spot-general").map(|_| p.clone())
+    })
+    .await;
+    let row = |c: &str, n: &str| pool(&pools, c, n).unwrap_or_else(|| panic!("{c}/{n}"));
+    let l4 = row(GKE_CLUSTER, "spot-l4");
+    assert_eq!(
+        (l4["provider"].as_str(), l4["capacity_type"].as_str()),
+        (Some("gke"), Some("spot"))
+    );
+    assert_eq!(l4["instance_type"], "g2-standard-24");
+    assert_eq!(
+        (l4["target_nodes"].as_i64(), l4["current_nodes"].as_i64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(l4["zone"], GKE);
+    assert_eq!(
+        row(GKE_CLUSTER, "default-pool")["capacity_type"],
+        "on-demand"
+    );
+    let general = row(AWS_CLUSTER, "spot-general");
+    assert_eq!(general["provider"], "karpenter");
+    assert_eq!(general["capacity_type"], "spot");
+    assert_eq!(
+        general["instance_type"],
+        "c6i.2xlarge, m5.xlarge, m6i.xlarge"
+    );
+    assert_eq!(row(AWS_CLUSTER, "on-demand")["capacity_type"], "on-demand");
+    let cks = row("spotboard-us-east-04a", "h100-spot-train");
+    assert_eq!(
+        (cks["provider"].as_str(), cks["capacity_type"].as_str()),
+        (Some("cks"), Some("spot"))
+    );
+
+    // The fleets are not CKS zones: no capacity-grid column and no create target.
+    let grid = get(&d.base, "/api/v1/capacity").await;
+    let zones = grid["zones"].to_string();
+    assert!(!zones.contains(GKE) && !zones.contains(AWS), "{zones}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gke_preemption_shuts_pods_down_in_30_seconds_and_is_recorded() {
+    let d = start().await;
+    let nodes = Api::<Node>::all(d.admin(GKE));
+    let victim = node_of(&nodes, "cloud.google.com/gke-nodepool=spot-l4").await;
+    let before: Vec<Pod> = Api::<Pod>::all(d.admin(GKE))
+        .list(&ListParams::default().fields(&format!("spec.nodeName={victim}")))
+        .await
+        .unwrap()
+        .items;
+    assert!(!before.is_empty());
+    preempt(&nodes, &victim).await;
+
+    let seen = eventually(Duration::from_secs(10), "the GKE timeline", || async {
+        let p = get(&d.base, "/api/v1/preemptions").await;
+        preemption(&p, &victim).cloned()
+    })
+    .await;
+    assert_eq!(seen["timeline"]["provider"], "gke");
+    assert_eq!(seen["cluster"], GKE_CLUSTER);
+    assert_eq!(seen["capacity_type"], "spot");
+    let phases: Vec<&str> = seen["timeline"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        phases,
+        ["shutting down pods", "shutting down system pods", "removed"]
+    );
+
+    // 30 s simulated is half a second: the node is gone and its pods ended Failed, reason
+    // Terminated, as GKE's kubelet leaves them.
+    eventually(Duration::from_secs(10), "the node removed", || async {
+        let p = get(&d.base, "/api/v1/preemptions").await;
+        let n = preemption(&p, &victim)?;
+        (n["timeline"]["current"] == 2).then_some(())
+    })
+    .await;
+    let pods = Api::<Pod>::all(d.admin(GKE));
+    for p in &before {
+        let ns_pods: Api<Pod> = Api::namespaced(d.admin(GKE), &p.namespace().unwrap());
+        if p.owner_references()
+            .first()
+            .is_some_and(|o| o.kind == "StatefulSet")
+        {
+            continue; // replaced under the same name once the VM is back
+        }
+        let now = ns_pods.get(&p.name_any()).await.unwrap();
+        let status = now.status.unwrap();
+        assert_eq!(status.phase.as_deref(), Some("Failed"), "{}", p.name_any());
+        assert_eq!(status.reason.as_deref(), Some("Terminated"));
+    }
+    drop(pods);
+
+    // The ledger records the lifetime as a spot preemption, with the pods linked.
+    let uid = seen["uid"].as_str().unwrap().to_string();
+    let row = eventually(Duration::from_secs(10), "the ledger row", || async {
+        let l = get(&d.base, "/api/v1/ledger?range=24h").await;
+        l.as_array()?
+            .iter()
+            .find(|r| r["uid"] == uid.as_str() && !r["ended_at"].is_null())
+            .cloned()
+    })
+    .await;
+    assert_eq!(row["capacity_type"], "spot");
+    assert_eq!(row["end_reason"], "preempted", "{row}");
+    assert!(!row["preemption_t0"].is_null(), "{row}");
+    let linked = get(&d.base, &format!("/api/v1/ledger/pods?uid={uid}")).await;
+    assert_eq!(linked.as_array().unwrap().len(), before.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_karpenter_interruption_drains_in_two_minutes_with_replicas_and_budgets() {
+    let d = start().await;
+    let nodes = Api::<Node>::all(d.admin(AWS));
+    let victim = node_of(&nodes, "karpenter.sh/nodepool=spot-general").await;
+    let pods_before: Vec<Pod> = Api::<Pod>::all(d.admin(AWS))
+        .list(&ListParams::default().fields(&format!("spec.nodeName={victim}")))
+        .await
+        .unwrap()
+        .items;
+    preempt(&nodes, &victim).await;
+
+    let seen = eventually(Duration::from_secs(10), "T=0 with pods", || async {
+        let p = get(&d.base, "/api/v1/preemptions").await;
+        preemption(&p, &victim)
+            .filter(|n| n["pods"].is_array())
+            .cloned()
+    })
+    .await;
+    assert_eq!(seen["timeline"]["provider"], "karpenter");
+    let api = seen["pods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["owner_name"] == "api-6f7b");
+    if pods_before
+        .iter()
+        .any(|p| p.name_any().starts_with("api-6f7b"))
+    {
+        let api = api.expect("the api pod in the blast radius");
+        assert_eq!(api["pdb"], "api");
+        assert_eq!(api["replicas"], 3);
+    }
+    // Karpenter's own event on the node.
+    let events: Vec<Event> = Api::<Event>::namespaced(d.admin(AWS), "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("SpotInterrupted")
+                && e.involved_object.name.as_deref() == Some(victim.as_str())),
+        "SpotInterrupted on the node"
+    );
+    // Cordoned with the disruption taint, then gone at T+2 min (2 s), replaced.
+    eventually(Duration::from_secs(15), "the node reclaimed", || async {
+        nodes.get_opt(&victim).await.ok()?.is_none().then_some(())
+    })
+    .await;
+    eventually(Duration::from_secs(15), "a replacement node", || async {
+        let p = get(&d.base, "/api/v1/pools").await;
+        let row = pool(&p, AWS_CLUSTER, "spot-general")?;
+        (row["current_nodes"] == 3 && row["nodes_preempting"] == 0).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hand_made_taint_drives_the_gke_timeline_and_the_audit_speaks_per_provider() {
+    let d = start().await;
+    // `kubectl taint node X cloud.google.com/impending-node-termination:NoSchedule` by hand,
+    // on an on-demand node the simulation never preempts: the signal alone drives the timeline.
+    let nodes = Api::<Node>::all(d.admin(GKE));
+    let by_hand = node_of(&nodes, "cloud.google.com/gke-nodepool=default-pool").await;
+    let patch = json!({"spec": {"taints": [
+        {"key": "cloud.google.com/impending-node-termination", "effect": "NoSchedule"}
+    ]}});
+    nodes
+        .patch(&by_hand, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let seen = eventually(Duration::from_secs(10), "the hand-made notice", || async {
+        let p = get(&d.base, "/api/v1/preemptions").await;
+        preemption(&p, &by_hand).cloned()
+    })
+    .await;
+    assert_eq!(seen["timeline"]["provider"], "gke");
+    assert_eq!(seen["capacity_type"], "on-demand");
+
+    let audit = get(&d.base, "/api/v1/readiness").await;
+    assert_eq!(audit["errors"], json!([]));
+    let findings = |cluster: &str, pool: &str| -> Vec<(String, String)> {
+        audit["pools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["cluster"] == cluster && p["pool"] == pool)
+            .unwrap_or_else(|| panic!("{cluster}/{pool} audited"))["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["check"].as_str().unwrap().into(),
+                    f["workload"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    let has = |f: &[(String, String)], c: &str, w: &str| f.iter().any(|(a, b)| a == c && b == w);
+    let l4 = findings(GKE_CLUSTER, "spot-l4");
+    // 60 s of grace against GKE's 15 s; one replica; a StatefulSet.
+    assert!(
+        has(&l4, "grace-exceeds-notice", "StatefulSet/vector-index"),
+        "{l4:?}"
+    );
+    assert!(has(&l4, "single-replica", "StatefulSet/vector-index"));
+    assert!(has(&l4, "stateful-set", "StatefulSet/vector-index"));
+    // The inference Deployment has a budget and a preStop hook: neither finding.
+    assert!(!has(&l4, "no-pdb", "ReplicaSet/inference-7c9d"));
+    assert!(!has(&l4, "no-pre-stop", "ReplicaSet/inference-7c9d"));
+    let gpu = findings(AWS_CLUSTER, "gpu-spot");
+    // 300 s of grace against AWS's 120 s.
+    assert!(
+        has(&gpu, "grace-exceeds-notice", "ReplicaSet/worker-59c4"),
+        "{gpu:?}"
+    );
+    let general = findings(AWS_CLUSTER, "spot-general");
+    // Spread over three zones, with a budget: the api is ready; the bare pod is not.
+    assert!(
+        !general.iter().any(|(_, w)| w == "ReplicaSet/api-6f7b"),
+        "{general:?}"
+    );
+    assert!(has(&general, "single-replica", "Pod/debug-shell"));
+    // On-demand pools are not audited.
+    assert!(
+        !audit["pools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["pool"] == "on-demand"),
+        "on-demand pools are not audited"
+    );
+}
