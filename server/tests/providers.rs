@@ -180,8 +180,21 @@ async fn a_gke_preemption_shuts_pods_down_in_30_seconds_and_is_recorded() {
     assert_eq!(row["capacity_type"], "spot");
     assert_eq!(row["end_reason"], "preempted", "{row}");
     assert!(!row["preemption_t0"].is_null(), "{row}");
-    let linked = get(&d.base, &format!("/api/v1/ledger/pods?uid={uid}")).await;
-    assert_eq!(linked.as_array().unwrap().len(), before.len());
+    // Each pod is linked with how it ended: GKE's kubelet left them Failed, reason
+    // Terminated. A StatefulSet's pod may already be replaced under its name when the
+    // outcome is read a second later (60 s simulated): then it reads as deleted.
+    let linked = eventually(Duration::from_secs(15), "the pods' outcomes", || async {
+        let v = get(&d.base, &format!("/api/v1/ledger/pods?uid={uid}")).await;
+        let all = v.as_array()?.clone();
+        all.iter().all(|p| !p["outcome"].is_null()).then_some(all)
+    })
+    .await;
+    assert_eq!(linked.len(), before.len());
+    for p in &linked {
+        let ok = p["outcome"] == "Failed: Terminated"
+            || (p["owner_kind"] == "StatefulSet" && p["outcome"] == "deleted");
+        assert!(ok, "{p}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

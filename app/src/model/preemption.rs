@@ -19,6 +19,12 @@ pub struct PodImpact {
     /// The PodDisruptionBudget that selects the pod, if any.
     #[serde(default)]
     pub pdb: Option<String>,
+    /// How the pod ended, read once the node is gone: `Failed: Terminated` (GKE's graceful
+    /// node shutdown), `Failed: <reason>`, `Succeeded`, `deleted` (evicted or drained; a pod
+    /// of the same name with another uid counts as deleted), `still running`. `None` until
+    /// the node is gone.
+    #[serde(default)]
+    pub outcome: Option<String>,
     /// `terminationGracePeriodSeconds`, seconds (Kubernetes' default 30 when unset).
     pub grace_s: i64,
     /// The CKS eviction label: `interruptable`, `graceful-interruptible` or none (seed 002).

@@ -229,3 +229,54 @@ fn a_burst_of_cordons_sends_one_pool_patch_per_window_but_pool_changes_go_at_onc
     assert_eq!(now.len(), 1, "{now:?}");
     assert_eq!(now[0].kind, RowKind::Pool);
 }
+
+#[test]
+fn gke_nodes_make_a_pool_that_lives_and_dies_with_them() {
+    use app::domain::preemption::{CapacityType, Provider};
+    let hub = Hub::new(&[("gke".into(), None)]);
+    let gke = |uid: &str, notice: bool| NodeRecord {
+        provider: Provider::Gke,
+        capacity: CapacityType::Spot,
+        zone: Some("us-central1-a".into()),
+        ready: Some(true),
+        notice,
+        ..node_rec(uid, uid, "spot-l4")
+    };
+    let mut rx = hub.subscribe(&Scope::pools(), None).rx;
+    hub.nodes(
+        "gke",
+        Observed::Resync(vec![gke("a", false), gke("b", false)]),
+    );
+    let rows = hub.pool_rows();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].key, "gke:gke:spot-l4");
+    assert_eq!(
+        (rows[0].provider.as_str(), rows[0].capacity_type.as_str()),
+        ("gke", "spot")
+    );
+    assert_eq!(rows[0].current_nodes, Some(2));
+    drain(&mut rx);
+
+    // A notice on one node patches the pool row's preempting count (at the next flush: pool
+    // aggregates are coalesced like a CKS pool's).
+    hub.nodes("gke", Observed::Apply(gke("a", true)));
+    hub.flush();
+    let deltas = drain(&mut rx);
+    assert!(
+        deltas
+            .iter()
+            .any(|d| d.kind == RowKind::Pool && d.key == "gke:gke:spot-l4"),
+        "{deltas:?}"
+    );
+    assert_eq!(hub.pool_rows()[0].nodes_preempting, 1);
+
+    // The last node gone, the pool is gone, with a delete delta.
+    hub.nodes("gke", Observed::Resync(vec![]));
+    hub.flush();
+    assert!(hub.pool_rows().is_empty());
+    assert!(
+        drain(&mut rx)
+            .iter()
+            .any(|d| d.kind == RowKind::Pool && matches!(d.change, Change::Remove))
+    );
+}

@@ -153,8 +153,8 @@ impl Ledger {
         for p in pods {
             sqlx::query(
                 "INSERT INTO preemption_pods
-                   (node_uid, namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (node_uid, namespace, name) DO NOTHING",
+                   (node_uid, namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb, outcome)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (node_uid, namespace, name) DO NOTHING",
             )
             .bind(node_uid)
             .bind(&p.namespace)
@@ -165,6 +165,7 @@ impl Ledger {
             .bind(p.eviction_label.clone())
             .bind(p.replicas.map(i64::from))
             .bind(p.pdb.clone())
+            .bind(p.outcome.clone())
             .execute(&self.pool)
             .await
             .map_err(db("recording a preemption's pods"))?;
@@ -172,10 +173,33 @@ impl Ledger {
         Ok(())
     }
 
+    /// Records how the pods linked to `node_uid` ended: `(namespace, name, outcome)`.
+    ///
+    /// Errors: the database refused the update.
+    pub async fn pod_outcomes(
+        &self,
+        node_uid: &str,
+        outcomes: &[(String, String, String)],
+    ) -> Result<()> {
+        for (ns, name, outcome) in outcomes {
+            sqlx::query(
+                "UPDATE preemption_pods SET outcome = $1 WHERE node_uid = $2 AND namespace = $3 AND name = $4",
+            )
+            .bind(outcome)
+            .bind(node_uid)
+            .bind(ns)
+            .bind(name)
+            .execute(&self.pool)
+            .await
+            .map_err(db("recording how a preemption's pods ended"))?;
+        }
+        Ok(())
+    }
+
     /// The pods linked to a preempted node, by namespace and name.
     pub async fn pods_of(&self, node_uid: &str) -> Result<Vec<PodImpact>> {
         let rows = sqlx::query(
-            "SELECT namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb
+            "SELECT namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb, outcome
              FROM preemption_pods
              WHERE node_uid = $1 ORDER BY namespace, name",
         )
@@ -196,6 +220,7 @@ impl Ledger {
                     .get::<Option<i64>, _>(6)
                     .and_then(|n| u32::try_from(n).ok()),
                 pdb: r.get(7),
+                outcome: r.get(8),
                 fit: None,
             })
             .collect())

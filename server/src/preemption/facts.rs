@@ -20,6 +20,7 @@ pub fn pod(p: &Pod) -> PodFacts {
     PodFacts {
         namespace: p.namespace().unwrap_or_default(),
         name: p.name_any(),
+        uid: p.uid().unwrap_or_default(),
         labels: p.labels().clone(),
         owner_kind: owner.map(|o| o.kind.clone()),
         owner_name: owner.map(|o| o.name.clone()),

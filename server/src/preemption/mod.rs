@@ -90,13 +90,33 @@ impl PreemptionWatch {
                     let w = w.clone();
                     let ledger = ledger.clone();
                     tokio::spawn(async move {
-                        let pods = pods::on_node(client, &need.node).await;
-                        if let (Some(l), Ok(p)) = (&ledger, &pods)
+                        let read = pods::on_node(client.clone(), &need.node).await;
+                        let impacts = read
+                            .as_ref()
+                            .map(|v| v.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>())
+                            .map_err(Clone::clone);
+                        if let (Some(l), Ok(p)) = (&ledger, &impacts)
                             && let Err(e) = l.preempted_pods(&need.uid, p).await
                         {
                             tracing::warn!(error = %e, node = %need.node, "could not link pods to the preemption");
                         }
-                        w.lock().set_pods(&need.uid, pods);
+                        w.lock().set_pods(&need.uid, impacts);
+                        // Then how each pod ended, once the node is gone: this ties pod
+                        // failures (GKE's `Terminated`) to the preemption.
+                        let Ok(held) = read else { return };
+                        match pods::outcomes(client, &need.node, &held).await {
+                            Ok(o) => {
+                                if let Some(l) = &ledger
+                                    && let Err(e) = l.pod_outcomes(&need.uid, &o).await
+                                {
+                                    tracing::warn!(error = %e, node = %need.node, "could not record pod outcomes");
+                                }
+                                w.lock().set_outcomes(&need.uid, &o);
+                            }
+                            Err(e) => {
+                                tracing::warn!(error = %e, node = %need.node, "pod outcomes unknown")
+                            }
+                        }
                     });
                 }
             }

@@ -7,14 +7,19 @@ use app::domain::preemption::readiness::{covering_pdb, replicas};
 use app::labels::{POD_GRACEFUL_INTERRUPTIBLE, POD_INTERRUPTABLE};
 use app::model::PodImpact;
 
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::{Api, ResourceExt};
+
 use super::facts;
 
 /// The pods bound to `node`, with their owners' replica counts (active pods of the same
-/// owner in the namespace) and covering PodDisruptionBudget.
+/// owner in the namespace) and covering PodDisruptionBudget, each with its uid.
 ///
 /// Errors: the pods could not be listed (the message is shown in place of the pods). A
 /// failure to list budgets leaves `pdb` empty and is logged.
-pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<PodImpact>, String> {
+pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<(PodImpact, String)>, String> {
     let mine = facts::pods(&client, None, Some(&format!("spec.nodeName={node}")))
         .await
         .map_err(|e| format!("{e} (node {node})"))?;
@@ -35,7 +40,7 @@ pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<PodImpact>,
         }
     };
     let counts = replicas(&in_scope);
-    let mut out: Vec<PodImpact> = mine
+    let mut out: Vec<(PodImpact, String)> = mine
         .iter()
         .map(|p| {
             let eviction_label = if p.labels.contains_key(POD_GRACEFUL_INTERRUPTIBLE) {
@@ -45,7 +50,7 @@ pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<PodImpact>,
             } else {
                 None
             };
-            PodImpact {
+            let impact = PodImpact {
                 namespace: p.namespace.clone(),
                 name: p.name.clone(),
                 owner_kind: p.owner_kind.clone(),
@@ -57,10 +62,96 @@ pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<PodImpact>,
                 pdb: covering_pdb(&pdbs, p).map(|b| b.name.clone()),
                 grace_s: p.grace_s,
                 eviction_label,
-                fit: None,
-            }
+                ..Default::default()
+            };
+            (impact, p.uid.clone())
         })
         .collect();
-    out.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    out.sort_by(|(a, _), (b, _)| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     Ok(out)
+}
+
+/// Longest wait for a preempted node to leave before its pods' outcomes are read anyway.
+const OUTCOME_WAIT: Duration = Duration::from_secs(15 * 60);
+
+/// Waits until `node` is gone, then reads how each pod held at T=0 ended:
+/// `(namespace, name, outcome)`, outcomes as [`PodImpact::outcome`] describes them.
+///
+/// Errors: the pods could not be read (the API server was unreachable).
+pub async fn outcomes(
+    client: kube::Client,
+    node: &str,
+    pods: &[(PodImpact, String)],
+) -> Result<Vec<(String, String, String)>, String> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let deadline = tokio::time::Instant::now() + OUTCOME_WAIT;
+    while tokio::time::Instant::now() < deadline {
+        if let Ok(None) = nodes.get_opt(node).await {
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    // The kubelet's last status writes land just before the node goes.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut out = Vec::new();
+    for (p, uid) in pods {
+        let api: Api<Pod> = Api::namespaced(client.clone(), &p.namespace);
+        let now = api
+            .get_opt(&p.name)
+            .await
+            .map_err(|e| format!("could not read pod {}/{}: {e}", p.namespace, p.name))?;
+        out.push((
+            p.namespace.clone(),
+            p.name.clone(),
+            outcome(now.as_ref(), uid),
+        ));
+    }
+    Ok(out)
+}
+
+/// How a pod held at T=0 (uid `uid`) ended, from what the API server has now.
+pub fn outcome(now: Option<&Pod>, uid: &str) -> String {
+    let Some(p) = now.filter(|p| p.uid().as_deref() == Some(uid)) else {
+        return "deleted".into();
+    };
+    let status = p.status.as_ref();
+    match status.and_then(|s| s.phase.as_deref()) {
+        Some("Failed") => format!(
+            "Failed: {}",
+            status
+                .and_then(|s| s.reason.clone())
+                .unwrap_or_else(|| "no reason".into())
+        ),
+        Some("Succeeded") => "Succeeded".into(),
+        _ if p.metadata.deletion_timestamp.is_some() => "terminating".into(),
+        _ => "still running".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(v: serde_json::Value) -> Pod {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn outcomes_name_what_happened() {
+        let failed = pod(serde_json::json!({
+            "metadata": {"name": "a", "uid": "u1"},
+            "status": {"phase": "Failed", "reason": "Terminated"}
+        }));
+        assert_eq!(outcome(Some(&failed), "u1"), "Failed: Terminated");
+        assert_eq!(
+            outcome(Some(&failed), "other"),
+            "deleted",
+            "a namesake is not the pod"
+        );
+        assert_eq!(outcome(None, "u1"), "deleted");
+        let running = pod(serde_json::json!({
+            "metadata": {"name": "a", "uid": "u1"}, "status": {"phase": "Running"}
+        }));
+        assert_eq!(outcome(Some(&running), "u1"), "still running");
+    }
 }

@@ -223,6 +223,21 @@ impl Tracker {
         }
     }
 
+    /// Sets how the pods of node `uid` ended: `(namespace, name, outcome)`.
+    pub fn set_outcomes(&mut self, uid: &str, outcomes: &[(String, String, String)]) {
+        let Some(pods) = self.nodes.get_mut(uid).and_then(|f| f.pods.as_mut()) else {
+            return;
+        };
+        for p in pods {
+            if let Some((_, _, o)) = outcomes
+                .iter()
+                .find(|(ns, n, _)| *ns == p.namespace && *n == p.name)
+            {
+                p.outcome = Some(o.clone());
+            }
+        }
+    }
+
     /// The views now: active preemptions first, then removed ones, each by T=0.
     pub fn view(&self, now: DateTime<Utc>) -> Preemptions {
         let mut nodes: Vec<PreemptionView> = self

@@ -16,6 +16,8 @@ use crate::model::{Check, Finding, PoolReadiness};
 pub struct PodFacts {
     pub namespace: String,
     pub name: String,
+    /// `metadata.uid`: a StatefulSet's replacement has the same name and another uid.
+    pub uid: String,
     pub labels: BTreeMap<String, String>,
     /// The controlling owner's kind and name (`ReplicaSet`, `StatefulSet`, `Job`, `DaemonSet`).
     pub owner_kind: Option<String>,

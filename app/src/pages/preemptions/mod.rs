@@ -244,6 +244,7 @@ fn pods_table(pods: Vec<PodImpact>, t0: DateTime<Utc>) -> impl IntoView {
                     <th scope="col">"Grace ends"</th>
                     <th scope="col">"Fits?"</th>
                     <th scope="col">"CKS eviction label"</th>
+                    <th scope="col">"Outcome"</th>
                 </tr></thead>
                 <tbody>
                     {pods.into_iter().map(|p| {
@@ -266,6 +267,7 @@ fn pods_table(pods: Vec<PodImpact>, t0: DateTime<Utc>) -> impl IntoView {
                                     view! { <span class="badge sev-ok">"fits"</span> }.into_any()
                                 })}</td>
                                 <td>{p.eviction_label.clone().unwrap_or_else(|| "none".into())}</td>
+                                <td data-col="outcome">{p.outcome.clone().unwrap_or_else(|| "—".into())}</td>
                             </tr>
                         }
                     }).collect_view()}
