@@ -72,7 +72,8 @@ async fn gke_and_karpenter_pools_sit_beside_cks_pools() {
     let d = start().await;
     let pools = eventually(Duration::from_secs(10), "all three providers", || async {
         let p = get(&d.base, "/api/v1/pools").await;
-        pool(&p, AWS_CLUSTER, "spot-general").map(|_| p.clone())
+        // arm-spot has no node: it shows once the Karpenter NodePool watch has listed.
+        pool(&p, AWS_CLUSTER, "arm-spot").map(|_| p.clone())
     })
     .await;
     let row = |c: &str, n: &str| pool(&pools, c, n).unwrap_or_else(|| panic!("{c}/{n}"));
@@ -99,6 +100,24 @@ async fn gke_and_karpenter_pools_sit_beside_cks_pools() {
         "c6i.2xlarge, m5.xlarge, m6i.xlarge"
     );
     assert_eq!(row(AWS_CLUSTER, "on-demand")["capacity_type"], "on-demand");
+    // The Karpenter NodePool objects (karpenter.sh/v1) add their conditions and spec, and a
+    // NodePool without nodes still shows.
+    let ready = general["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .expect("Karpenter's Ready condition");
+    assert_eq!(ready["status"], "True");
+    let spec = general["detail"]["provider_spec"].to_string();
+    assert!(
+        spec.contains("limits.cpu") && spec.contains("WhenEmptyOrUnderutilized"),
+        "{spec}"
+    );
+    let idle = row(AWS_CLUSTER, "arm-spot");
+    assert_eq!(idle["current_nodes"], 0);
+    assert_eq!(idle["capacity_type"], "spot");
+    assert_eq!(idle["instance_type"], "m7g.xlarge, c7g.2xlarge");
     let cks = row("spotboard-us-east-04a", "h100-spot-train");
     assert_eq!(
         (cks["provider"].as_str(), cks["capacity_type"].as_str()),

@@ -48,6 +48,13 @@ pub fn severity(type_: &str, status: &str, reason: &str) -> Severity {
             _ => Severity::Unknown,
         },
         "NodesRemoved" => Severity::Progressing,
+        // Karpenter's NodePool conditions (`Ready`, `NodeClassReady`, `ValidationSucceeded`)
+        // and others named the same way: True is healthy, False is not.
+        t if t.ends_with("Ready") || t.ends_with("Succeeded") => match status {
+            "True" => Severity::Ok,
+            "False" => Severity::Error,
+            _ => Severity::Unknown,
+        },
         _ => Severity::Unknown,
     }
 }

@@ -200,6 +200,10 @@ pub struct PoolDetail {
     /// Spec or status fields this build does not know, as `path = JSON`.
     #[serde(default)]
     pub unknown_fields: Vec<String>,
+    /// GKE and Karpenter pools: what their provider's object says, as `(field, value)` lines
+    /// (Karpenter: requirements, limits, disruption). Empty for CKS NodePools.
+    #[serde(default)]
+    pub provider_spec: Vec<(String, String)>,
     /// `metadata.generation`.
     #[serde(default)]
     pub generation: Option<i64>,

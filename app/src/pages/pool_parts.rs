@@ -14,6 +14,14 @@ pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {
     let items = move || {
         row.with(|r| {
             let d = &r.detail;
+            // GKE and Karpenter pools have none of the NodePool fields below.
+            if r.provider != "cks" {
+                return d
+                    .provider_spec
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect::<Vec<_>>();
+            }
             let mut v: Vec<(&'static str, String)> = vec![
                 ("autoscaling", r.autoscaling.to_string()),
                 (
@@ -61,7 +69,7 @@ pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {
             if let Some(g) = d.generation {
                 v.push(("metadata.generation", g.to_string()));
             }
-            v
+            v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
         })
     };
     view! {

@@ -11,7 +11,9 @@ use chrono::{DateTime, Utc};
 
 use crate::{
     projection::{self, NodeAggregate},
-    watch::records::{EventRecord, NodeRecord, Observed, PodRecord, PoolRecord},
+    watch::records::{
+        EventRecord, KarpenterPoolRecord, NodeRecord, Observed, PodRecord, PoolRecord,
+    },
 };
 
 /// Events kept per cluster. Kubernetes itself keeps events for an hour; a dashboard that
@@ -28,6 +30,8 @@ pub enum Kind {
     Node = 2,
     Pod = 4,
     Event = 8,
+    /// Optional: only clusters that serve `karpenter.sh/v1` have it; not part of readiness.
+    KarpenterNodePool = 16,
 }
 
 /// All kinds synced.
@@ -55,6 +59,8 @@ pub struct ClusterData {
     // (provider, name), and name -> key.
     provider_pools: HashMap<String, (Provider, String)>,
     provider_pool_key: HashMap<String, String>,
+    // Karpenter NodePool objects by uid, where the cluster serves karpenter.sh/v1.
+    karpenter: HashMap<String, KarpenterPoolRecord>,
 }
 
 impl ClusterData {
@@ -80,14 +86,42 @@ impl ClusterData {
         let (Some(pool), Provider::Gke | Provider::Karpenter) = (&rec.pool, rec.provider) else {
             return;
         };
-        if self.provider_pool_key.contains_key(pool) {
-            return;
+        self.provider_key(rec.provider, pool);
+    }
+
+    /// The row key of GKE or Karpenter pool `pool`, registered on first use. Keys of CKS
+    /// pools are uids; these are unique across clusters as well.
+    fn provider_key(&mut self, provider: Provider, pool: &str) -> String {
+        if let Some(k) = self.provider_pool_key.get(pool) {
+            return k.clone();
         }
-        // Keys of CKS pools are uids; these are unique across clusters as well.
-        let key = format!("{}:{}:{pool}", rec.provider.as_str(), self.cluster);
+        let key = format!("{}:{}:{pool}", provider.as_str(), self.cluster);
         self.provider_pools
-            .insert(key.clone(), (rec.provider, pool.clone()));
-        self.provider_pool_key.insert(pool.clone(), key);
+            .insert(key.clone(), (provider, pool.to_string()));
+        self.provider_pool_key.insert(pool.to_string(), key.clone());
+        key
+    }
+
+    pub fn karpenter_pools(&mut self, change: Observed<KarpenterPoolRecord>) -> Vec<Dirty> {
+        self.observe(
+            change,
+            |s| s.karpenter.keys().cloned().collect(),
+            |r| &r.uid,
+            Self::put_karpenter,
+            Self::drop_karpenter,
+        )
+    }
+
+    fn put_karpenter(&mut self, rec: KarpenterPoolRecord, dirty: &mut Vec<Dirty>) {
+        let key = self.provider_key(Provider::Karpenter, &rec.name);
+        dirty.push((RowKind::Pool, key));
+        self.karpenter.insert(rec.uid.clone(), rec);
+    }
+
+    fn drop_karpenter(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
+        if let Some(rec) = self.karpenter.remove(uid) {
+            self.dirty_pool_named(&rec.name, dirty);
+        }
     }
 
     fn dirty_node_named(&self, name: &str, out: &mut Vec<Dirty>) {
@@ -313,7 +347,8 @@ impl ClusterData {
                 .nodes_of(name)
                 .filter(|n| n.provider == *provider)
                 .collect();
-            return projection::provider_pool_row(cluster, uid, name, *provider, &nodes);
+            let spec = self.karpenter.values().find(|k| &k.name == name);
+            return projection::provider_pool_row(cluster, uid, name, *provider, &nodes, spec);
         };
         let mut agg = NodeAggregate::default();
         let mut zones: HashMap<&str, u32> = HashMap::new();

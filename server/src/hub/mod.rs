@@ -21,7 +21,9 @@ use app::model::{ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow, Scope
 use chrono::Utc;
 use tokio::sync::broadcast;
 
-use crate::watch::records::{EventRecord, NodeRecord, Observed, PodRecord, PoolRecord};
+use crate::watch::records::{
+    EventRecord, KarpenterPoolRecord, NodeRecord, Observed, PodRecord, PoolRecord,
+};
 
 pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, Kind};
 pub use views::{POOL_AGGREGATE_EVERY, Published};
@@ -170,6 +172,17 @@ impl Hub {
         self.update(cluster, Kind::Pod, |d| d.pods(change), resync);
     }
 
+    /// Applies a Karpenter NodePool change seen in `cluster`.
+    pub fn karpenter_pools(&self, cluster: &str, change: Observed<KarpenterPoolRecord>) {
+        let resync = matches!(change, Observed::Resync(_));
+        self.update(
+            cluster,
+            Kind::KarpenterNodePool,
+            |d| d.karpenter_pools(change),
+            resync,
+        );
+    }
+
     /// Applies an Event change seen in `cluster`.
     pub fn events(&self, cluster: &str, change: Observed<EventRecord>) {
         let resync = matches!(change, Observed::Resync(_));
@@ -254,7 +267,11 @@ impl Hub {
 
     /// Whether every kind of every cluster has been listed at least once.
     pub fn ready(&self) -> bool {
-        self.read(|s| s.clusters.values().all(|c| c.synced == ALL_KINDS))
+        self.read(|s| {
+            s.clusters
+                .values()
+                .all(|c| c.synced & ALL_KINDS == ALL_KINDS)
+        })
     }
 
     /// Whether every kind of `cluster` has been listed at least once.
@@ -262,7 +279,7 @@ impl Hub {
         self.read(|s| {
             s.clusters
                 .get(cluster)
-                .is_some_and(|c| c.synced == ALL_KINDS)
+                .is_some_and(|c| c.synced & ALL_KINDS == ALL_KINDS)
         })
     }
 
@@ -312,7 +329,7 @@ impl Hub {
             let synced = s
                 .clusters
                 .iter()
-                .filter(|(_, c)| c.synced == ALL_KINDS)
+                .filter(|(_, c)| c.synced & ALL_KINDS == ALL_KINDS)
                 .map(|(name, _)| name.clone())
                 .collect();
             LedgerInputs {

@@ -6,7 +6,7 @@
 mod pool;
 mod provider_pool;
 
-pub use pool::{NodeAggregate, pool_row};
+pub use pool::{NodeAggregate, condition_view, pool_row};
 pub use provider_pool::provider_pool_row;
 
 use app::model::{EventRow, NodeRow};

@@ -82,24 +82,27 @@ fn fill(row: &mut PoolRow, spec: &NodePoolSpec, status: &NodePoolStatus, generat
     row.detail = detail(spec, status, generation);
 }
 
+/// One reported condition as shown: the same view for CKS and Karpenter NodePools.
+pub fn condition_view(c: &Condition) -> ConditionView {
+    let reason = c.reason.clone().unwrap_or_default();
+    ConditionView {
+        type_: c.type_.as_str().to_string(),
+        status: c.status.as_str().to_string(),
+        severity: severity(c.type_.as_str(), c.status.as_str(), &reason),
+        reason,
+        message: c.message.clone().unwrap_or_default(),
+        last_transition: c
+            .last_transition_time
+            .as_deref()
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&Utc)),
+    }
+}
+
 /// The five CoreWeave conditions in fixed order (a missing one shows as not reported), then
 /// any other condition the pool carries, in the order it came.
 pub fn conditions(reported: &[Condition]) -> Vec<ConditionView> {
-    let view = |c: &Condition| {
-        let reason = c.reason.clone().unwrap_or_default();
-        ConditionView {
-            type_: c.type_.as_str().to_string(),
-            status: c.status.as_str().to_string(),
-            severity: severity(c.type_.as_str(), c.status.as_str(), &reason),
-            reason,
-            message: c.message.clone().unwrap_or_default(),
-            last_transition: c
-                .last_transition_time
-                .as_deref()
-                .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
-                .map(|t| t.with_timezone(&Utc)),
-        }
-    };
+    let view = condition_view;
     let mut out: Vec<ConditionView> = FIVE_CONDITIONS
         .iter()
         .map(|t| {
@@ -178,6 +181,7 @@ fn detail(spec: &NodePoolSpec, status: &NodePoolStatus, generation: Option<i64>)
             .unwrap_or_default(),
         unknown_fields,
         generation,
+        provider_spec: Vec::new(),
     }
 }
 

@@ -1,27 +1,32 @@
-//! GKE node pools and Karpenter NodePools, seen through their nodes.
+//! GKE node pools and Karpenter NodePools, seen through their nodes and, where the cluster
+//! serves `karpenter.sh/v1`, the Karpenter NodePool object.
 //!
-//! spotboard reads Nodes, not the GKE API or Karpenter's objects, so a pool's row says what
-//! its nodes say: how many there are and are Ready, their instance types and capacity type,
-//! how many are cordoned or under a preemption notice. Targets, queues and CKS conditions do
-//! not exist for these pools and stay empty.
+//! spotboard does not read the GKE API, so a GKE pool's row says what its nodes say: how
+//! many there are and are Ready, their instance types and capacity type, how many are
+//! cordoned or under a preemption notice. A Karpenter NodePool adds what its spec allows
+//! (capacity types, instance types, zones, limits, disruption budgets) and its status
+//! conditions, and shows even with no node. Targets, queues and CKS conditions do not exist
+//! for these pools and stay empty.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use app::domain::preemption::Provider;
 use app::model::PoolRow;
 
-use crate::watch::records::NodeRecord;
+use crate::watch::records::{KarpenterPoolRecord, NodeRecord};
 
-/// The row of pool `name` of `provider` from its nodes; `None` when it has none left.
+/// The row of pool `name` of `provider` from its nodes and, for Karpenter, its NodePool
+/// object; `None` when neither is left.
 pub fn provider_pool_row(
     cluster: &str,
     key: &str,
     name: &str,
     provider: Provider,
     nodes: &[&NodeRecord],
+    spec: Option<&KarpenterPoolRecord>,
 ) -> Option<PoolRow> {
     if nodes.is_empty() {
-        return None;
+        return spec.map(|s| from_spec(cluster, key, provider, s));
     }
     let types: BTreeSet<&str> = nodes
         .iter()
@@ -38,7 +43,7 @@ pub fn provider_pool_row(
     if ready < count {
         problems.push(format!("{} of {count} nodes are not Ready", count - ready));
     }
-    Some(PoolRow {
+    let mut row = PoolRow {
         key: key.to_string(),
         provider: provider.as_str().to_string(),
         capacity_type: if capacity.len() == 1 {
@@ -60,7 +65,76 @@ pub fn provider_pool_row(
         created: nodes.iter().filter_map(|n| n.created).min(),
         problems,
         ..Default::default()
-    })
+    };
+    if let Some(s) = spec {
+        add_spec(&mut row, s);
+    }
+    Some(row)
+}
+
+/// A Karpenter NodePool with no node yet: what its spec allows.
+fn from_spec(cluster: &str, key: &str, provider: Provider, s: &KarpenterPoolRecord) -> PoolRow {
+    let mut row = PoolRow {
+        key: key.to_string(),
+        provider: provider.as_str().to_string(),
+        capacity_type: match s.capacity_types.as_slice() {
+            [one] => one.clone(),
+            _ => "mixed".to_string(),
+        },
+        cluster: cluster.to_string(),
+        zone: (s.zones.len() == 1).then(|| s.zones[0].clone()),
+        name: s.name.clone(),
+        instance_type: if s.instance_types.is_empty() {
+            "any".into()
+        } else {
+            s.instance_types.join(", ")
+        },
+        current_nodes: Some(0),
+        created: s.created,
+        ..Default::default()
+    };
+    add_spec(&mut row, s);
+    row
+}
+
+/// The NodePool's conditions, spec lines and problems on a row.
+fn add_spec(row: &mut PoolRow, s: &KarpenterPoolRecord) {
+    row.conditions = s.conditions.iter().map(super::condition_view).collect();
+    row.problems
+        .extend(app::domain::conditions::problems(&row.conditions));
+    if let Some(m) = &s.malformed {
+        row.problems
+            .push(format!("Could not read the NodePool: {m}"));
+    }
+    let mut lines = vec![(
+        "requirements karpenter.sh/capacity-type".to_string(),
+        s.capacity_types.join(", "),
+    )];
+    let any = |v: &[String]| {
+        if v.is_empty() {
+            "any".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    lines.push((
+        "requirements node.kubernetes.io/instance-type".into(),
+        any(&s.instance_types),
+    ));
+    lines.push((
+        "requirements topology.kubernetes.io/zone".into(),
+        any(&s.zones),
+    ));
+    for (k, v) in &s.limits {
+        lines.push((format!("limits.{k}"), v.clone()));
+    }
+    if let Some(c) = &s.consolidation {
+        lines.push(("disruption.consolidationPolicy".into(), c.clone()));
+    }
+    if !s.budgets.is_empty() {
+        lines.push(("disruption.budgets".into(), s.budgets.join("; ")));
+    }
+    row.detail.provider_spec = lines;
 }
 
 #[cfg(test)]
@@ -94,6 +168,7 @@ mod tests {
             "spot-general",
             Provider::Karpenter,
             &[&a, &b],
+            None,
         )
         .unwrap();
         assert_eq!(row.provider, "karpenter");
@@ -106,9 +181,63 @@ mod tests {
         assert!(row.conditions.is_empty());
 
         let od = node("c", "m5.xlarge", CapacityType::OnDemand, true, false);
-        let mixed =
-            provider_pool_row("aws", "k", "spot-general", Provider::Karpenter, &[&a, &od]).unwrap();
+        let mixed = provider_pool_row(
+            "aws",
+            "k",
+            "spot-general",
+            Provider::Karpenter,
+            &[&a, &od],
+            None,
+        )
+        .unwrap();
         assert_eq!(mixed.capacity_type, "mixed");
-        assert!(provider_pool_row("aws", "k", "x", Provider::Gke, &[]).is_none());
+        assert!(provider_pool_row("aws", "k", "x", Provider::Gke, &[], None).is_none());
+    }
+
+    #[test]
+    fn a_karpenter_nodepool_without_nodes_shows_what_it_allows() {
+        let spec = KarpenterPoolRecord {
+            uid: "k1".into(),
+            name: "gpu-spot".into(),
+            capacity_types: vec!["spot".into()],
+            instance_types: vec!["g5.2xlarge".into()],
+            limits: vec![("nvidia.com/gpu".into(), "16".into())],
+            budgets: vec!["nodes 10%".into()],
+            conditions: vec![
+                serde_json::from_value(serde_json::json!({
+                    "type": "Ready", "status": "False", "reason": "NodeClassNotReady",
+                    "message": "EC2NodeClass gpu not found"
+                }))
+                .unwrap(),
+            ],
+            ..Default::default()
+        };
+        let row = provider_pool_row(
+            "aws",
+            "k",
+            "gpu-spot",
+            Provider::Karpenter,
+            &[],
+            Some(&spec),
+        )
+        .unwrap();
+        assert_eq!(
+            (row.capacity_type.as_str(), row.current_nodes),
+            ("spot", Some(0))
+        );
+        assert_eq!(row.instance_type, "g5.2xlarge");
+        assert_eq!(row.conditions[0].type_, "Ready");
+        assert!(
+            row.problems
+                .iter()
+                .any(|p| p.contains("EC2NodeClass gpu not found")),
+            "{:?}",
+            row.problems
+        );
+        assert!(
+            row.detail
+                .provider_spec
+                .contains(&("limits.nvidia.com/gpu".to_string(), "16".to_string()))
+        );
     }
 }

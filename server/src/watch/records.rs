@@ -19,6 +19,32 @@ pub struct PoolRecord {
     pub parsed: Result<(NodePoolSpec, NodePoolStatus), String>,
 }
 
+/// A Karpenter NodePool (`karpenter.sh/v1`) as stored: what its spec allows and its status
+/// conditions (seed 004's NodePool shows the fields).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KarpenterPoolRecord {
+    pub uid: String,
+    pub name: String,
+    pub created: Option<DateTime<Utc>>,
+    /// `spec.template.spec.requirements` values for `karpenter.sh/capacity-type` (Karpenter
+    /// defaults to on-demand when absent).
+    pub capacity_types: Vec<String>,
+    /// ... for `node.kubernetes.io/instance-type` (empty: any).
+    pub instance_types: Vec<String>,
+    /// ... for `topology.kubernetes.io/zone` (empty: any).
+    pub zones: Vec<String>,
+    /// `spec.limits`, e.g. `cpu` → `1000`.
+    pub limits: Vec<(String, String)>,
+    /// `spec.disruption.consolidationPolicy`.
+    pub consolidation: Option<String>,
+    /// `spec.disruption.budgets`, one line each (`nodes 20% (0 9 * * 1-5 for 8h)`).
+    pub budgets: Vec<String>,
+    /// `status.conditions`.
+    pub conditions: Vec<app::nodepool::Condition>,
+    /// Why the object could not be read, if it could not (the row still shows).
+    pub malformed: Option<String>,
+}
+
 /// A Node as stored.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeRecord {

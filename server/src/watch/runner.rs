@@ -77,8 +77,50 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
             Hub::events,
             last_error.clone(),
         )),
+        tokio::spawn(watch_karpenter(
+            hub.clone(),
+            src.clone(),
+            last_error.clone(),
+        )),
         tokio::spawn(probe(hub, src, last_error)),
     ]
+}
+
+/// Karpenter's NodePool group and version (seed 004).
+pub const KARPENTER_GV: &str = "karpenter.sh/v1";
+
+/// How often a cluster without Karpenter is asked again whether it serves it now.
+const KARPENTER_RECHECK: Duration = Duration::from_secs(300);
+
+/// The Karpenter NodePool watch, where the cluster serves `karpenter.sh/v1`. Most clusters do
+/// not: they are asked again now and then, quietly, and their Karpenter pools (if any) are
+/// still shown from the nodes' `karpenter.sh/nodepool` label.
+async fn watch_karpenter(hub: Hub, src: ClusterSource, last_error: LastError) {
+    loop {
+        match src.client.list_api_group_resources(KARPENTER_GV).await {
+            Ok(list) if list.resources.iter().any(|r| r.name == "nodepools") => break,
+            Ok(_) | Err(kube::Error::Api(_)) => tokio::time::sleep(KARPENTER_RECHECK).await,
+            // Unreachable: the probe reports it; try again soon.
+            Err(_) => tokio::time::sleep(PROBE_EVERY).await,
+        }
+    }
+    let ar = ApiResource {
+        group: "karpenter.sh".into(),
+        version: "v1".into(),
+        api_version: KARPENTER_GV.into(),
+        kind: "NodePool".into(),
+        plural: "nodepools".into(),
+    };
+    let api = Api::<DynamicObject>::all_with(src.client.clone(), &ar);
+    watch(
+        hub,
+        src.name,
+        api,
+        trim::karpenter_pool,
+        Hub::karpenter_pools,
+        last_error,
+    )
+    .await
 }
 
 /// The NodePool watch, after checking that the cluster serves the CRD at all: a cluster

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::{ResourceExt, api::DynamicObject};
 use serde_json::Value;
 
-use super::records::{EventRecord, NodeRecord, PodRecord, PoolRecord};
+use super::records::{EventRecord, KarpenterPoolRecord, NodeRecord, PodRecord, PoolRecord};
 
 fn time(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> Option<DateTime<Utc>> {
     t.map(|t| DateTime::<Utc>::from_timestamp_nanos(t.0.as_nanosecond() as i64))
@@ -55,6 +55,84 @@ fn decode<T: serde::de::DeserializeOwned>(root: &str, v: Value) -> Result<T, Str
         };
         format!("{path}: {}", e.inner())
     })
+}
+
+/// Reads a Karpenter NodePool (`karpenter.sh/v1`) from an untyped object. Fields it cannot
+/// read are left empty and named in `malformed`, so one odd object never hides the others.
+pub fn karpenter_pool(obj: &DynamicObject) -> Option<KarpenterPoolRecord> {
+    let uid = obj.uid()?;
+    let mut rec = KarpenterPoolRecord {
+        uid,
+        name: obj.name_any(),
+        created: time(obj.metadata.creation_timestamp.as_ref()),
+        ..Default::default()
+    };
+    let d = &obj.data;
+    let strs = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for r in d
+        .pointer("/spec/template/spec/requirements")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let values = strs(r.get("values"));
+        match (
+            r.get("key").and_then(Value::as_str),
+            r.get("operator").and_then(Value::as_str),
+        ) {
+            (Some(preemption::KARPENTER_CAPACITY_TYPE), Some("In")) => rec.capacity_types = values,
+            (Some(labels::INSTANCE_TYPE), Some("In")) => rec.instance_types = values,
+            (Some(labels::ZONE), Some("In")) => rec.zones = values,
+            _ => {}
+        }
+    }
+    if rec.capacity_types.is_empty() {
+        rec.capacity_types = vec!["on-demand".into()];
+    }
+    if let Some(limits) = d.pointer("/spec/limits").and_then(Value::as_object) {
+        rec.limits = limits
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.as_str().map_or_else(|| v.to_string(), String::from),
+                )
+            })
+            .collect();
+    }
+    rec.consolidation = d
+        .pointer("/spec/disruption/consolidationPolicy")
+        .and_then(Value::as_str)
+        .map(String::from);
+    for b in d
+        .pointer("/spec/disruption/budgets")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let nodes = b.get("nodes").and_then(Value::as_str).unwrap_or("10%");
+        let mut line = format!("nodes {nodes}");
+        if let Some(s) = b.get("schedule").and_then(Value::as_str) {
+            let dur = b.get("duration").and_then(Value::as_str).unwrap_or("?");
+            line.push_str(&format!(" ({s} for {dur})"));
+        }
+        rec.budgets.push(line);
+    }
+    if let Some(c) = d.pointer("/status/conditions") {
+        match decode::<Vec<app::nodepool::Condition>>("status.conditions", c.clone()) {
+            Ok(cs) => rec.conditions = cs,
+            Err(e) => rec.malformed = Some(e),
+        }
+    }
+    Some(rec)
 }
 
 /// Trims a Node.
@@ -170,6 +248,50 @@ mod tests {
         })))
         .unwrap();
         assert_eq!(no_spec.parsed.unwrap_err(), "spec is missing");
+    }
+
+    #[test]
+    fn a_karpenter_nodepool_is_read_as_seed_004_writes_it() {
+        let obj = dyn_pool(serde_json::json!({
+            "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+            "metadata": {"name": "spot-general", "uid": "k1"},
+            "spec": {
+                "template": {"spec": {"requirements": [
+                    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.xlarge", "m6i.xlarge"]},
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-east-1a", "us-east-1b"]}
+                ]}},
+                "limits": {"cpu": "1000", "memory": "1000Gi"},
+                "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "budgets": [
+                    {"nodes": "20%", "schedule": "0 9 * * 1-5", "duration": "8h"}, {"nodes": "0"}
+                ]}
+            },
+            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Ready"}]}
+        }));
+        let r = karpenter_pool(&obj).unwrap();
+        assert_eq!(r.capacity_types, ["spot"]);
+        assert_eq!(r.instance_types, ["m5.xlarge", "m6i.xlarge"]);
+        assert_eq!(r.zones, ["us-east-1a", "us-east-1b"]);
+        assert_eq!(
+            r.limits,
+            [
+                ("cpu".to_string(), "1000".to_string()),
+                ("memory".to_string(), "1000Gi".to_string())
+            ]
+        );
+        assert_eq!(r.consolidation.as_deref(), Some("WhenEmptyOrUnderutilized"));
+        assert_eq!(r.budgets, ["nodes 20% (0 9 * * 1-5 for 8h)", "nodes 0"]);
+        assert_eq!(r.conditions.len(), 1);
+        assert!(r.malformed.is_none());
+        // No capacity-type requirement: Karpenter launches on-demand. Bad conditions: named.
+        let bare = karpenter_pool(&dyn_pool(serde_json::json!({
+            "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+            "metadata": {"name": "odd", "uid": "k2"},
+            "status": {"conditions": "not a list"}
+        })))
+        .unwrap();
+        assert_eq!(bare.capacity_types, ["on-demand"]);
+        assert!(bare.malformed.unwrap().starts_with("status.conditions"));
     }
 
     #[test]

@@ -18,6 +18,7 @@ fn pod(ns: &str, name: &str, owner: Option<(&str, &str)>, node: &str) -> PodFact
     PodFacts {
         namespace: ns.into(),
         name: name.into(),
+        uid: format!("{ns}/{name}"),
         labels: BTreeMap::from([(
             "app".to_string(),
             name.split('-').next().unwrap().to_string(),

@@ -220,6 +220,18 @@ pub fn columns(kind: Kind) -> Vec<Column> {
             c("Name", "string", NAME_DOC, 0),
             c("Created At", "date", AGE_DOC, 0),
         ],
+        Kind::KarpenterNodePools => vec![
+            c("Name", "string", NAME_DOC, 0),
+            c(
+                "NodeClass",
+                "string",
+                "spec.template.spec.nodeClassRef.name",
+                0,
+            ),
+            c("Nodes", "string", "status.resources.nodes", 0),
+            c("Ready", "string", "the Ready condition", 0),
+            c("Age", "string", AGE_DOC, 0),
+        ],
         Kind::PodDisruptionBudgets => vec![
             c("Name", "string", NAME_DOC, 0),
             c("Min Available", "string", "spec.minAvailable", 0),
@@ -269,6 +281,19 @@ pub fn cells(kind: Kind, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
             })
             .collect(),
         Kind::Crds => vec![name, json!(s(obj, "/metadata/creationTimestamp"))],
+        Kind::KarpenterNodePools => vec![
+            name,
+            json!(s(obj, "/spec/template/spec/nodeClassRef/name")),
+            json!(s(obj, "/status/resources/nodes")),
+            json!(
+                obj.pointer("/status/conditions")
+                    .and_then(Value::as_array)
+                    .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+                    .and_then(|c| c["status"].as_str())
+                    .unwrap_or("Unknown")
+            ),
+            age,
+        ],
         Kind::PodDisruptionBudgets => vec![
             name,
             budget(obj, "/spec/minAvailable"),

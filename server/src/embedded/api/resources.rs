@@ -11,6 +11,7 @@ pub enum Kind {
     NodePools,
     Crds,
     PodDisruptionBudgets,
+    KarpenterNodePools,
 }
 
 /// What the API server knows of one resource type (one row of discovery).
@@ -35,7 +36,7 @@ pub struct ResourceType {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Namespaces,
         Kind::Nodes,
         Kind::Pods,
@@ -43,6 +44,7 @@ impl Kind {
         Kind::NodePools,
         Kind::Crds,
         Kind::PodDisruptionBudgets,
+        Kind::KarpenterNodePools,
     ];
 
     /// Position in [`Kind::ALL`], for indexing per-kind arrays.
@@ -59,6 +61,7 @@ impl Kind {
             Kind::NodePools => &NODEPOOLS,
             Kind::Crds => &CRDS,
             Kind::PodDisruptionBudgets => &PDBS,
+            Kind::KarpenterNodePools => &KARPENTER_NODEPOOLS,
         }
     }
 
@@ -209,11 +212,27 @@ static PDBS: ResourceType = ResourceType {
     writable: true,
 };
 
+// Karpenter's NodePool (seed 004), served by every zone as a CRD-backed kind would be; only
+// the Karpenter zones have objects. Schema-less: the embedded cluster stores it as sent.
+static KARPENTER_NODEPOOLS: ResourceType = ResourceType {
+    group: "karpenter.sh",
+    version: "v1",
+    api_version: "karpenter.sh/v1",
+    plural: "nodepools",
+    singular: "nodepool",
+    kind: "NodePool",
+    namespaced: false,
+    short_names: &[],
+    status_subresource: true,
+    writable: true,
+};
+
 /// The API groups served under `/apis`, each with its one version.
-pub const GROUPS: [(&str, &str); 3] = [
+pub const GROUPS: [(&str, &str); 4] = [
     ("apiextensions.k8s.io", "v1"),
     (app::nodepool::GROUP, app::nodepool::VERSION),
     ("policy", "v1"),
+    ("karpenter.sh", "v1"),
 ];
 
 #[cfg(test)]

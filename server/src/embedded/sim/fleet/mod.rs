@@ -151,6 +151,12 @@ where
 async fn seed_zone(f: &Fleet) -> kube::Result<()> {
     let mut by_pool: Vec<(&'static str, Vec<String>)> = Vec::new();
     for pool in objects::pools(f.flavor) {
+        if f.flavor == Flavor::Karpenter {
+            let zones: Vec<String> = (0..3)
+                .map(|n| objects::node_zone(f.flavor, &f.zone, n))
+                .collect();
+            create_nodepool(f, objects::karpenter_nodepool(pool, &zones)).await?;
+        }
         let mut names = Vec::new();
         for i in 0..pool.nodes {
             let t = pool.instance_types[i % pool.instance_types.len()];
@@ -184,6 +190,34 @@ async fn seed_zone(f: &Fleet) -> kube::Result<()> {
             run_pod(f, objects::pod(w, i, &suffix, &nodes[i % nodes.len()])).await?;
         }
     }
+    Ok(())
+}
+
+/// Creates a Karpenter NodePool with its status (written through `/status`, as Karpenter's
+/// controller would).
+async fn create_nodepool(f: &Fleet, obj: Value) -> kube::Result<()> {
+    let ar = kube::api::ApiResource {
+        group: "karpenter.sh".into(),
+        version: "v1".into(),
+        api_version: "karpenter.sh/v1".into(),
+        kind: "NodePool".into(),
+        plural: "nodepools".into(),
+    };
+    let api: Api<kube::api::DynamicObject> = Api::all_with(f.client.clone(), &ar);
+    let name = obj["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let status = json!({"status": obj["status"].clone()});
+    let dynamic: kube::api::DynamicObject =
+        serde_json::from_value(obj).map_err(kube::Error::SerdeError)?;
+    match api.create(&PostParams::default(), &dynamic).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
+        .await?;
     Ok(())
 }
 

@@ -96,6 +96,13 @@ pub fn pools(flavor: Flavor) -> &'static [PoolPlan] {
                 instance_types: &["g5.2xlarge"],
                 nodes: 2,
             },
+            // Defined but idle: Karpenter launches nodes only for pending pods.
+            PoolPlan {
+                name: "arm-spot",
+                spot: true,
+                instance_types: &["m7g.xlarge", "c7g.2xlarge"],
+                nodes: 0,
+            },
         ],
     }
 }
@@ -276,6 +283,40 @@ pub fn pod(w: &WorkloadPlan, index: usize, suffix: &str, node: &str) -> Value {
             "ownerReferences": owner.unwrap_or(json!([])),
         },
         "spec": spec,
+    })
+}
+
+/// The Karpenter NodePool object of `pool` (seed 004's shape), Ready, over `zones`.
+pub fn karpenter_nodepool(pool: &PoolPlan, zones: &[String]) -> Value {
+    let now = super::super::clock::rfc3339(chrono::Utc::now());
+    json!({
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": pool.name},
+        "spec": {
+            "template": {"spec": {
+                "requirements": [
+                    {"key": KARPENTER_CAPACITY_TYPE, "operator": "In",
+                     "values": [if pool.spot { "spot" } else { "on-demand" }]},
+                    {"key": labels::INSTANCE_TYPE, "operator": "In", "values": pool.instance_types},
+                    {"key": labels::ZONE, "operator": "In", "values": zones},
+                ],
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            }},
+            "limits": {"cpu": "1000"},
+            "disruption": {
+                "consolidationPolicy": "WhenEmptyOrUnderutilized",
+                "budgets": [{"nodes": "20%", "schedule": "0 9 * * 1-5", "duration": "8h"}, {"nodes": "0"}],
+            },
+        },
+        "status": {
+            "resources": {"nodes": pool.nodes.to_string()},
+            "conditions": [
+                {"type": "ValidationSucceeded", "status": "True", "reason": "ValidationSucceeded", "message": "", "lastTransitionTime": now},
+                {"type": "NodeClassReady", "status": "True", "reason": "NodeClassReady", "message": "", "lastTransitionTime": now},
+                {"type": "Ready", "status": "True", "reason": "Ready", "message": "", "lastTransitionTime": now},
+            ],
+        },
     })
 }
 
