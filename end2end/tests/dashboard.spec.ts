@@ -26,7 +26,7 @@ test("filters live in the URL and survive a reload", async ({ page, request }) =
   expect(spot).toBeGreaterThan(0);
   await page.goto("/");
   await expect(page.getByTestId("conn")).toHaveText("live");
-  await page.getByLabel("Class").selectOption("spot");
+  await page.locator('select[name="class"]').selectOption("spot");
   await expect(page).toHaveURL(/class=spot/);
   await expect(page.locator("table.pools tbody tr")).toHaveCount(spot);
   await page.reload();

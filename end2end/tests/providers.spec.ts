@@ -51,5 +51,16 @@ test("a Karpenter interruption plays its 2-minute window, with the blast radius 
   // The pool page shows the same timeline and the pool's own audit.
   await page.goto(`/pools/${AWS}/gpu-spot`);
   await expect(page.getByTestId("pool-preemptions").locator(`[data-node="${node}"]`)).toBeVisible({ timeout: 10_000 });
+  await expect(page.locator("#pool-preemption-chart canvas")).toBeVisible();
   await expect(page.getByTestId("readiness")).toContainText("worker-59c4");
+  // Karpenter's own NodePool fields, read from karpenter.sh/v1.
+  await expect(page.locator("dl.spec")).toContainText("disruption.consolidationPolicy");
+});
+
+test("a Karpenter NodePool with no nodes still shows, with what it allows", async ({ page }) => {
+  await page.goto("/?provider=karpenter");
+  const idle = page.locator(`tr[data-pool="arm-spot"][data-cluster="${AWS}"]`);
+  await expect(idle).toContainText("m7g.xlarge, c7g.2xlarge");
+  await expect(idle.locator('td[data-col="current"]')).toHaveText("0");
+  await expect(idle).toContainText("Ready");
 });

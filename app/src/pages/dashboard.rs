@@ -161,7 +161,7 @@ where
             {select("Zone", "zone", |q| q.zone.clone(), |q, v| q.zone = v, |r| r.zone.clone().unwrap_or_else(|| r.cluster.clone()))}
             {select("Provider", "provider", |q| q.provider.clone(), |q, v| q.provider = v, |r| r.provider.clone())}
             {select("Capacity type", "capacity", |q| q.capacity.clone(), |q, v| q.capacity = v, |r| r.capacity_type.clone())}
-            {select("Class", "class", |q| q.class.clone(), |q, v| q.class = v, |r| r.compute_class.clone())}
+            {select("computeClass", "class", |q| q.class.clone(), |q, v| q.class = v, |r| r.compute_class.clone())}
             {select("Instance type", "type", |q| q.instance_type.clone(), |q, v| q.instance_type = v, |r| r.instance_type.clone())}
             <label class="check">
                 <input
@@ -250,7 +250,7 @@ where
                             {header("Provider", SortKey::Provider)}
                             {header("Capacity type", SortKey::CapacityType)}
                             {header("Instance type", SortKey::InstanceType)}
-                            {header("Class", SortKey::ComputeClass)}
+                            {header("computeClass", SortKey::ComputeClass)}
                             {header("Target", SortKey::Target)}
                             {header("Current", SortKey::Current)}
                             {header("Queued", SortKey::Queued)}

@@ -31,6 +31,8 @@ pub fn PoolPage() -> impl IntoView {
     });
 
     view! {
+        // Outside the Suspense: a head element rendered after streaming starts is lost.
+        <leptos_meta::Script src=crate::components::chart::ECHARTS_SRC />
         <nav class="crumbs" aria-label="Breadcrumb">
             <A href="/">"Node Pools"</A>
             " / "

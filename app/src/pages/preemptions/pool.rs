@@ -5,6 +5,9 @@ use leptos::prelude::*;
 use super::NodeTimeline;
 use crate::preemptions_api::load_preemptions;
 
+/// The element the pool page's timeline chart is drawn in.
+const POOL_CHART_ID: &str = "pool-preemption-chart";
+
 /// How often the pool page asks for fresh timelines, milliseconds.
 const REFRESH_MS: u64 = 2000;
 
@@ -13,6 +16,30 @@ const REFRESH_MS: u64 = 2000;
 pub fn PoolPreemptions(cluster: String, name: String) -> impl IntoView {
     let tick = crate::components::time::use_tick(REFRESH_MS);
     let data = Resource::new(move || tick.get(), |_| load_preemptions());
+    let (c, n) = (cluster.clone(), name.clone());
+    let mine = move |p: crate::model::Preemptions| {
+        p.nodes
+            .into_iter()
+            .filter(|v| v.cluster == c && v.pool.as_deref() == Some(n.as_str()))
+            .collect::<Vec<_>>()
+    };
+    #[cfg(feature = "hydrate")]
+    {
+        let mine = mine.clone();
+        Effect::new(move |_| {
+            if let Some(Ok(p)) = data.get() {
+                let now = p.now.unwrap_or_else(chrono::Utc::now);
+                let nodes = mine(p);
+                if !nodes.is_empty() {
+                    crate::components::chart::draw(
+                        POOL_CHART_ID,
+                        super::chart::timeline_chart(&nodes, now),
+                        50,
+                    );
+                }
+            }
+        });
+    }
     view! {
         <section class="pool-preemptions" data-testid="pool-preemptions">
             <h2>"Preemptions"</h2>
@@ -20,15 +47,14 @@ pub fn PoolPreemptions(cluster: String, name: String) -> impl IntoView {
                 {move || data.get().map(|r| match r {
                     Err(e) => view! { <p class="error" role="alert">"Could not load preemptions: " {e.to_string()}</p> }.into_any(),
                     Ok(p) => {
-                        let mine: Vec<_> = p
-                            .nodes
-                            .into_iter()
-                            .filter(|v| v.cluster == cluster && v.pool.as_deref() == Some(name.as_str()))
-                            .collect();
-                        if mine.is_empty() {
+                        let nodes = mine(p);
+                        if nodes.is_empty() {
                             view! { <p class="empty">"No preemption in this pool in the last hour."</p> }.into_any()
                         } else {
-                            mine.into_iter().map(|v| view! { <NodeTimeline v /> }).collect_view().into_any()
+                            view! {
+                                <div id=POOL_CHART_ID class="chart" role="img" aria-label="This pool's preempted nodes' phases over time"></div>
+                                {nodes.into_iter().map(|v| view! { <NodeTimeline v /> }).collect_view()}
+                            }.into_any()
                         }
                     }
                 })}
