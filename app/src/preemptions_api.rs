@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
-use crate::model::{Preemptions, Readiness};
+use crate::model::{PodHit, Preemptions, Readiness};
 
 /// What the server provides (by Leptos context): preemptions now.
 #[cfg(feature = "ssr")]
@@ -13,6 +13,12 @@ pub trait PreemptionSource: Send + Sync {
     fn preemptions(&self) -> crate::create_api::BoxFuture<'_, Preemptions>;
     /// The spot readiness audit, at most a few seconds old.
     fn readiness(&self) -> crate::create_api::BoxFuture<'_, Readiness>;
+    /// The preemptions that hit pods of `namespace` named `name…`, from the ledger.
+    fn pod_hits<'a>(
+        &'a self,
+        namespace: &'a str,
+        name: &'a str,
+    ) -> crate::create_api::BoxFuture<'a, Result<Vec<PodHit>, String>>;
 }
 
 /// The context value carrying the server's [`PreemptionSource`].
@@ -39,4 +45,21 @@ pub async fn load_readiness() -> Result<Readiness, ServerFnError> {
     let source = use_context::<PreemptionSourceHandle>()
         .ok_or_else(|| ServerFnError::new("no preemption source in context"))?;
     Ok(source.0.readiness().await)
+}
+
+/// "Why did my pod stop?": the preemptions that hit pods of `namespace` named `name…`, newest
+/// first, from the ledger (kept beyond Kubernetes' event TTL).
+///
+/// Errors: a namespace or name that is not a Kubernetes name; the ledger could not be read.
+#[server(endpoint = "pod_hits", input = Json)]
+pub async fn find_pod_hits(namespace: String, name: String) -> Result<Vec<PodHit>, ServerFnError> {
+    crate::domain::preemption::readiness::pod_lookup(&namespace, &name)
+        .map_err(ServerFnError::new)?;
+    let source = use_context::<PreemptionSourceHandle>()
+        .ok_or_else(|| ServerFnError::new("no preemption source in context"))?;
+    source
+        .0
+        .pod_hits(&namespace, &name)
+        .await
+        .map_err(ServerFnError::new)
 }

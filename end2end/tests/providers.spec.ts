@@ -24,7 +24,8 @@ test("GKE node pools and Karpenter NodePools sit beside CKS NodePools, with prov
 });
 
 test("a Karpenter interruption plays its 2-minute window, with the blast radius and the readiness audit", async ({ page }) => {
-  const node = kubectl(AWS, ["get", "nodes", "-l", "karpenter.sh/nodepool=gpu-spot", "-o", "jsonpath={.items[0].metadata.name}"]).trim();
+  // The node that runs the worker (a random preemption may have moved it since the start).
+  const node = kubectl(AWS, ["get", "pods", "-n", "web", "-l", "app=worker", "-o", "jsonpath={.items[0].spec.nodeName}"]).trim();
   expect(node).not.toBe("");
   await page.goto("/preemptions");
   await expect(page.getByTestId("conn")).toHaveText("live");
@@ -55,6 +56,21 @@ test("a Karpenter interruption plays its 2-minute window, with the blast radius 
   await expect(page.getByTestId("readiness")).toContainText("worker-59c4");
   // Karpenter's own NodePool fields, read from karpenter.sh/v1.
   await expect(page.locator("dl.spec")).toContainText("disruption.consolidationPolicy");
+
+  // "Why did my pod stop?": the worker's pods, by name prefix, with how they ended.
+  await page.goto("/preemptions");
+  const lookup = page.getByTestId("pod-lookup");
+  await lookup.getByLabel("Namespace").fill("web");
+  await lookup.getByLabel("Pod name or prefix").fill("worker-59c4");
+  await expect(async () => {
+    await lookup.getByRole("button", { name: "Look up" }).click();
+    const hit = lookup.locator("tbody tr").filter({ hasText: node });
+    await expect(hit.locator('td[data-col="outcome"]')).toHaveText("deleted", { timeout: 1_000 });
+  }).toPass({ timeout: 20_000 });
+  // A name with a SQL wildcard is refused before anything is asked.
+  await lookup.getByLabel("Pod name or prefix").fill("worker%");
+  await lookup.getByRole("button", { name: "Look up" }).click();
+  await expect(lookup.getByRole("alert")).toContainText("name:");
 });
 
 test("a Karpenter NodePool with no nodes still shows, with what it allows", async ({ page }) => {

@@ -214,6 +214,32 @@ async fn a_gke_preemption_shuts_pods_down_in_30_seconds_and_is_recorded() {
             || (p["owner_kind"] == "StatefulSet" && p["outcome"] == "deleted");
         assert!(ok, "{p}");
     }
+
+    // "Why did my pod stop?": a pod looked up by name prefix finds this preemption.
+    let first = &before[0];
+    let (ns, name) = (first.namespace().unwrap(), first.name_any());
+    let prefix = &name[..name.len() - 2];
+    let hits = get(
+        &d.base,
+        &format!("/api/v1/ledger/pod-hits?namespace={ns}&name={prefix}"),
+    )
+    .await;
+    let hit = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["pod"]["name"] == name.as_str())
+        .unwrap_or_else(|| panic!("{name} in {hits}"));
+    assert_eq!(hit["node"]["node"], victim.as_str());
+    assert_eq!(hit["node"]["end_reason"], "preempted");
+    assert!(!hit["pod"]["outcome"].is_null());
+    let bad = reqwest::get(format!(
+        "{}/api/v1/ledger/pod-hits?namespace={ns}&name=a%25",
+        d.base
+    ))
+    .await
+    .unwrap();
+    assert_eq!(bad.status(), 400, "a LIKE wildcard is not a pod name");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -33,6 +33,14 @@ pub struct PodImpact {
     pub fit: Option<GraceFit>,
 }
 
+/// A pod that a preemption hit, as the ledger keeps it: the node's lifetime (T=0, pool,
+/// zone) and the pod's row with how it ended. `GET /api/v1/ledger/pod-hits`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PodHit {
+    pub node: crate::model::Lifetime,
+    pub pod: PodImpact,
+}
+
 /// One preempted (or being preempted) node.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PreemptionView {

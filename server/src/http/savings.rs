@@ -184,6 +184,27 @@ pub struct PodsQuery {
     uid: String,
 }
 
+#[derive(Deserialize)]
+pub struct PodHitsQuery {
+    namespace: String,
+    name: String,
+}
+
+/// `GET /api/v1/ledger/pod-hits?namespace=NS&name=PREFIX`: the preemptions that hit pods of
+/// `NS` named `PREFIX…`, newest first (400 when either is not a Kubernetes name).
+pub async fn ledger_pod_hits(
+    State(s): State<Arc<Savings>>,
+    Query(q): Query<PodHitsQuery>,
+) -> Response {
+    if let Err(e) = app::domain::preemption::readiness::pod_lookup(&q.namespace, &q.name) {
+        return (StatusCode::BAD_REQUEST, e).into_response();
+    }
+    match s.ledger.hits_on(&q.namespace, &q.name).await {
+        Ok(h) => Json(h).into_response(),
+        Err(e) => failed(e),
+    }
+}
+
 /// `GET /api/v1/ledger/pods?uid=NODE_UID`: the pods a preempted node held at T=0.
 pub async fn ledger_pods(State(s): State<Arc<Savings>>, Query(q): Query<PodsQuery>) -> Response {
     match s.ledger.pods_of(&q.uid).await {

@@ -2,7 +2,7 @@
 //! (`--database-url postgres://…`), through sqlx's `Any` driver with one schema
 //! (`server/migrations`). Times are stored as Unix seconds.
 
-use app::model::{Lifetime, PodImpact};
+use app::model::{Lifetime, PodHit, PodImpact};
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::{AnyPool, Row, any::AnyPoolOptions};
 
@@ -14,6 +14,42 @@ pub struct Ledger {
     pool: AnyPool,
     /// `sqlite` or `postgres`, for the log and the health page.
     pub backend: &'static str,
+}
+
+/// A `node_lifetimes` row, its twelve columns first in the query.
+fn lifetime(r: &sqlx::any::AnyRow) -> Lifetime {
+    Lifetime {
+        uid: r.get(0),
+        cluster: r.get(1),
+        node: r.get(2),
+        pool: r.get(3),
+        instance_type: r.get(4),
+        zone: r.get(5),
+        capacity_type: r.get(6),
+        gpus: u32::try_from(r.get::<i64, _>(7)).unwrap_or(0),
+        started_at: time(r.get(8)),
+        ended_at: r.get::<Option<i64>, _>(9).map(time),
+        end_reason: r.get(10),
+        preemption_t0: r.get::<Option<i64>, _>(11).map(time),
+    }
+}
+
+/// A `preemption_pods` row's nine pod columns, starting at column `at`.
+fn pod_impact(r: &sqlx::any::AnyRow, at: usize) -> PodImpact {
+    PodImpact {
+        namespace: r.get(at),
+        name: r.get(at + 1),
+        owner_kind: r.get(at + 2),
+        owner_name: r.get(at + 3),
+        grace_s: r.get(at + 4),
+        eviction_label: r.get(at + 5),
+        replicas: r
+            .get::<Option<i64>, _>(at + 6)
+            .and_then(|n| u32::try_from(n).ok()),
+        pdb: r.get(at + 7),
+        outcome: r.get(at + 8),
+        fit: None,
+    }
 }
 
 fn secs(t: DateTime<Utc>) -> i64 {
@@ -129,23 +165,7 @@ impl Ledger {
         .fetch_all(&self.pool)
         .await
         .map_err(db("reading the ledger"))?;
-        Ok(rows
-            .iter()
-            .map(|r| Lifetime {
-                uid: r.get(0),
-                cluster: r.get(1),
-                node: r.get(2),
-                pool: r.get(3),
-                instance_type: r.get(4),
-                zone: r.get(5),
-                capacity_type: r.get(6),
-                gpus: u32::try_from(r.get::<i64, _>(7)).unwrap_or(0),
-                started_at: time(r.get(8)),
-                ended_at: r.get::<Option<i64>, _>(9).map(time),
-                end_reason: r.get(10),
-                preemption_t0: r.get::<Option<i64>, _>(11).map(time),
-            })
-            .collect())
+        Ok(rows.iter().map(lifetime).collect())
     }
 
     /// Links the pods a preempted node held at T=0 to its lifetime (once per pod).
@@ -207,21 +227,34 @@ impl Ledger {
         .fetch_all(&self.pool)
         .await
         .map_err(db("reading a preemption's pods"))?;
+        Ok(rows.iter().map(|r| pod_impact(r, 0)).collect())
+    }
+
+    /// The preemptions that hit pods of `namespace` whose name starts with `name` (a pod, or
+    /// a Deployment's or StatefulSet's pods by their common prefix), newest T=0 first, at most
+    /// 100: "why did my pod stop?" answered beyond Kubernetes' event TTL.
+    ///
+    /// Errors: the database could not be read.
+    pub async fn hits_on(&self, namespace: &str, name: &str) -> Result<Vec<PodHit>> {
+        let rows = sqlx::query(
+            "SELECT l.uid, l.cluster, l.node, l.pool, l.instance_type, l.zone, l.capacity_type, l.gpus,
+                    l.started_at, l.ended_at, l.end_reason, l.preemption_t0,
+                    p.namespace, p.name, p.owner_kind, p.owner_name, p.grace_s, p.eviction_label,
+                    p.replicas, p.pdb, p.outcome
+             FROM preemption_pods p JOIN node_lifetimes l ON l.uid = p.node_uid
+             WHERE p.namespace = $1 AND p.name LIKE $2
+             ORDER BY l.preemption_t0 DESC, p.name LIMIT 100",
+        )
+        .bind(namespace)
+        .bind(format!("{name}%"))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("looking up a pod's preemptions"))?;
         Ok(rows
             .iter()
-            .map(|r| PodImpact {
-                namespace: r.get(0),
-                name: r.get(1),
-                owner_kind: r.get(2),
-                owner_name: r.get(3),
-                grace_s: r.get(4),
-                eviction_label: r.get(5),
-                replicas: r
-                    .get::<Option<i64>, _>(6)
-                    .and_then(|n| u32::try_from(n).ok()),
-                pdb: r.get(7),
-                outcome: r.get(8),
-                fit: None,
+            .map(|r| PodHit {
+                node: lifetime(r),
+                pod: pod_impact(r, 12),
             })
             .collect())
     }

@@ -153,4 +153,21 @@ impl app::preemptions_api::PreemptionSource for PreemptionWatch {
     fn readiness(&self) -> app::create_api::BoxFuture<'_, app::model::Readiness> {
         Box::pin(self.readiness.report())
     }
+
+    fn pod_hits<'a>(
+        &'a self,
+        namespace: &'a str,
+        name: &'a str,
+    ) -> app::create_api::BoxFuture<'a, Result<Vec<app::model::PodHit>, String>> {
+        Box::pin(async move {
+            let ledger = self
+                .ledger
+                .as_ref()
+                .ok_or_else(|| "no ledger: preemptions are not kept".to_string())?;
+            ledger
+                .hits_on(namespace, name)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
 }

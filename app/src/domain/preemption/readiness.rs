@@ -271,3 +271,23 @@ pub fn audit(
     }
     pools
 }
+
+/// Checks a "why did my pod stop?" lookup: a namespace and a pod name (or name prefix), both
+/// lower-case letters, digits, `-` and `.`, as Kubernetes names are.
+///
+/// Errors: which of the two is empty or not a Kubernetes name.
+pub fn pod_lookup(namespace: &str, name: &str) -> Result<(), String> {
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 253
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+    };
+    if !ok(namespace) {
+        return Err("namespace: lower-case letters, digits, '-' and '.' only".into());
+    }
+    if !ok(name) {
+        return Err("name: lower-case letters, digits, '-' and '.' only".into());
+    }
+    Ok(())
+}

@@ -194,6 +194,16 @@ fn selectors_follow_policy_v1() {
 }
 
 #[test]
+fn pod_lookups_take_kubernetes_names_only() {
+    assert!(pod_lookup("serving", "inference-7c9d").is_ok());
+    assert!(pod_lookup("", "x").unwrap_err().starts_with("namespace"));
+    // `%` and `_` would be SQL LIKE wildcards; they are not in Kubernetes names either.
+    assert!(pod_lookup("web", "api%").unwrap_err().starts_with("name"));
+    assert!(pod_lookup("web", "a_b").is_err());
+    assert!(pod_lookup("Web", "a").is_err());
+}
+
+#[test]
 fn replicas_count_active_pods_per_owner() {
     let mut done = pod("web", "api-3", Some(("ReplicaSet", "api-1")), "a");
     done.active = false;

@@ -3,6 +3,7 @@
 //! with their SIGTERM, grace-period end and SIGKILL risk.
 
 pub mod chart;
+mod lookup;
 mod pool;
 mod readiness;
 
@@ -84,11 +85,14 @@ pub fn PreemptionsPage() -> impl IntoView {
                             }.into_any()
                         }}
                         <RatesTable rates />
-                        <ReadinessSection />
                     }.into_any()
                 }
             })}
         </Transition>
+        // Outside the Transition, which re-renders every second: the form keeps what is typed
+        // and the audit polls on its own.
+        <lookup::PodLookup />
+        <ReadinessSection />
     }
 }
 
