@@ -27,6 +27,10 @@ pub struct PodImpact {
     pub outcome: Option<String>,
     /// `terminationGracePeriodSeconds`, seconds (Kubernetes' default 30 when unset).
     pub grace_s: i64,
+    /// `priorityClassName` is `system-node-critical` or `system-cluster-critical`: GKE shuts
+    /// these pods down last (seed 003).
+    #[serde(default)]
+    pub system: bool,
     /// The CKS eviction label: `interruptable`, `graceful-interruptible` or none (seed 002).
     pub eviction_label: Option<String>,
     /// SIGTERM, the end of the grace period, and whether it fits before removal.

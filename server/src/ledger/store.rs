@@ -48,6 +48,8 @@ fn pod_impact(r: &sqlx::any::AnyRow, at: usize) -> PodImpact {
             .and_then(|n| u32::try_from(n).ok()),
         pdb: r.get(at + 7),
         outcome: r.get(at + 8),
+        // Only the live view needs it (for GKE's grace-period fit); the ledger does not keep it.
+        system: false,
         fit: None,
     }
 }

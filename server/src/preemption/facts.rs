@@ -34,6 +34,9 @@ pub fn pod(p: &Pod) -> PodFacts {
                 .any(|c| c.lifecycle.as_ref().is_some_and(|l| l.pre_stop.is_some()))
         }),
         active: !matches!(phase, Some("Succeeded" | "Failed")),
+        system: spec
+            .and_then(|s| s.priority_class_name.as_deref())
+            .is_some_and(|c| c.starts_with("system-")),
     }
 }
 

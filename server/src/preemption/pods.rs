@@ -61,6 +61,7 @@ pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<(PodImpact,
                     .and_then(|_| counts.get(&(p.namespace.clone(), p.workload())).copied()),
                 pdb: covering_pdb(&pdbs, p).map(|b| b.name.clone()),
                 grace_s: p.grace_s,
+                system: p.system,
                 eviction_label,
                 ..Default::default()
             };

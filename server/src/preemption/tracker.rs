@@ -248,7 +248,7 @@ impl Tracker {
                 let pods = f.pods.clone().map(|pods| {
                     pods.into_iter()
                         .map(|mut p| {
-                            p.fit = Some(grace_fit(&timeline, p.grace_s));
+                            p.fit = Some(grace_fit(&timeline, p.grace_s, p.system));
                             p
                         })
                         .collect()

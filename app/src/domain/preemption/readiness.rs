@@ -29,6 +29,9 @@ pub struct PodFacts {
     pub pre_stop: bool,
     /// Whether the pod is Pending or Running (finished pods are not audited).
     pub active: bool,
+    /// `priorityClassName` starts with `system-` (GKE shuts these down in the last 15 s).
+    #[serde(default)]
+    pub system: bool,
 }
 
 impl PodFacts {

@@ -29,6 +29,7 @@ fn pod(ns: &str, name: &str, owner: Option<(&str, &str)>, node: &str) -> PodFact
         grace_s: 30,
         pre_stop: true,
         active: true,
+        system: false,
     }
 }
 

@@ -151,23 +151,30 @@ fn grace_periods_against_the_time_left() {
     let h = [obs(0, true, false, false)];
     let cks = derive(Provider::Cks, &h, t(1)).unwrap();
     // SIGTERM at T+2 min; 30 s (the default) ends at T+150, well before T+7 min.
-    let fit = grace_fit(&cks, 30);
+    let fit = grace_fit(&cks, 30, false);
     assert_eq!(
         (fit.sigterm, fit.grace_end, fit.sigkill_risk),
         (t(120), t(150), false)
     );
     // 600 s ends at T+12 min: SIGKILL risk.
-    assert!(grace_fit(&cks, 600).sigkill_risk);
+    assert!(grace_fit(&cks, 600, false).sigkill_risk);
     // GKE gives ordinary pods 15 s: a 30 s grace period is cut short.
     let gke = derive(Provider::Gke, &h, t(1)).unwrap();
-    let fit = grace_fit(&gke, 30);
+    let fit = grace_fit(&gke, 30, false);
     assert_eq!(
         (fit.sigterm, fit.grace_end, fit.sigkill_risk),
         (t(0), t(15), true)
     );
-    assert!(!grace_fit(&gke, 10).sigkill_risk);
+    assert!(!grace_fit(&gke, 10, false).sigkill_risk);
+    // System pods get the last 15 s: SIGTERM at T+15, done by T+30 when 15 s suffice.
+    let fit = grace_fit(&gke, 15, true);
+    assert_eq!(
+        (fit.sigterm, fit.grace_end, fit.sigkill_risk),
+        (t(15), t(30), false)
+    );
+    assert!(grace_fit(&gke, 30, true).sigkill_risk);
     // AWS: 2 minutes from the warning.
     let aws = derive(Provider::Karpenter, &h, t(1)).unwrap();
-    assert!(!grace_fit(&aws, 90).sigkill_risk);
-    assert!(grace_fit(&aws, 180).sigkill_risk);
+    assert!(!grace_fit(&aws, 90, false).sigkill_risk);
+    assert!(grace_fit(&aws, 180, false).sigkill_risk);
 }

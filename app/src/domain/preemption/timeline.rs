@@ -126,13 +126,25 @@ pub struct GraceFit {
 }
 
 /// The fit of a pod with `grace_s` seconds of termination grace period on `t`'s node.
-pub fn grace_fit(t: &Timeline, grace_s: i64) -> GraceFit {
+/// `system` marks a `system-node-critical` / `system-cluster-critical` pod, which GKE's
+/// kubelet shuts down only in the last 15 s (seed 003).
+pub fn grace_fit(t: &Timeline, grace_s: i64, system: bool) -> GraceFit {
     let drain = t
         .phases
         .iter()
         .find(|p| p.name == "draining")
         .and_then(|p| p.observed);
-    let sigterm = drain.unwrap_or(t.t0 + Duration::seconds(sigterm_at_s(t.provider)));
+    let system_phase = (system && t.provider == super::Provider::Gke)
+        .then(|| {
+            t.phases
+                .iter()
+                .find(|p| p.name == "shutting down system pods")
+        })
+        .flatten()
+        .map(|p| p.observed.unwrap_or(p.planned));
+    let sigterm = system_phase
+        .or(drain)
+        .unwrap_or(t.t0 + Duration::seconds(sigterm_at_s(t.provider)));
     let grace_end = sigterm + Duration::seconds(effective_grace_s(t.provider, grace_s));
     let planned_removal = t.phases[t.phases.len() - 1].planned;
     GraceFit {

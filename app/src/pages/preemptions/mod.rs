@@ -255,7 +255,10 @@ fn pods_table(pods: Vec<PodImpact>, t0: DateTime<Utc>) -> impl IntoView {
                         let fit = p.fit.clone();
                         view! {
                             <tr>
-                                <td>{format!("{}/{}", p.namespace, p.name)}</td>
+                                <td>
+                                    {format!("{}/{}", p.namespace, p.name)}
+                                    {p.system.then(|| view! { " " <span class="badge" title="system-node-critical or system-cluster-critical: GKE shuts it down in the last 15 s">"system"</span> })}
+                                </td>
                                 <td>{match (&p.owner_kind, &p.owner_name) {
                                     (Some(k), Some(n)) => format!("{k}/{n}"),
                                     _ => "none (bare pod)".into(),
