@@ -17,6 +17,9 @@ test("a spot preemption plays on the pool page: cordon, drain, removal", async (
   kubectl(pool.cluster, ["annotate", "node", node!.name, "sim.spotboard.dev/preempt=now"]);
   // T=0: cordoned and pending-preemption, live.
   await expect(row.locator("td[data-preemption]")).toHaveAttribute("data-preemption", "pending", { timeout: 5_000 });
+  // The header tells every page that a preemption is under way.
+  await expect(page.getByTestId("preempting-now")).toBeVisible();
+  await expect(page.getByTestId("preempting-now")).toContainText("preempting");
   await expect(row).toContainText("cordoned");
   await expect(page.getByTestId("events")).toContainText("Preemption pending");
   // T+2 min (2 s at speed 60): evicted-at, drain.

@@ -25,6 +25,7 @@ pub fn Header() -> impl IntoView {
                 <A href="/pools/new">"Create Spot Node Pool"</A>
             </nav>
             <div class="spacer"></div>
+            <PreemptingBadge />
             <ConnBadge />
             <ThemeToggle />
         </header>
@@ -48,6 +49,30 @@ fn ConnBadge() -> impl IntoView {
         <span class=class role="status" aria-live="polite" data-testid="conn">
             {text}
         </span>
+    }
+}
+
+/// Nodes under a preemption notice now, across the watched pools, on every page: the in-app
+/// notification of a preemption (a wave shows as one growing count), linking to the timelines.
+/// Always rendered, hidden at zero, so server and browser render the same element.
+#[component]
+fn PreemptingBadge() -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let count = Memo::new(move |_| {
+        // Per-row reads: a changed row re-sums without copying every row.
+        live.pools
+            .signals()
+            .iter()
+            .map(|p| p.with(|r| r.nodes_preempting))
+            .sum::<u32>()
+    });
+    view! {
+        <A href="/preemptions" attr:class="badge preempting" attr:data-testid="preempting-now" attr:hidden=move || (count.get() == 0).then_some("")>
+            {move || match count.get() {
+                1 => "1 node preempting".to_string(),
+                n => format!("{n} nodes preempting"),
+            }}
+        </A>
     }
 }
 
