@@ -132,13 +132,16 @@ pub async fn start(
     watchers.extend(capacity_tasks);
     let ledger = Ledger::open(&args.database_url()).await?;
     tracing::info!(backend = ledger.backend, "ledger open");
-    watchers.push(ledger::spawn_recorder(ledger.clone(), hub.clone()));
+    // One look at the hub per second, shared by the recorder, the tracker and the audit.
+    let (looks, observer) = crate::hub::spawn_observer(hub.clone(), crate::hub::OBSERVE_EVERY);
+    watchers.push(observer);
+    watchers.push(ledger::spawn_recorder(ledger.clone(), looks.clone()));
     let savings = Arc::new(Savings {
         ledger: ledger.clone(),
         prices,
     });
     let (preemptions, preemption_task) = PreemptionWatch::start(
-        hub.clone(),
+        looks,
         clients,
         chrono::Duration::seconds(args.wave_gap_seconds as i64),
         args.alert_webhook.clone(),

@@ -12,6 +12,7 @@
 //! - `views`: the published rows, diffing and the resume ring.
 
 mod cluster;
+mod observer;
 mod views;
 
 use std::collections::HashSet;
@@ -26,6 +27,7 @@ use crate::watch::records::{
 };
 
 pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, Kind};
+pub use observer::{OBSERVE_EVERY, Observations, spawn_observer};
 pub use views::{POOL_AGGREGATE_EVERY, Published};
 
 use cluster::{ClusterData, Dirty};

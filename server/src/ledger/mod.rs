@@ -9,28 +9,30 @@ mod recorder;
 mod savings;
 mod store;
 
-pub use recorder::{RECORD_EVERY, Recorder, lifetime};
+pub use recorder::{Recorder, lifetime};
 pub use savings::Savings;
 pub use store::Ledger;
 
-use crate::hub::Hub;
+use crate::hub::Observations;
 
-/// Records forever; a failed step is logged and retried at the next tick (nothing is lost:
-/// the next step sees the same state).
-pub fn spawn_recorder(ledger: Ledger, hub: Hub) -> tokio::task::JoinHandle<()> {
+/// Records at every look at the hub until the looks stop; a failed step is logged and retried
+/// at the next look (nothing is lost: the next step sees the same state).
+pub fn spawn_recorder(ledger: Ledger, mut looks: Observations) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut recorder = Recorder::default();
-        let mut tick = tokio::time::interval(RECORD_EVERY);
         let mut failing = false;
         loop {
-            tick.tick().await;
-            match recorder.step(&ledger, &hub, chrono::Utc::now()).await {
+            let inputs = looks.borrow_and_update().clone();
+            match recorder.step(&ledger, &inputs, chrono::Utc::now()).await {
                 Ok(()) => failing = false,
                 Err(e) if !failing => {
                     failing = true;
                     tracing::warn!(error = %e, "ledger step failed; retrying");
                 }
                 Err(_) => {}
+            }
+            if looks.changed().await.is_err() {
+                return;
             }
         }
     })

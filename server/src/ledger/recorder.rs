@@ -13,10 +13,6 @@ use chrono::{DateTime, Utc};
 
 use super::Ledger;
 use crate::Result;
-use crate::hub::Hub;
-
-/// How often the recorder looks at the hub.
-pub const RECORD_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[derive(Clone)]
 struct Seen {
@@ -79,13 +75,18 @@ pub fn lifetime(n: &NodeRow, pools: &[PoolRow], now: DateTime<Utc>) -> Lifetime 
 impl Recorder {
     /// One look: records what changed since the last one. Only clusters whose watches have
     /// listed are judged, so a cluster still connecting does not look empty.
-    pub async fn step(&mut self, ledger: &Ledger, hub: &Hub, now: DateTime<Utc>) -> Result<()> {
+    pub async fn step(
+        &mut self,
+        ledger: &Ledger,
+        inputs: &crate::hub::LedgerInputs,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
         let crate::hub::LedgerInputs {
             nodes,
             pools,
             preemptions,
             synced,
-        } = hub.ledger_inputs();
+        } = inputs;
         // The "Preemption pending" event outlives a preemption faster than a look (at high
         // simulation speeds, T=0 to removal can fall between two looks): it decides too.
         let pending: HashMap<(&str, &str), DateTime<Utc>> = preemptions
@@ -96,7 +97,7 @@ impl Recorder {
             })
             .collect();
         let present: HashSet<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
-        for cluster in &synced {
+        for cluster in synced {
             if self.reconciled.insert(cluster.clone()) {
                 // Once per cluster per start, so the heartbeat is read only then.
                 let last_beat = ledger.last_beat().await?.unwrap_or(now);

@@ -20,14 +20,11 @@ use std::{collections::HashMap, sync::Arc};
 use app::model::Preemptions;
 use chrono::Utc;
 
-use crate::hub::Hub;
+use crate::hub::Observations;
 
 pub use metrics::Metrics;
 pub use readiness::ReadinessAudit;
 pub use tracker::Tracker;
-
-/// How often the tracker looks.
-pub const TRACK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The live preemption state, shared with the HTTP handlers.
 #[derive(Clone)]
@@ -39,14 +36,14 @@ pub struct PreemptionWatch {
 }
 
 impl PreemptionWatch {
-    /// Starts following `hub`'s nodes; `clients` (per cluster, spotboard's own read-only
-    /// identity) read the pods of a node at T=0.
+    /// Starts following the nodes in `looks` (the hub, once a second); `clients` (per cluster,
+    /// spotboard's own read-only identity) read the pods of a node at T=0.
     ///
     /// The pods read at T=0 are also linked to the node's lifetime in `ledger`.
     /// A wave closes when no preemption follows it for `wave_gap`; each closed wave is logged
     /// once and, with `webhook`, POSTed there once as JSON (`{cluster, started, last, nodes}`).
     pub fn start(
-        hub: Hub,
+        looks: Observations,
         clients: HashMap<String, kube::Client>,
         wave_gap: chrono::Duration,
         webhook: Option<String>,
@@ -56,18 +53,20 @@ impl PreemptionWatch {
             tracker: Arc::new(std::sync::Mutex::new(Tracker::new(wave_gap))),
             metrics: Arc::new(Metrics::default()),
             ledger: ledger.clone(),
-            readiness: ReadinessAudit::new(hub.clone(), clients.clone()),
+            readiness: ReadinessAudit::new(looks.clone(), clients.clone()),
         };
         let http = reqwest::Client::builder()
             .timeout(std::time::Duration::from_secs(10))
             .build()
             .unwrap_or_default();
         let w = watch.clone();
+        let mut looks = looks;
         let task = tokio::spawn(async move {
-            let mut tick = tokio::time::interval(TRACK_EVERY);
             loop {
-                tick.tick().await;
-                let inputs = hub.ledger_inputs();
+                if looks.changed().await.is_err() {
+                    return;
+                }
+                let inputs = looks.borrow_and_update().clone();
                 let fresh = w
                     .lock()
                     .observe(&inputs.nodes, &inputs.pools, Utc::now(), &w.metrics);

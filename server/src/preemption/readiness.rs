@@ -10,7 +10,7 @@ use app::model::Readiness;
 use chrono::Utc;
 
 use super::facts;
-use crate::hub::Hub;
+use crate::hub::Observations;
 
 /// How long one audit is served before the clusters are listed again: a page refreshing
 /// every few seconds must not list every pod of every cluster each time.
@@ -19,15 +19,15 @@ pub const CACHE_FOR: Duration = Duration::from_secs(15);
 /// The audit and its cache.
 #[derive(Clone)]
 pub struct ReadinessAudit {
-    hub: Hub,
+    looks: Observations,
     clients: Arc<HashMap<String, kube::Client>>,
     cache: Arc<tokio::sync::Mutex<Option<(Instant, Readiness)>>>,
 }
 
 impl ReadinessAudit {
-    pub fn new(hub: Hub, clients: HashMap<String, kube::Client>) -> Self {
+    pub fn new(looks: Observations, clients: HashMap<String, kube::Client>) -> Self {
         Self {
-            hub,
+            looks,
             clients: Arc::new(clients),
             cache: Arc::default(),
         }
@@ -43,7 +43,7 @@ impl ReadinessAudit {
         {
             return r.clone();
         }
-        let inputs = self.hub.ledger_inputs();
+        let inputs = self.looks.borrow().clone();
         let spot_pools: HashSet<(&str, &str)> = inputs
             .pools
             .iter()
