@@ -114,7 +114,7 @@ impl Recorder {
             let t0 = signal.unwrap_or(now);
             match self.seen.get_mut(&n.key) {
                 None => {
-                    ledger.started(&lifetime(n, &pools, now)).await?;
+                    ledger.started(&lifetime(n, pools, now)).await?;
                     if preempting {
                         ledger.preempting(&n.key, t0).await?;
                     }
