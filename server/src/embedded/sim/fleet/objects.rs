@@ -331,3 +331,62 @@ pub fn pdb(w: &WorkloadPlan) -> Option<Value> {
         "spec": {"minAvailable": min, "selector": {"matchLabels": {"app": app}}},
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use app::domain::preemption::{CapacityType, Provider, classify};
+
+    use super::*;
+
+    fn labels(v: &Value) -> BTreeMap<String, String> {
+        serde_json::from_value(v["metadata"]["labels"].clone()).unwrap()
+    }
+
+    #[test]
+    fn fleet_nodes_classify_as_their_provider_would_label_them() {
+        for (flavor, provider) in [
+            (Flavor::Gke, Provider::Gke),
+            (Flavor::Karpenter, Provider::Karpenter),
+        ] {
+            for pool in pools(flavor) {
+                let n = node(flavor, "us-east-1a", pool, "n1", pool.instance_types[0]);
+                let (p, name, cap) = classify(&labels(&n));
+                assert_eq!((p, name.as_deref()), (provider, Some(pool.name)));
+                let want = if pool.spot {
+                    CapacityType::Spot
+                } else {
+                    CapacityType::OnDemand
+                };
+                assert_eq!(cap, want, "{}", pool.name);
+            }
+        }
+    }
+
+    #[test]
+    fn karpenter_spreads_over_sibling_zones_and_gke_stays_zonal() {
+        let z: Vec<String> = (0..4)
+            .map(|n| node_zone(Flavor::Karpenter, "us-east-1a", n))
+            .collect();
+        assert_eq!(z, ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1a"]);
+        assert_eq!(node_zone(Flavor::Gke, "us-central1-a", 2), "us-central1-a");
+        assert_eq!(region(Flavor::Gke, "us-central1-a"), "us-central1");
+        assert_eq!(region(Flavor::Karpenter, "us-east-1b"), "us-east-1");
+    }
+
+    #[test]
+    fn workloads_land_on_existing_pools_and_budgets_select_their_pods() {
+        for flavor in [Flavor::Gke, Flavor::Karpenter] {
+            for w in workloads(flavor) {
+                let pool = pools(flavor).iter().find(|p| p.name == w.pool).unwrap();
+                assert!(pool.nodes > 0, "{} needs nodes in {}", w.name, w.pool);
+                let p = pod(w, 0, "abcde", "n1");
+                if let Some(b) = pdb(w) {
+                    let sel = &b["spec"]["selector"]["matchLabels"]["app"];
+                    assert_eq!(&p["metadata"]["labels"]["app"], sel, "{}", w.name);
+                }
+            }
+        }
+    }
+}
