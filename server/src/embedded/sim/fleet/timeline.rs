@@ -1,0 +1,219 @@
+//! Each provider's preemption timeline in a fleet zone, and what follows it (the VM
+//! recreated, the replacement node launched).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use app::domain::preemption::{self, GKE_TERMINATION_TAINT, KARPENTER_DISRUPTED_TAINT};
+use chrono::Utc;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+use super::super::clock::{rfc3339, secs};
+use super::super::events::{Component, Involved, Severity};
+use super::super::nodes::PREEMPT_ANNOTATION;
+use super::super::pods::{PodRef, delete_pod};
+use super::super::random::hash;
+use super::{Fleet, add_node, objects, run_pod};
+
+/// GKE: ordinary pods' share of the 30 s notice (seed 003, GKE later than 1.22.8-gke.200).
+const GKE_POD_SHUTDOWN: Duration = secs(15);
+/// GKE: the whole notice, after which the VM is gone.
+const GKE_NOTICE: Duration = secs(30);
+/// GKE: the managed instance group recreating the VM.
+const GKE_RECREATE: Duration = secs(60);
+/// AWS: the two-minute interruption warning (seed 004).
+const AWS_NOTICE: Duration = secs(120);
+/// Karpenter: launching the replacement until its node is Ready (seed 004's target, < 60 s).
+const KARPENTER_REPLACE: Duration = secs(45);
+
+async fn pods_on(f: &Fleet, node: &str) -> kube::Result<Vec<Pod>> {
+    let lp = ListParams::default().fields(&format!("spec.nodeName={node}"));
+    Ok(Api::<Pod>::all(f.client.clone()).list(&lp).await?.items)
+}
+
+fn owner(p: &Pod) -> Option<(String, String)> {
+    p.owner_references()
+        .first()
+        .map(|o| (o.kind.clone(), o.name.clone()))
+}
+
+/// Marks the node with the provider's notice: taints (replacing the list, as the model
+/// writes lists whole), cordon, and drops the trigger annotation.
+async fn notice(f: &Fleet, node: &Node, taint: &str, cordon: bool) -> kube::Result<()> {
+    let patch = json!({
+        "metadata": {"annotations": {PREEMPT_ANNOTATION: null}},
+        "spec": {
+            "unschedulable": cordon || node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
+            "taints": [{"key": taint, "effect": "NoSchedule", "timeAdded": rfc3339(Utc::now())}],
+        },
+    });
+    Api::<Node>::all(f.client.clone())
+        .patch(
+            &node.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+    Ok(())
+}
+
+pub(super) async fn gke(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
+    let name = node.name_any();
+    notice(f, node, GKE_TERMINATION_TAINT, false).await?;
+    f.clock.sleep(GKE_POD_SHUTDOWN).await;
+    let pods = pods_on(f, &name).await?;
+    let system = |p: &Pod| {
+        p.spec
+            .as_ref()
+            .and_then(|s| s.priority_class_name.as_deref())
+            .is_some_and(|c| c.starts_with("system-"))
+    };
+    for p in pods.iter().filter(|p| !system(p)) {
+        shut_down(f, p).await;
+    }
+    f.clock.sleep(GKE_NOTICE - GKE_POD_SHUTDOWN).await;
+    for p in pods.iter().filter(|p| system(p)) {
+        shut_down(f, p).await;
+    }
+    remove_node(f, &name).await;
+    let pool = node.labels().get(preemption::GKE_NODEPOOL).cloned();
+    let f2 = f.clone();
+    f.spawn(async move {
+        f2.clock.sleep(GKE_RECREATE).await;
+        replace(&f2, pool.as_deref(), &pods).await;
+    });
+    Ok(())
+}
+
+/// The kubelet's graceful node shutdown of one pod: Failed, reason `Terminated`.
+async fn shut_down(f: &Fleet, p: &Pod) {
+    let now = rfc3339(Utc::now());
+    let status = json!({"status": {
+        "phase": "Failed",
+        "reason": "Terminated",
+        "message": "Pod was terminated in response to imminent node shutdown.",
+        "conditions": [
+            {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet",
+             "message": "Pod was terminated in response to imminent node shutdown.",
+             "lastTransitionTime": now},
+            {"type": "Ready", "status": "False", "lastTransitionTime": now},
+        ],
+    }});
+    let api: Api<Pod> = Api::namespaced(f.client.clone(), &p.namespace().unwrap_or_default());
+    if let Err(e) = api
+        .patch_status(
+            &p.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&status),
+        )
+        .await
+    {
+        tracing::warn!(pod = %p.name_any(), "node shutdown: {e}");
+    }
+}
+
+pub(super) async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
+    let name = node.name_any();
+    notice(f, node, KARPENTER_DISRUPTED_TAINT, true).await?;
+    f.events
+        .record(
+            &Involved::of(node),
+            Severity::Warning,
+            "SpotInterrupted",
+            "Spot interruption warning was triggered",
+            Component::Karpenter,
+        )
+        .await;
+    let pods = pods_on(f, &name).await?;
+    let deadline = f.clock.deadline(AWS_NOTICE);
+    for p in &pods {
+        let r = pod_ref(p);
+        let grace = p
+            .spec
+            .as_ref()
+            .and_then(|s| s.termination_grace_period_seconds)
+            .unwrap_or(30);
+        delete_pod(&f.client, &r, None, "karpenter eviction").await;
+        let f2 = f.clone();
+        f.spawn(async move {
+            let end = f2.clock.deadline(secs(grace.max(0) as u64)).min(deadline);
+            tokio::time::sleep_until(end).await;
+            delete_pod(&f2.client, &r, Some(0), "kubelet").await;
+        });
+    }
+    let pool = node.labels().get(preemption::KARPENTER_NODEPOOL).cloned();
+    let f2 = f.clone();
+    let evicted = pods.clone();
+    f.spawn(async move {
+        f2.clock.sleep(KARPENTER_REPLACE).await;
+        replace(&f2, pool.as_deref(), &evicted).await;
+    });
+    tokio::time::sleep_until(deadline).await;
+    for p in pods_on(f, &name).await.unwrap_or_default() {
+        delete_pod(&f.client, &pod_ref(&p), Some(0), "instance reclaimed").await;
+    }
+    remove_node(f, &name).await;
+    Ok(())
+}
+
+fn pod_ref(p: &Pod) -> PodRef {
+    PodRef {
+        namespace: p.namespace().unwrap_or_default(),
+        name: p.name_any(),
+        uid: p.uid().unwrap_or_default(),
+    }
+}
+
+async fn remove_node(f: &Fleet, name: &str) {
+    match Api::<Node>::all(f.client.clone())
+        .delete(name, &DeleteParams::default())
+        .await
+    {
+        Ok(_) | Err(kube::Error::Api(_)) => {}
+        Err(e) => tracing::warn!(node = %name, "removing a preempted node: {e}"),
+    }
+}
+
+/// A new node for `pool` and new pods for the replicated workloads the old node held (a
+/// StatefulSet's pod keeps its name: the failed one is deleted first).
+async fn replace(f: &Fleet, pool: Option<&str>, lost: &[Pod]) {
+    let Some(plan) = pool.and_then(|p| objects::pools(f.flavor).iter().find(|x| x.name == p))
+    else {
+        return;
+    };
+    let n = f.seq.load(std::sync::atomic::Ordering::Relaxed) as usize;
+    let t = plan.instance_types[n % plan.instance_types.len()];
+    let node = match add_node(f, plan, t).await {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(pool = plan.name, "replacing a preempted node: {e}");
+            return;
+        }
+    };
+    for p in lost {
+        let Some((kind, owner)) = owner(p) else {
+            continue;
+        };
+        let Some(w) = objects::workloads(f.flavor)
+            .iter()
+            .find(|w| w.kind == kind && w.name == owner && kind != "Job")
+        else {
+            continue;
+        };
+        let index = p
+            .name_any()
+            .rsplit_once('-')
+            .and_then(|(_, i)| i.parse().ok())
+            .unwrap_or(0);
+        if kind == "StatefulSet" {
+            delete_pod(&f.client, &pod_ref(p), Some(0), "statefulset controller").await;
+        }
+        let suffix = format!("{:05x}", hash(&format!("{node}{}", p.name_any())) & 0xfffff);
+        if let Err(e) = run_pod(f, objects::pod(w, index, &suffix, &node)).await {
+            tracing::warn!(pod = %p.name_any(), "replacing a pod: {e}");
+        }
+    }
+}
