@@ -67,27 +67,59 @@ pub fn pdb(b: &PodDisruptionBudget) -> PdbFacts {
     }
 }
 
-/// The pods of `namespace` (every namespace with `None`), narrowed by a field selector.
+/// Pods listed per page: a full Pod decodes to kilobytes, so a 50,000-pod cluster is read a
+/// page at a time and kept only as facts.
+pub const PAGE: u32 = 500;
+
+/// The pods of `namespace` (every namespace with `None`) that `lp`'s selectors keep, as facts,
+/// read [`PAGE`] at a time.
 ///
 /// Errors: the API server could not be asked; the message names what was listed.
 pub async fn pods(
     client: &kube::Client,
     namespace: Option<&str>,
-    fields: Option<&str>,
+    lp: ListParams,
 ) -> Result<Vec<PodFacts>, String> {
     let api: Api<Pod> = match namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
     };
-    let mut lp = ListParams::default();
-    if let Some(f) = fields {
-        lp = lp.fields(f);
+    let mut lp = lp.limit(PAGE);
+    let mut out = Vec::new();
+    loop {
+        let page = api
+            .list(&lp)
+            .await
+            .map_err(|e| format!("could not list pods: {e}"))?;
+        out.extend(page.items.iter().map(pod));
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => lp = lp.continue_token(&token),
+            None => return Ok(out),
+        }
     }
-    let list = api
-        .list(&lp)
-        .await
-        .map_err(|e| format!("could not list pods: {e}"))?;
-    Ok(list.items.iter().map(pod).collect())
+}
+
+/// Labels that differ between pods of one owner (set per pod or per revision); the rest of
+/// a pod's labels come from its owner's template and select its siblings.
+const PER_POD_LABELS: [&str; 6] = [
+    "statefulset.kubernetes.io/pod-name",
+    "apps.kubernetes.io/pod-index",
+    "batch.kubernetes.io/job-completion-index",
+    "controller-revision-hash",
+    "pod-template-generation",
+    "pod-template-hash",
+];
+
+/// A label selector for `p`'s siblings (pods made from the same template), or `None` when
+/// the pod has no template labels to select by.
+pub fn sibling_selector(p: &PodFacts) -> Option<String> {
+    let parts: Vec<String> = p
+        .labels
+        .iter()
+        .filter(|(k, _)| !PER_POD_LABELS.contains(&k.as_str()))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(","))
 }
 
 /// Every PodDisruptionBudget. A cluster that does not serve policy/v1 has none.
@@ -101,5 +133,29 @@ pub async fn pdbs(client: &kube::Client) -> Result<Vec<PdbFacts>, String> {
         Ok(list) => Ok(list.items.iter().map(pdb).collect()),
         Err(kube::Error::Api(e)) if e.code == 404 => Ok(Vec::new()),
         Err(e) => Err(format!("could not list PodDisruptionBudgets: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn siblings_are_selected_by_template_labels_only() {
+        let mut p = PodFacts::default();
+        assert_eq!(
+            sibling_selector(&p),
+            None,
+            "no labels: nothing to select by"
+        );
+        for (k, v) in [
+            ("app", "web"),
+            ("tier", "api"),
+            ("pod-template-hash", "7c9d"),
+            ("statefulset.kubernetes.io/pod-name", "web-0"),
+        ] {
+            p.labels.insert(k.into(), v.into());
+        }
+        assert_eq!(sibling_selector(&p).as_deref(), Some("app=web,tier=api"));
     }
 }

@@ -1,35 +1,46 @@
 //! The pods of a node at T=0, as blast-radius rows: owner, its replicas now, the budget that
 //! covers them, grace period and CKS eviction label.
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
+use std::time::Duration;
 
 use app::domain::preemption::readiness::{covering_pdb, replicas};
 use app::labels::{POD_GRACEFUL_INTERRUPTIBLE, POD_INTERRUPTABLE};
 use app::model::PodImpact;
-
-use std::time::Duration;
-
 use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
 use super::facts;
 
 /// The pods bound to `node`, with their owners' replica counts (active pods of the same
-/// owner in the namespace) and covering PodDisruptionBudget, each with its uid.
+/// owner in the namespace, found by the template labels they share, never by listing the
+/// whole namespace) and covering PodDisruptionBudget, each with its uid.
 ///
 /// Errors: the pods could not be listed (the message is shown in place of the pods). A
 /// failure to list budgets leaves `pdb` empty and is logged.
 pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<(PodImpact, String)>, String> {
-    let mine = facts::pods(&client, None, Some(&format!("spec.nodeName={node}")))
+    let on_node = ListParams::default().fields(&format!("spec.nodeName={node}"));
+    let mine = facts::pods(&client, None, on_node)
         .await
         .map_err(|e| format!("{e} (node {node})"))?;
-    // Replicas are counted in the namespaces the node's pods live in, not cluster-wide.
-    let namespaces: BTreeSet<&str> = mine.iter().map(|p| p.namespace.as_str()).collect();
-    let mut in_scope = Vec::new();
-    for ns in &namespaces {
-        match facts::pods(&client, Some(ns), None).await {
-            Ok(p) => in_scope.extend(p),
-            Err(e) => tracing::warn!(error = %e, node, "replica counts incomplete"),
+    // One list per owner on the node, of that owner's siblings only.
+    let mut counts: HashMap<(String, String), u32> = HashMap::new();
+    for p in mine.iter().filter(|p| p.owner_kind.is_some()) {
+        let key = (p.namespace.clone(), p.workload());
+        if counts.contains_key(&key) {
+            continue;
+        }
+        let Some(selector) = facts::sibling_selector(p) else {
+            continue;
+        };
+        let lp = ListParams::default().labels(&selector);
+        match facts::pods(&client, Some(&p.namespace), lp).await {
+            Ok(siblings) => {
+                let n = replicas(&siblings).get(&key).copied().unwrap_or(0);
+                counts.insert(key, n);
+            }
+            Err(e) => tracing::warn!(error = %e, node, "replica count unknown"),
         }
     }
     let pdbs = match facts::pdbs(&client).await {
@@ -39,7 +50,6 @@ pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<(PodImpact,
             Vec::new()
         }
     };
-    let counts = replicas(&in_scope);
     let mut out: Vec<(PodImpact, String)> = mine
         .iter()
         .map(|p| {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use app::domain::preemption::{Provider, readiness::NodeFacts};
 use app::model::Readiness;
 use chrono::Utc;
+use kube::api::ListParams;
 
 use super::facts;
 use crate::hub::Observations;
@@ -77,7 +78,7 @@ impl ReadinessAudit {
             }
             let client = &self.clients[cluster];
             let listed = async {
-                let pods = facts::pods(client, None, None).await?;
+                let pods = facts::pods(client, None, ListParams::default()).await?;
                 let pdbs = facts::pdbs(client).await?;
                 Ok::<_, String>((pods, pdbs))
             };
