@@ -103,7 +103,7 @@ impl PreemptionWatch {
                         // Then how each pod ended, once the node is gone: this ties pod
                         // failures (GKE's `Terminated`) to the preemption.
                         let Ok(held) = read else { return };
-                        match pods::outcomes(client, &need.node, &held).await {
+                        match pods::outcomes(client, &need.node, &need.uid, &held).await {
                             Ok(o) => {
                                 if let Some(l) = &ledger
                                     && let Err(e) = l.pod_outcomes(&need.uid, &o).await

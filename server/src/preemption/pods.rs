@@ -26,7 +26,11 @@ pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<(PodImpact,
         .map_err(|e| format!("{e} (node {node})"))?;
     // One list per owner on the node, of that owner's siblings only.
     let mut counts: HashMap<(String, String), u32> = HashMap::new();
-    for p in mine.iter().filter(|p| p.owner_kind.is_some()) {
+    // DaemonSet pods are one per node by design: their count says nothing about this loss.
+    for p in mine
+        .iter()
+        .filter(|p| p.owner_kind.as_deref().is_some_and(|k| k != "DaemonSet"))
+    {
         let key = (p.namespace.clone(), p.workload());
         if counts.contains_key(&key) {
             continue;
@@ -85,39 +89,47 @@ pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<(PodImpact,
 /// Longest wait for a preempted node to leave before its pods' outcomes are read anyway.
 const OUTCOME_WAIT: Duration = Duration::from_secs(15 * 60);
 
-/// Waits until `node` is gone, then reads how each pod held at T=0 ended:
+/// How often a preempted node is looked for while waiting for it to go.
+const OUTCOME_POLL: Duration = Duration::from_secs(5);
+
+/// Waits until node `node` (uid `node_uid`) is gone, or replaced by a namesake (GKE recreates
+/// a Spot VM under its name), then reads how each pod held at T=0 ended, in one list:
 /// `(namespace, name, outcome)`, outcomes as [`PodImpact::outcome`] describes them.
 ///
-/// Errors: the pods could not be read (the API server was unreachable).
+/// Errors: the pods could not be listed (the API server was unreachable).
 pub async fn outcomes(
     client: kube::Client,
     node: &str,
+    node_uid: &str,
     pods: &[(PodImpact, String)],
 ) -> Result<Vec<(String, String, String)>, String> {
     let nodes: Api<Node> = Api::all(client.clone());
     let deadline = tokio::time::Instant::now() + OUTCOME_WAIT;
     while tokio::time::Instant::now() < deadline {
-        if let Ok(None) = nodes.get_opt(node).await {
-            break;
+        match nodes.get_opt(node).await {
+            Ok(None) => break,
+            Ok(Some(n)) if n.uid().as_deref() != Some(node_uid) => break,
+            _ => tokio::time::sleep(OUTCOME_POLL).await,
         }
-        tokio::time::sleep(Duration::from_secs(2)).await;
     }
     // The kubelet's last status writes land just before the node goes.
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let mut out = Vec::new();
-    for (p, uid) in pods {
-        let api: Api<Pod> = Api::namespaced(client.clone(), &p.namespace);
-        let now = api
-            .get_opt(&p.name)
-            .await
-            .map_err(|e| format!("could not read pod {}/{}: {e}", p.namespace, p.name))?;
-        out.push((
-            p.namespace.clone(),
-            p.name.clone(),
-            outcome(now.as_ref(), uid),
-        ));
-    }
-    Ok(out)
+    // Pods that ended on the node stay bound to it; one not listed here was deleted.
+    let lp = ListParams::default().fields(&format!("spec.nodeName={node}"));
+    let left = Api::<Pod>::all(client)
+        .list(&lp)
+        .await
+        .map_err(|e| format!("could not list the pods of {node}: {e}"))?
+        .items;
+    Ok(pods
+        .iter()
+        .map(|(p, uid)| {
+            let now = left
+                .iter()
+                .find(|x| x.uid().as_deref() == Some(uid.as_str()));
+            (p.namespace.clone(), p.name.clone(), outcome(now, uid))
+        })
+        .collect())
 }
 
 /// How a pod held at T=0 (uid `uid`) ended, from what the API server has now.

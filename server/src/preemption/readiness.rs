@@ -5,8 +5,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use app::domain::preemption::{Provider, readiness::NodeFacts};
-use app::model::Readiness;
+use app::domain::preemption::{
+    Provider,
+    readiness::{NodeFacts, audit},
+};
+use app::model::{PoolReadiness, Readiness};
 use chrono::Utc;
 use kube::api::ListParams;
 
@@ -57,7 +60,7 @@ impl ReadinessAudit {
         };
         let mut clusters: Vec<&String> = self.clients.keys().collect();
         clusters.sort();
-        for cluster in clusters {
+        let audits = clusters.into_iter().filter_map(|cluster| {
             let nodes: Vec<NodeFacts> = inputs
                 .nodes
                 .iter()
@@ -66,39 +69,49 @@ impl ReadinessAudit {
                     name: n.name.clone(),
                     pool: n.pool.clone(),
                     zone: n.zone.clone(),
-                    provider: provider(&n.provider),
+                    provider: Provider::parse(&n.provider),
                     spot: n.capacity_type == "spot"
                         || n.pool
                             .as_deref()
                             .is_some_and(|p| spot_pools.contains(&(cluster.as_str(), p))),
                 })
                 .collect();
-            if !nodes.iter().any(|n| n.spot) {
-                continue;
-            }
-            let client = &self.clients[cluster];
-            let listed = async {
-                let pods = facts::pods(client, None, ListParams::default()).await?;
-                let pdbs = facts::pdbs(client).await?;
-                Ok::<_, String>((pods, pdbs))
-            };
-            match listed.await {
-                Ok((pods, pdbs)) => out.pools.extend(app::domain::preemption::readiness::audit(
-                    cluster, &nodes, &pods, &pdbs,
-                )),
-                Err(e) => out.errors.push(format!("{cluster}: {e}")),
-            }
+            nodes
+                .iter()
+                .any(|n| n.spot)
+                .then(|| audit_cluster(cluster, &self.clients[cluster], nodes))
+        });
+        // Concurrently, each bounded: one slow cluster must not hold the others' answer.
+        for (pools, errors) in futures::future::join_all(audits).await {
+            out.pools.extend(pools);
+            out.errors.extend(errors);
         }
         *cache = Some((Instant::now(), out.clone()));
         out
     }
 }
 
-fn provider(s: &str) -> Provider {
-    match s {
-        "cks" => Provider::Cks,
-        "gke" => Provider::Gke,
-        "karpenter" => Provider::Karpenter,
-        _ => Provider::Unknown,
+/// How long one cluster's pods and budgets may take to list.
+pub const CLUSTER_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// One cluster's audit and what could not be read there.
+async fn audit_cluster(
+    cluster: &str,
+    client: &kube::Client,
+    nodes: Vec<NodeFacts>,
+) -> (Vec<PoolReadiness>, Vec<String>) {
+    let listed = tokio::time::timeout(CLUSTER_TIMEOUT, async {
+        let pods = facts::pods(client, None, ListParams::default()).await?;
+        Ok::<_, String>((pods, facts::pdbs(client).await))
+    })
+    .await
+    .unwrap_or_else(|_| Err(format!("no answer within {} s", CLUSTER_TIMEOUT.as_secs())));
+    match listed {
+        Ok((pods, Ok(pdbs))) => (audit(cluster, &nodes, &pods, Some(&pdbs)), Vec::new()),
+        Ok((pods, Err(e))) => (
+            audit(cluster, &nodes, &pods, None),
+            vec![format!("{cluster}: {e}; budget findings are left out")],
+        ),
+        Err(e) => (Vec::new(), vec![format!("{cluster}: {e}")]),
     }
 }

@@ -50,15 +50,6 @@ pub struct NeedsPods {
     pub node: String,
 }
 
-fn provider_of(row: &NodeRow) -> Provider {
-    match row.provider.as_str() {
-        "cks" => Provider::Cks,
-        "gke" => Provider::Gke,
-        "karpenter" => Provider::Karpenter,
-        _ => Provider::Unknown,
-    }
-}
-
 impl Tracker {
     /// A tracker grouping preemptions less than `wave_gap` apart into one wave.
     pub fn new(wave_gap: Duration) -> Self {
@@ -126,7 +117,7 @@ impl Tracker {
             };
             let f = self.nodes.entry(n.key.clone()).or_insert_with(|| Followed {
                 row: n.clone(),
-                provider: provider_of(n),
+                provider: Provider::parse(&n.provider),
                 capacity_type: capacity_type.clone(),
                 history: Vec::new(),
                 pods: None,

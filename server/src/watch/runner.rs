@@ -59,7 +59,7 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
             Api::<Node>::all(c.clone()),
             trim::node,
             Hub::nodes,
-            last_error.clone(),
+            Some(last_error.clone()),
         )),
         tokio::spawn(watch(
             hub.clone(),
@@ -67,7 +67,7 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
             Api::<Pod>::all(c.clone()),
             trim::pod,
             Hub::pods,
-            last_error.clone(),
+            Some(last_error.clone()),
         )),
         tokio::spawn(watch(
             hub.clone(),
@@ -75,13 +75,9 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
             Api::<Event>::all(c.clone()),
             trim::event,
             Hub::events,
-            last_error.clone(),
+            Some(last_error.clone()),
         )),
-        tokio::spawn(watch_karpenter(
-            hub.clone(),
-            src.clone(),
-            last_error.clone(),
-        )),
+        tokio::spawn(watch_karpenter(hub.clone(), src.clone())),
         tokio::spawn(probe(hub, src, last_error)),
     ]
 }
@@ -95,15 +91,7 @@ const KARPENTER_RECHECK: Duration = Duration::from_secs(300);
 /// The Karpenter NodePool watch, where the cluster serves `karpenter.sh/v1`. Most clusters do
 /// not: they are asked again now and then, quietly, and their Karpenter pools (if any) are
 /// still shown from the nodes' `karpenter.sh/nodepool` label.
-async fn watch_karpenter(hub: Hub, src: ClusterSource, last_error: LastError) {
-    loop {
-        match src.client.list_api_group_resources(KARPENTER_GV).await {
-            Ok(list) if list.resources.iter().any(|r| r.name == "nodepools") => break,
-            Ok(_) | Err(kube::Error::Api(_)) => tokio::time::sleep(KARPENTER_RECHECK).await,
-            // Unreachable: the probe reports it; try again soon.
-            Err(_) => tokio::time::sleep(PROBE_EVERY).await,
-        }
-    }
+async fn watch_karpenter(hub: Hub, src: ClusterSource) {
     let ar = ApiResource {
         group: "karpenter.sh".into(),
         version: "v1".into(),
@@ -112,13 +100,33 @@ async fn watch_karpenter(hub: Hub, src: ClusterSource, last_error: LastError) {
         plural: "nodepools".into(),
     };
     let api = Api::<DynamicObject>::all_with(src.client.clone(), &ar);
+    // Served and readable: discovery is open to everyone, the list needs the RBAC rule.
+    loop {
+        let served = match src.client.list_api_group_resources(KARPENTER_GV).await {
+            Ok(list) => list.resources.iter().any(|r| r.name == "nodepools"),
+            Err(kube::Error::Api(_)) => false,
+            Err(_) => {
+                // Unreachable: the probe reports it; try again soon.
+                tokio::time::sleep(PROBE_EVERY).await;
+                continue;
+            }
+        };
+        if served {
+            match api.list(&kube::api::ListParams::default().limit(1)).await {
+                Ok(_) => break,
+                Err(e) => tracing::info!(cluster = %src.name, error = %e,
+                    "Karpenter NodePools are served but not readable; their pools show from node labels"),
+            }
+        }
+        tokio::time::sleep(KARPENTER_RECHECK).await;
+    }
     watch(
         hub,
         src.name,
         api,
         trim::karpenter_pool,
         Hub::karpenter_pools,
-        last_error,
+        None,
     )
     .await
 }
@@ -151,7 +159,7 @@ async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last
             }
         }
     }
-    watch(hub, src.name, api, trim::pool, Hub::pools, last_error).await
+    watch(hub, src.name, api, trim::pool, Hub::pools, Some(last_error)).await
 }
 
 /// One kind's watch: list, then watch, with kube-rs's default backoff on errors. Objects are
@@ -162,7 +170,8 @@ async fn watch<K, R>(
     api: Api<K>,
     trim: fn(&K) -> Option<R>,
     apply: fn(&Hub, &str, Observed<R>),
-    last_error: LastError,
+    // `None` for an optional kind (Karpenter's): its failures never make the cluster stale.
+    last_error: Option<LastError>,
 ) where
     K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
 {
@@ -200,6 +209,9 @@ async fn watch<K, R>(
             }
             Err(e) => {
                 tracing::warn!(%cluster, kind, error = %e, "watch failed; retrying with backoff");
+                let Some(last_error) = &last_error else {
+                    continue;
+                };
                 *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
                 hub.set_link(
                     &cluster,

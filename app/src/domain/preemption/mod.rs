@@ -37,6 +37,16 @@ pub enum Provider {
 }
 
 impl Provider {
+    /// Reads [`Provider::as_str`]'s spelling back; anything else is `Unknown`.
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "cks" => Provider::Cks,
+            "gke" => Provider::Gke,
+            "karpenter" => Provider::Karpenter,
+            _ => Provider::Unknown,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::Cks => "cks",

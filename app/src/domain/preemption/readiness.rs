@@ -131,11 +131,12 @@ struct Group<'a> {
 
 /// Audits every pool with spot nodes in one cluster. Pools come sorted by name, findings by
 /// check then namespace and workload. DaemonSet pods are skipped (one per node by design).
+/// `pdbs` is `None` when the budgets could not be read: no budget finding is made then.
 pub fn audit(
     cluster: &str,
     nodes: &[NodeFacts],
     pods: &[PodFacts],
-    pdbs: &[PdbFacts],
+    pdbs: Option<&[PdbFacts]>,
 ) -> Vec<PoolReadiness> {
     let by_name: HashMap<&str, &NodeFacts> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
     let replicas = replicas(pods);
@@ -213,7 +214,7 @@ pub fn audit(
                 "1 pod of this workload runs in the cluster".into(),
             );
         }
-        if !is_job && covering_pdb(pdbs, first).is_none() {
+        if !is_job && pdbs.is_some_and(|b| covering_pdb(b, first).is_none()) {
             add(
                 Check::NoPdb,
                 format!("no PodDisruptionBudget in {namespace} selects its pods"),

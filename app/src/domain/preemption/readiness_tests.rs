@@ -66,7 +66,7 @@ fn a_well_spread_covered_deployment_has_no_findings() {
         pod("web", "api-1", Some(("ReplicaSet", "api-7c9")), "a"),
         pod("web", "api-2", Some(("ReplicaSet", "api-7c9")), "b"),
     ];
-    let out = audit("c", &nodes, &pods, &[pdb("web", "api", "api")]);
+    let out = audit("c", &nodes, &pods, Some(&[pdb("web", "api", "api")]));
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].nodes, 2);
     assert_eq!(out[0].pods, 2);
@@ -98,7 +98,7 @@ fn each_check_fires_on_its_own_case() {
         pod("kube-system", "ds-a", Some(("DaemonSet", "ds")), "a"),
         pod("web", "onod-1", None, "od"),
     ];
-    let out = audit("c", &nodes, &pods, &[pdb("web", "api", "api")]);
+    let out = audit("c", &nodes, &pods, Some(&[pdb("web", "api", "api")]));
     assert_eq!(out.len(), 1, "the on-demand pool is not audited");
     assert_eq!(out[0].pods, 5, "the DaemonSet pod is skipped");
     assert_eq!(
@@ -132,6 +132,19 @@ fn each_check_fires_on_its_own_case() {
 }
 
 #[test]
+fn unreadable_budgets_make_no_budget_findings() {
+    let nodes = [node("a", "spot", "z1", Provider::Cks, true)];
+    let pods = [pod("ml", "solo", None, "a")];
+    let out = audit("c", &nodes, &pods, None);
+    assert!(
+        !out[0].findings.iter().any(|f| f.check == Check::NoPdb),
+        "{:?}",
+        out[0].findings
+    );
+    assert!(out[0].findings.iter().any(|f| f.check == Check::SingleReplica));
+}
+
+#[test]
 fn the_shutdown_budget_is_each_providers_window() {
     assert_eq!(shutdown_budget_s(Provider::Cks), 300);
     assert_eq!(shutdown_budget_s(Provider::Gke), 15);
@@ -143,7 +156,7 @@ fn the_shutdown_budget_is_each_providers_window() {
         pod("web", "api-1", Some(("ReplicaSet", "api-1")), "g"),
         pod("web", "api-2", Some(("ReplicaSet", "api-1")), "g"),
     ];
-    let out = audit("g", &nodes, &pods, &[pdb("web", "api", "api")]);
+    let out = audit("g", &nodes, &pods, Some(&[pdb("web", "api", "api")]));
     assert_eq!(
         checks(&out, "spot-l4", "ReplicaSet/api-1"),
         [Check::GraceExceedsNotice]
