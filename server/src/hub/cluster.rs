@@ -3,7 +3,7 @@
 //! Every mutation returns the rows it may have changed ("dirty" keys); the hub recomputes
 //! exactly those and publishes the ones that really differ.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use app::domain::preemption::Provider;
 use app::model::RowKind;
@@ -61,6 +61,9 @@ pub struct ClusterData {
     provider_pool_key: HashMap<String, String>,
     // Karpenter NodePool objects by uid, where the cluster serves karpenter.sh/v1.
     karpenter: HashMap<String, KarpenterPoolRecord>,
+    // Nodes Karpenter recorded `SpotInterrupted` on: its disruption taint means a preemption
+    // only with this event (the same taint marks consolidation, drift and expiry).
+    interrupted: HashSet<String>,
 }
 
 impl ClusterData {
@@ -244,6 +247,7 @@ impl ClusterData {
             .is_some_and(|u| u == uid)
         {
             self.node_uid_by_name.remove(&rec.name);
+            self.interrupted.remove(&rec.name);
         }
         if let Some(pool) = &rec.pool {
             if let Some(set) = self.nodes_by_pool.get_mut(pool) {
@@ -321,12 +325,27 @@ impl ClusterData {
 
     fn put_event(&mut self, rec: EventRecord, dirty: &mut Vec<Dirty>) {
         dirty.push((RowKind::Event, rec.uid.clone()));
+        if rec.kind == "Node"
+            && rec.reason == app::domain::preemption::KARPENTER_SPOT_INTERRUPTED
+            && self.interrupted.insert(rec.object_name.clone())
+        {
+            self.dirty_node_named(&rec.object_name, dirty);
+            if let Some(pool) = self.node_pool_seen.get(&rec.object_name).cloned() {
+                self.dirty_pool_named(&pool, dirty);
+            }
+        }
         self.events.insert(rec.uid.clone(), rec);
     }
 
     fn drop_event(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
         self.events.remove(uid);
         dirty.push((RowKind::Event, uid.to_string()));
+    }
+
+    /// Whether the node is under its provider's preemption notice: its own signal, and for
+    /// Karpenter also the `SpotInterrupted` event.
+    fn notice_of(&self, n: &NodeRecord) -> bool {
+        n.notice && (n.provider != Provider::Karpenter || self.interrupted.contains(&n.name))
     }
 
     /// The nodes labelled with pool `name`.
@@ -348,13 +367,16 @@ impl ClusterData {
                 .filter(|n| n.provider == *provider)
                 .collect();
             let spec = self.karpenter.values().find(|k| &k.name == name);
-            return projection::provider_pool_row(cluster, uid, name, *provider, &nodes, spec);
+            let mut row =
+                projection::provider_pool_row(cluster, uid, name, *provider, &nodes, spec)?;
+            row.nodes_preempting = nodes.iter().filter(|n| self.notice_of(n)).count() as u32;
+            return Some(row);
         };
         let mut agg = NodeAggregate::default();
         let mut zones: HashMap<&str, u32> = HashMap::new();
         for n in self.nodes_of(&rec.name) {
             agg.cordoned += u32::from(n.cordoned);
-            agg.preempting += u32::from(n.notice);
+            agg.preempting += u32::from(self.notice_of(n));
             if let Some(z) = &n.zone {
                 *zones.entry(z).or_default() += 1;
             }
@@ -375,7 +397,9 @@ impl ClusterData {
     pub fn node_row(&self, cluster: &str, uid: &str) -> Option<app::model::NodeRow> {
         let rec = self.nodes.get(uid)?;
         let pods = self.pods_per_node.get(&rec.name).copied().unwrap_or(0);
-        Some(projection::node_row(cluster, rec, pods))
+        let mut row = projection::node_row(cluster, rec, pods);
+        row.notice = self.notice_of(rec);
+        Some(row)
     }
 
     /// The current event row of `uid`, if the event is kept.

@@ -280,3 +280,40 @@ fn gke_nodes_make_a_pool_that_lives_and_dies_with_them() {
             .any(|d| d.kind == RowKind::Pool && matches!(d.change, Change::Remove))
     );
 }
+
+#[test]
+fn a_karpenter_taint_is_a_preemption_only_with_spot_interrupted() {
+    use crate::watch::records::EventRecord;
+    use app::domain::preemption::{CapacityType, Provider};
+    let hub = Hub::new(&[("aws".into(), None)]);
+    // The disruption taint alone (consolidation looks the same): not a preemption.
+    let tainted = NodeRecord {
+        provider: Provider::Karpenter,
+        capacity: CapacityType::Spot,
+        notice: true,
+        ready: Some(true),
+        ..node_rec("n1", "ip-10-0-1-1", "spot-general")
+    };
+    hub.nodes("aws", Observed::Resync(vec![tainted]));
+    hub.flush();
+    let notice = |hub: &Hub| hub.ledger_inputs().nodes[0].notice;
+    assert!(!notice(&hub));
+    assert_eq!(hub.pool_rows()[0].nodes_preempting, 0);
+    // Karpenter's interruption event on the node makes it one.
+    hub.events(
+        "aws",
+        Observed::Apply(EventRecord {
+            uid: "e1".into(),
+            kind: "Node".into(),
+            object_name: "ip-10-0-1-1".into(),
+            type_: "Warning".into(),
+            reason: "SpotInterrupted".into(),
+            message: "Spot interruption warning was triggered".into(),
+            count: 1,
+            last_seen: None,
+        }),
+    );
+    hub.flush();
+    assert!(notice(&hub));
+    assert_eq!(hub.pool_rows()[0].nodes_preempting, 1);
+}

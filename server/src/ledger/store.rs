@@ -233,8 +233,9 @@ impl Ledger {
     }
 
     /// The preemptions that hit pods of `namespace` whose name starts with `name` (a pod, or
-    /// a Deployment's or StatefulSet's pods by their common prefix), newest T=0 first, at most
-    /// 100: "why did my pod stop?" answered beyond Kubernetes' event TTL.
+    /// a Deployment's or StatefulSet's pods by their common prefix), newest T=0 first (SQLite
+    /// and PostgreSQL sort NULLs differently, so nodes without T=0 are put last explicitly), at
+    /// most 100: "why did my pod stop?" answered beyond Kubernetes' event TTL.
     ///
     /// Errors: the database could not be read.
     pub async fn hits_on(&self, namespace: &str, name: &str) -> Result<Vec<PodHit>> {
@@ -245,7 +246,7 @@ impl Ledger {
                     p.replicas, p.pdb, p.outcome
              FROM preemption_pods p JOIN node_lifetimes l ON l.uid = p.node_uid
              WHERE p.namespace = $1 AND p.name LIKE $2
-             ORDER BY l.preemption_t0 DESC, p.name LIMIT 100",
+             ORDER BY l.preemption_t0 IS NULL, l.preemption_t0 DESC, p.name LIMIT 100",
         )
         .bind(namespace)
         .bind(format!("{name}%"))

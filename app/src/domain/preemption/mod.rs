@@ -91,6 +91,10 @@ pub const KARPENTER_NODEPOOL: &str = "karpenter.sh/nodepool";
 pub const KARPENTER_CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
 /// The taint Karpenter v1 puts on a node it is disrupting (interruption included).
 pub const KARPENTER_DISRUPTED_TAINT: &str = "karpenter.sh/disrupted";
+/// The Warning event reason Karpenter records on a node when AWS's interruption warning
+/// arrives (seed 004's SQS integration). Consolidation, drift and expiry set the same taint
+/// but not this event, so the dashboard requires both for a Karpenter preemption.
+pub const KARPENTER_SPOT_INTERRUPTED: &str = "SpotInterrupted";
 
 /// What a node's labels say about its provider, pool and (for GKE and Karpenter) capacity
 /// type. CKS capacity comes from the pool's computeClass, which the labels do not carry.

@@ -141,7 +141,12 @@ fn unreadable_budgets_make_no_budget_findings() {
         "{:?}",
         out[0].findings
     );
-    assert!(out[0].findings.iter().any(|f| f.check == Check::SingleReplica));
+    assert!(
+        out[0]
+            .findings
+            .iter()
+            .any(|f| f.check == Check::SingleReplica)
+    );
 }
 
 #[test]

@@ -16,6 +16,8 @@ pub fn PodLookup() -> impl IntoView {
     let name = RwSignal::new(String::new());
     let answer: RwSignal<Option<Result<Vec<PodHit>, String>>> = RwSignal::new(None);
     let asked = RwSignal::new(String::new());
+    // Answers can arrive out of order: only the latest question's answer is shown.
+    let latest = StoredValue::new(0u64);
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let (ns, n) = (namespace.get_untracked(), name.get_untracked());
@@ -24,9 +26,13 @@ pub fn PodLookup() -> impl IntoView {
             return;
         }
         asked.set(format!("{ns}/{n}"));
+        let ticket = latest.get_value() + 1;
+        latest.set_value(ticket);
         spawn_local(async move {
             let r = find_pod_hits(ns, n).await.map_err(|e| e.to_string());
-            answer.set(Some(r));
+            if latest.get_value() == ticket {
+                answer.set(Some(r));
+            }
         });
     };
     view! {
