@@ -81,12 +81,7 @@ async fn zones_differ_and_the_finder_ranks_the_scenarios_best_zone_first() {
     let r = finder("b300-8x", 8).await;
     assert_eq!(r["eligible"], true);
     assert_eq!(r["ranked"][0]["zone"], "US-EAST-04A", "{r}");
-    let parts: Vec<&str> = r["ranked"][0]["parts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let parts = common::names(&r["ranked"][0]["parts"]);
     assert_eq!(
         parts,
         [

@@ -151,12 +151,7 @@ async fn a_gke_preemption_shuts_pods_down_in_30_seconds_and_is_recorded() {
     assert_eq!(seen["timeline"]["provider"], "gke");
     assert_eq!(seen["cluster"], GKE_CLUSTER);
     assert_eq!(seen["capacity_type"], "spot");
-    let phases: Vec<&str> = seen["timeline"]["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let phases = common::names(&seen["timeline"]["phases"]);
     assert_eq!(
         phases,
         ["shutting down pods", "shutting down system pods", "removed"]

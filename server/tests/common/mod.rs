@@ -71,6 +71,15 @@ impl Dashboard {
 }
 
 /// Sends `req` and reads a JSON body, whatever the status; panics when unreachable or not JSON.
+/// The `name` of each element of a JSON array (phases, score parts, ...).
+pub fn names(v: &serde_json::Value) -> Vec<&str> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|p| p["name"].as_str().expect("a name"))
+        .collect()
+}
+
 pub async fn json_of(req: reqwest::RequestBuilder) -> serde_json::Value {
     req.send()
         .await
