@@ -88,6 +88,7 @@ impl PreemptionWatch {
                     };
                     let w = w.clone();
                     let ledger = ledger.clone();
+                    let gone = looks.clone();
                     tokio::spawn(async move {
                         let read = pods::on_node(client.clone(), &need.node).await;
                         let impacts = read
@@ -103,7 +104,7 @@ impl PreemptionWatch {
                         // Then how each pod ended, once the node is gone: this ties pod
                         // failures (GKE's `Terminated`) to the preemption.
                         let Ok(held) = read else { return };
-                        match pods::outcomes(client, &need.node, &need.uid, &held).await {
+                        match pods::outcomes(client, &need.node, &need.uid, &held, gone).await {
                             Ok(o) => {
                                 if let Some(l) = &ledger
                                     && let Err(e) = l.pod_outcomes(&need.uid, &o).await

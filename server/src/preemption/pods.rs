@@ -7,11 +7,12 @@ use std::time::Duration;
 use app::domain::preemption::readiness::{covering_pdb, replicas};
 use app::labels::{POD_GRACEFUL_INTERRUPTIBLE, POD_INTERRUPTABLE};
 use app::model::PodImpact;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
 use super::facts;
+use crate::hub::Observations;
 
 /// The pods bound to `node`, with their owners' replica counts (active pods of the same
 /// owner in the namespace, found by the template labels they share, never by listing the
@@ -89,12 +90,10 @@ pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<(PodImpact,
 /// Longest wait for a preempted node to leave before its pods' outcomes are read anyway.
 const OUTCOME_WAIT: Duration = Duration::from_secs(15 * 60);
 
-/// How often a preempted node is looked for while waiting for it to go.
-const OUTCOME_POLL: Duration = Duration::from_secs(5);
-
-/// Waits until node `node` (uid `node_uid`) is gone, or replaced by a namesake (GKE recreates
-/// a Spot VM under its name), then reads how each pod held at T=0 ended, in one list:
-/// `(namespace, name, outcome)`, outcomes as [`PodImpact::outcome`] describes them.
+/// Waits until node uid `node_uid` has left the hub's view (`looks`, which already watches
+/// nodes: no polling of the API server; a namesake GKE recreates has another uid), then reads
+/// how each pod held at T=0 on `node` ended, in one list: `(namespace, name, outcome)`,
+/// outcomes as [`PodImpact::outcome`] describes them.
 ///
 /// Errors: the pods could not be listed (the API server was unreachable).
 pub async fn outcomes(
@@ -102,16 +101,22 @@ pub async fn outcomes(
     node: &str,
     node_uid: &str,
     pods: &[(PodImpact, String)],
+    mut looks: Observations,
 ) -> Result<Vec<(String, String, String)>, String> {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let deadline = tokio::time::Instant::now() + OUTCOME_WAIT;
-    while tokio::time::Instant::now() < deadline {
-        match nodes.get_opt(node).await {
-            Ok(None) => break,
-            Ok(Some(n)) if n.uid().as_deref() != Some(node_uid) => break,
-            _ => tokio::time::sleep(OUTCOME_POLL).await,
+    let gone = async {
+        while looks
+            .borrow_and_update()
+            .nodes
+            .iter()
+            .any(|n| n.key == node_uid)
+        {
+            if looks.changed().await.is_err() {
+                return;
+            }
         }
-    }
+    };
+    // Past the wait the outcomes are read anyway (a stale cluster keeps its nodes).
+    let _ = tokio::time::timeout(OUTCOME_WAIT, gone).await;
     // The kubelet's last status writes land just before the node goes.
     tokio::time::sleep(Duration::from_secs(1)).await;
     // Pods that ended on the node stay bound to it; one not listed here was deleted.
