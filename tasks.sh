@@ -72,6 +72,23 @@ need_postgres() {
   export SPOTBOARD_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
 }
 
+# Kubernetes clients nobody here wrote, for the embedded cluster's compatibility tests: the
+# official Python client and kr8s, in a virtualenv of the project's (.tools/py).
+PY_CLIENTS="kubernetes==37.0.2 kr8s==0.20.15"
+need_python_clients() {
+  local py=.tools/py/bin/python
+  if ! "$py" -c 'import kubernetes, kr8s' >/dev/null 2>&1; then
+    log "installing the Python Kubernetes clients ($PY_CLIENTS) into .tools/py"
+    command -v python3 >/dev/null 2>&1 && python3 -m venv .tools/py 2>/dev/null || {
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv
+      python3 -m venv .tools/py
+    }
+    .tools/py/bin/pip install --quiet --disable-pip-version-check $PY_CLIENTS
+  fi
+  SPOTBOARD_TEST_PYTHON="$PWD/$py"
+  export SPOTBOARD_TEST_PYTHON
+}
+
 need_kubectl() {
   command -v kubectl >/dev/null 2>&1 || { echo "kubectl is not on PATH: the kubectl tests need it" >&2; exit 1; }
 }
@@ -88,6 +105,7 @@ cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright
   need_chromium
   need_kubectl
   need_postgres
+  need_python_clients
   log "unit and integration tests"
   cargo test --workspace --locked
   log "end-to-end tests (Playwright, Debian Chromium)"

@@ -12,6 +12,7 @@
 //! - [`live`]: the browser side of the stream: merge patches, keyed stores, connection state.
 //! - [`preemptions_api`]: the preemptions page's server function and the server-side seam.
 //! - [`savings_api`]: the savings page's server function and the server-side seam.
+//! - `refusal` (server only): server function errors with a 4xx/503 status.
 //! - [`pages`] and [`components`]: what a person sees.
 //! - [`error`]: this crate's error type.
 
@@ -29,6 +30,8 @@ pub mod model;
 pub mod nodepool;
 pub mod pages;
 pub mod preemptions_api;
+#[cfg(feature = "ssr")]
+pub mod refusal;
 pub mod savings_api;
 mod shell;
 

@@ -50,16 +50,17 @@ pub async fn load_readiness() -> Result<Readiness, ServerFnError> {
 /// "Why did my pod stop?": the preemptions that hit pods of `namespace` named `name…`, newest
 /// first, from the ledger (kept beyond Kubernetes' event TTL).
 ///
-/// Errors: a namespace or name that is not a Kubernetes name; the ledger could not be read.
+/// Errors: a namespace or name that is not a Kubernetes name (400); the ledger could not be
+/// read (503).
 #[server(endpoint = "pod_hits", input = Json)]
 pub async fn find_pod_hits(namespace: String, name: String) -> Result<Vec<PodHit>, ServerFnError> {
     crate::domain::preemption::readiness::pod_lookup(&namespace, &name)
-        .map_err(ServerFnError::new)?;
+        .map_err(crate::refusal::invalid)?;
     let source = use_context::<PreemptionSourceHandle>()
         .ok_or_else(|| ServerFnError::new("no preemption source in context"))?;
     source
         .0
         .pod_hits(&namespace, &name)
         .await
-        .map_err(ServerFnError::new)
+        .map_err(crate::refusal::unavailable)
 }

@@ -28,8 +28,8 @@ pub struct SavingsSourceHandle(pub std::sync::Arc<dyn SavingsSource>);
 /// The savings report for a named `range` (`1h`, `24h`, `7d`, `30d`) or RFC 3339 `from`/`to`,
 /// resolved on the server so the page's URL means the same thing on both sides.
 ///
-/// Errors: a bad range, the ledger could not be read (the message says why), or the server
-/// was wired without a savings source.
+/// Errors: a bad range (400), the ledger could not be read (503, the message says why), or
+/// the server was wired without a savings source (500).
 #[server(endpoint = "savings", input = Json)]
 pub async fn load_savings(
     range: Option<String>,
@@ -44,6 +44,10 @@ pub async fn load_savings(
         to.as_deref(),
         chrono::Utc::now(),
     )
-    .map_err(ServerFnError::new)?;
-    source.0.report(from, to).await.map_err(ServerFnError::new)
+    .map_err(crate::refusal::invalid)?;
+    source
+        .0
+        .report(from, to)
+        .await
+        .map_err(crate::refusal::unavailable)
 }

@@ -121,9 +121,48 @@ pub struct ServeArgs {
     pub impersonate: bool,
 
     /// With --impersonate: a header holding the user's groups, comma-separated
-    /// (Impersonate-Group).
+    /// (Impersonate-Group). Read only from requests the proxy vouched for; `system:` groups
+    /// are never impersonated.
     #[arg(global = true, long, env = "SPOTBOARD_AUTH_PROXY_GROUPS_HEADER")]
     pub auth_proxy_groups_header: Option<String>,
+
+    /// With --auth-proxy-header: the networks the proxy connects from (CIDR or an address,
+    /// repeatable). Requests from anywhere else get 401 even when they carry the user
+    /// header. Default: loopback (a proxy on this host or in this pod).
+    #[arg(
+        global = true,
+        long = "trusted-proxy",
+        env = "SPOTBOARD_TRUSTED_PROXY",
+        value_delimiter = ','
+    )]
+    pub trusted_proxies: Vec<String>,
+
+    /// With --auth-proxy-header: a shared secret the proxy sends in the
+    /// `X-Spotboard-Proxy-Secret` header; when set, it is required on every request, from
+    /// whatever address. Prefer the environment variable: flags show in `ps`.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_AUTH_PROXY_SECRET",
+        hide_env_values = true
+    )]
+    pub auth_proxy_secret: Option<String>,
+
+    /// A Host name this server answers to (repeatable), `name` for any port or `name:port`.
+    /// The listen address and localhost/127.0.0.1/[::1] at its port are always allowed;
+    /// other Host names get 421 (DNS rebinding). Behind a proxy, name the host users type.
+    #[arg(
+        global = true,
+        long = "allowed-host",
+        env = "SPOTBOARD_ALLOWED_HOST",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Vec<String>,
+
+    /// Live streams one client may hold open at once (a client is the proxy's user, or the
+    /// peer address without a proxy); more get 429.
+    #[arg(global = true, long, default_value_t = 32)]
+    pub streams_per_client: usize,
 
     /// Hide the Create Spot Node Pool form and refuse every create and dry run.
     #[arg(global = true, long, env = "SPOTBOARD_READ_ONLY")]
@@ -132,6 +171,11 @@ pub struct ServeArgs {
     /// Creates (not dry runs) allowed per user per minute.
     #[arg(global = true, long, default_value_t = 10)]
     pub creates_per_minute: u32,
+
+    /// Dry runs and access reviews (SelfSubjectAccessReview, cached 30 s) sent for one user
+    /// per minute.
+    #[arg(global = true, long, default_value_t = 120)]
+    pub api_calls_per_minute: u32,
 
     /// A capacity feed to read (repeatable): a JSON file or an http(s) URL in the format of
     /// `app::model::capacity` (README "Capacity feeds"). The embedded cluster's zones are added

@@ -44,6 +44,13 @@ pub enum Error {
     /// The ledger's database could not be opened, migrated, read or written.
     #[error("ledger: {0}")]
     Ledger(String),
+    /// Another spotboard process owns the SQLite ledger file.
+    #[error(
+        "the ledger {path} is in use by another spotboard (pid {holder}). Give this one its own \
+         file with --ledger FILE, or use PostgreSQL (--database-url postgres://…) for replicas \
+         that share one ledger"
+    )]
+    LedgerBusy { path: String, holder: String },
     /// A price file could not be read; the text names the line.
     #[error("prices: {0}")]
     Prices(String),

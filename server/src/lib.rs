@@ -15,6 +15,7 @@
 //! - [`http`]: pages (Leptos SSR), the SSE stream, the JSON API, health, guards.
 //! - [`create`]: creating NodePools with the user's identity (access review, rate limit, audit).
 //! - [`crd`]: the NodePool CRD as YAML.
+//! - [`logging`]: `RUST_LOG`, with the audit trail always on.
 //! - [`error`]: this crate's error type.
 
 pub mod capacity;
@@ -26,6 +27,7 @@ pub mod error;
 pub mod http;
 pub mod hub;
 pub mod ledger;
+pub mod logging;
 pub mod preemption;
 pub mod projection;
 pub mod run;

@@ -15,12 +15,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "info,kube=warn,tower_http=warn".into()),
-        )
-        .init();
+    server::logging::init();
     let cli = Cli::parse();
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Crd => {
@@ -55,9 +50,24 @@ async fn embedded(args: &server::cli::ServeArgs) -> server::Result<()> {
     Ok(())
 }
 
+/// Ctrl-C or SIGTERM (what Kubernetes and systemd send before killing).
 async fn shutdown_signal() {
-    // If Ctrl-C cannot be installed there is no way to ask for shutdown; run until killed.
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
+    let interrupt = async {
+        // If it cannot be installed there is no way to ask for shutdown this way.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = interrupt => tracing::info!("interrupted; stopping"),
+        _ = terminate => tracing::info!("SIGTERM; stopping"),
     }
 }

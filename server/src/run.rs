@@ -13,7 +13,7 @@ use crate::{
     cli::ServeArgs,
     create::{CreateSettings, Creator, IdentitySettings, WriteTarget},
     embedded::{EmbeddedCluster, EmbeddedOptions, sim::fleet::Flavor},
-    http::{self, AppState, Auth},
+    http::{self, AllowedHosts, AppState, Auth, GuardSettings, Proxy, Shutdown, StreamSlots},
     hub::Hub,
     ledger::{self, Ledger, Savings},
     preemption::PreemptionWatch,
@@ -26,22 +26,37 @@ pub struct Running {
     pub addr: SocketAddr,
     pub hub: Hub,
     pub embedded: Option<EmbeddedCluster>,
+    ledger: Ledger,
     server: Option<JoinHandle<std::io::Result<()>>>,
     watchers: Vec<JoinHandle<()>>,
 }
 
 impl Running {
-    /// Waits until the HTTP server stops (after the `shutdown` future passed to [`start`]).
+    /// Waits until the HTTP server stops (after the `shutdown` future passed to [`start`]:
+    /// live streams end at once), then writes the ledger's heartbeat, so a next start ends
+    /// the nodes that leave meanwhile at the time this one stopped watching.
     ///
     /// Errors: the server failed while serving.
     pub async fn wait(mut self) -> Result<()> {
         let Some(server) = self.server.take() else {
             return Ok(());
         };
-        server
+        let served = server
             .await
             .map_err(|e| Error::io("server task", std::io::Error::other(e)))?
-            .map_err(|e| Error::io("serving", e))
+            .map_err(|e| Error::io("serving", e));
+        for w in &self.watchers {
+            w.abort();
+        }
+        // A database that is down must not hold up the exit (Kubernetes kills at the end
+        // of the grace period anyway).
+        let beat = self.ledger.beat(chrono::Utc::now());
+        match tokio::time::timeout(std::time::Duration::from_secs(2), beat).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "could not write the ledger's last heartbeat"),
+            Err(_) => tracing::warn!("the ledger did not take the last heartbeat within 2 s"),
+        }
+        served
     }
 }
 
@@ -83,7 +98,15 @@ pub async fn start(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<Running> {
     let auth = match &args.auth_proxy_header {
-        Some(h) => Auth::ProxyHeader(h.clone()),
+        Some(h) => Auth::Proxy(Arc::new(
+            Proxy::new(
+                h,
+                args.auth_proxy_groups_header.as_deref(),
+                &args.trusted_proxies,
+                args.auth_proxy_secret.clone(),
+            )
+            .map_err(Error::Config)?,
+        )),
         None if args.listen.ip().is_loopback() => Auth::Loopback,
         None => {
             return Err(Error::Config(format!(
@@ -97,6 +120,9 @@ pub async fn start(
 
     // Read before anything starts: a bad price file should stop us at once.
     let prices = Arc::new(load_prices(args)?);
+    // Before any cluster starts: a ledger owned by another process stops us at once.
+    let ledger = Ledger::open(&args.database_url()).await?;
+    tracing::info!(backend = ledger.backend, "ledger open");
     let (sources, targets, embedded) = clusters(args, matches!(auth, Auth::Loopback)).await?;
     let hub = Hub::new(
         &sources
@@ -130,8 +156,6 @@ pub async fn start(
         std::time::Duration::from_secs(args.capacity_poll_seconds.max(1)),
     );
     watchers.extend(capacity_tasks);
-    let ledger = Ledger::open(&args.database_url()).await?;
-    tracing::info!(backend = ledger.backend, "ledger open");
     // One look at the hub per second, shared by the recorder, the tracker and the audit.
     let (looks, observer) = crate::hub::spawn_observer(hub.clone(), crate::hub::OBSERVE_EVERY);
     watchers.push(observer);
@@ -170,31 +194,39 @@ pub async fn start(
             identity: IdentitySettings {
                 auth: auth.clone(),
                 impersonate: args.impersonate,
-                groups_header: args.auth_proxy_groups_header.clone(),
             },
             read_only: args.read_only,
             creates_per_minute: args.creates_per_minute,
+            api_calls_per_minute: args.api_calls_per_minute,
         },
         hub.clone(),
     );
+    // Live streams never end by themselves, so they watch for the stop as well as the server.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
     let router = http::router(AppState {
         hub: hub.clone(),
         leptos_options,
-        auth,
+        guard: GuardSettings {
+            auth,
+            hosts: AllowedHosts::new(addr, &args.allowed_hosts),
+        },
         writer: app::create_api::PoolWriterHandle(creator),
         capacity: app::capacity_api::CapacityReaderHandle(capacity),
         savings: savings.clone(),
         preemptions,
+        streams: StreamSlots::new(args.streams_per_client),
+        shutdown: Shutdown(stop_rx.clone()),
     });
-    let server = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown)
-            .await
-    });
+    let server = tokio::spawn(http::serve(listener, router, stop_rx));
     Ok(Running {
         addr,
         hub,
         embedded,
+        ledger,
         server: Some(server),
         watchers,
     })

@@ -89,7 +89,8 @@ async fn a_pool_created_through_kube_rs_reaches_the_stream_as_one_keyed_add() {
     let cluster = d.running.embedded.as_ref().unwrap();
     let client = cluster.admin_client(ZONE).unwrap();
     let rev = d.running.hub.snapshot(&Scope::pools()).rev;
-    let url = format!("{}/api/v1/stream?since={rev}", d.base);
+    let epoch = d.running.hub.epoch();
+    let url = format!("{}/api/v1/stream?epoch={epoch}&since={rev}", d.base);
     let reader = tokio::spawn(async move {
         sse_until(&url, Duration::from_secs(10), |event, data| {
             event == "delta" && data.contains("\"add\"") && data.contains("stream-test-pool")
@@ -338,4 +339,124 @@ async fn foreign_origins_are_refused_and_non_loopback_needs_auth() {
 fn d_args() -> server::cli::ServeArgs {
     use clap::Parser;
     server::cli::Cli::parse_from(["spotboard"]).serve
+}
+
+/// The first event a stream sends within 3 s: `(event name, data)`.
+async fn first_event(url: &str) -> Option<(String, String)> {
+    let mut name = String::new();
+    let data = sse_until(url, Duration::from_secs(3), |event, _| {
+        name = event.to_string();
+        true
+    })
+    .await?;
+    Some((name, data))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revisions_of_another_process_get_a_snapshot_never_a_replay() {
+    let d = start(&[ZONE], 60.0).await;
+    let snap = d.running.hub.snapshot(&Scope::pools());
+    let epoch = d.running.hub.epoch();
+    assert_eq!(snap.epoch, epoch, "snapshots carry the epoch");
+    // A tab of another spotboard (a restart, or another replica) at a revision this one
+    // also has: it must not be resumed with this process's deltas.
+    let foreign = format!(
+        "{}/api/v1/stream?epoch={}&since={}",
+        d.base,
+        epoch + 1,
+        snap.rev
+    );
+    let (event, data) = first_event(&foreign).await.expect("a first event");
+    assert_eq!(event, "snapshot");
+    let got: app::model::Snapshot = serde_json::from_str(&data).unwrap();
+    assert_eq!(got.epoch, epoch);
+    // Without an epoch (an old tab) likewise.
+    let bare = format!("{}/api/v1/stream?since={}", d.base, snap.rev);
+    assert_eq!(first_event(&bare).await.unwrap().0, "snapshot");
+    // This process's own revision resumes: whatever comes first is a delta.
+    let own = format!("{}/api/v1/stream?epoch={epoch}&since={}", d.base, snap.rev);
+    if let Some((event, _)) = first_event(&own).await {
+        assert_eq!(event, "delta");
+    }
+}
+
+/// A Node, a Pod and an Event that do not decode as their kind: each is skipped (one log
+/// line), every other object of the kind keeps updating, and the cluster stays live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_nodes_pods_and_events_are_skipped_and_the_rest_keep_updating() {
+    use k8s_openapi::api::core::v1::{Event, Node, Pod};
+    use kube::api::ApiResource;
+    let d = start(&[ZONE], 60.0).await;
+    let client = d.admin(ZONE);
+    let pp = PostParams::default();
+    let raw = |ar: ApiResource, namespaced: bool| {
+        if namespaced {
+            Api::<DynamicObject>::namespaced_with(client.clone(), "default", &ar)
+        } else {
+            Api::<DynamicObject>::all_with(client.clone(), &ar)
+        }
+    };
+    let object = |v: serde_json::Value| serde_json::from_value::<DynamicObject>(v).unwrap();
+    raw(ApiResource::erase::<Node>(&()), false)
+        .create(
+            &pp,
+            &object(json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "bad-node"}, "spec": {"unschedulable": "yes"}})),
+        )
+        .await
+        .unwrap();
+    raw(ApiResource::erase::<Pod>(&()), true)
+        .create(
+            &pp,
+            &object(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "bad-pod", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "i"}],
+                     "terminationGracePeriodSeconds": "thirty"}})),
+        )
+        .await
+        .unwrap();
+    raw(ApiResource::erase::<Event>(&()), true)
+        .create(
+            &pp,
+            &object(json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "bad-event", "namespace": "default"},
+            "reason": "NoSubject", "message": "an event about nothing"})),
+        )
+        .await
+        .unwrap();
+    // Objects after them still arrive.
+    Api::<Node>::all(client.clone())
+        .create(
+            &pp,
+            &serde_json::from_value(json!({"metadata": {"name": "good-after"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let hub = d.running.hub.clone();
+    wait_for(Duration::from_secs(10), || {
+        hub.ledger_inputs()
+            .nodes
+            .iter()
+            .any(|n| n.name == "good-after")
+    })
+    .await;
+    let nodes = hub.ledger_inputs().nodes;
+    assert!(!nodes.iter().any(|n| n.name == "bad-node"));
+    assert!(nodes.len() > 1, "the cluster's other nodes are still there");
+    // The cluster is live (the probe turns it so every 2 s) and stays so.
+    let live = || hub.snapshot(&Scope::pools()).clusters[0].state == LinkState::Live;
+    wait_for(Duration::from_secs(10), live).await;
+
+    // A fresh list (what a restart or a 410 causes) meets them inside the list itself, which
+    // a typed list fails as a whole: a second spotboard on the same cluster must still list
+    // every kind and show the good nodes.
+    let kubeconfig = d.kubeconfig.clone();
+    let second = common::start_with(&[ZONE], 60.0, |a| {
+        a.kubeconfig = Some(kubeconfig);
+        a.contexts = vec![server::embedded::context_name(ZONE)];
+    })
+    .await;
+    let relisted = second.running.hub.ledger_inputs().nodes;
+    assert!(relisted.iter().any(|n| n.name == "good-after"));
+    assert!(!relisted.iter().any(|n| n.name == "bad-node"));
 }

@@ -328,3 +328,80 @@ async fn kubectl_watch_prints_new_rows() {
     assert!(found.contains("gd-8xh100ib-i128"), "{found}");
     child.kill().await.unwrap();
 }
+
+/// Clients nobody here wrote: the official Python client and kr8s read the embedded cluster
+/// through the kubeconfig it writes (both ask for `/version/` and `/apis/` with a trailing
+/// slash, as a real API server allows). The interpreter with both installed comes from
+/// `SPOTBOARD_TEST_PYTHON`, which `./tasks.sh test` sets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_clients_read_the_embedded_cluster() {
+    let python = std::env::var("SPOTBOARD_TEST_PYTHON").expect(
+        "SPOTBOARD_TEST_PYTHON is not set: run the tests through ./tasks.sh test, which \
+         installs the kubernetes and kr8s Python packages",
+    );
+    let k = Kubectl::start().await;
+    let api: Api<NodePool> = Api::all(k.admin());
+    let pool: NodePool = serde_json::from_value(py_pool()).unwrap();
+    api.create(&PostParams::default(), &pool).await.unwrap();
+    let nodes: Api<Node> = Api::all(k.admin());
+    nodes
+        .create(&PostParams::default(), &node("py-node", json!({})))
+        .await
+        .unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/foreign_clients.py"
+    );
+    let out = tokio::time::timeout(
+        Duration::from_secs(120),
+        tokio::process::Command::new(&python)
+            .arg(script)
+            .arg(&k.kubeconfig)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the Python clients finish")
+    .expect("python runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_str(text.trim()).expect("one JSON line");
+    for client in ["kubernetes", "kr8s"] {
+        let c = &seen[client];
+        assert!(c.get("error").is_none(), "{client}: {}", c["error"]);
+        assert_eq!(c["git_version"], "v1.33.1", "{client}");
+        assert!(
+            c["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n == "py-node"),
+            "{client}: {c}"
+        );
+        assert!(
+            c["nodepools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n == "py-pool"),
+            "{client}: {c}"
+        );
+    }
+    let groups = seen["kubernetes"]["groups"].as_array().unwrap();
+    assert!(
+        groups.iter().any(|g| g == "compute.coreweave.com"),
+        "{groups:?}"
+    );
+}
+
+fn py_pool() -> Value {
+    json!({
+        "apiVersion": "compute.coreweave.com/v1alpha1", "kind": "NodePool",
+        "metadata": {"name": "py-pool"},
+        "spec": {"computeClass": "spot", "instanceType": "gd-8xh100ib-i128", "targetNodes": 1}
+    })
+}

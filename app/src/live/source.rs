@@ -33,14 +33,15 @@ pub fn disconnect() {
     CURRENT.with(|c| c.borrow_mut().take());
 }
 
-/// Opens the stream for `scope`, resuming after revision `since`.
+/// Opens the stream for `scope`, resuming after revision `since` of the store's epoch.
 pub fn connect(live: LiveStore, scope: Scope, since: u64) {
     disconnect();
     let query = scope.query();
+    let epoch = live.epoch.get_untracked();
     let url = if query.is_empty() {
-        format!("/api/v1/stream?since={since}")
+        format!("/api/v1/stream?epoch={epoch}&since={since}")
     } else {
-        format!("/api/v1/stream?since={since}&{query}")
+        format!("/api/v1/stream?epoch={epoch}&since={since}&{query}")
     };
     let Ok(source) = EventSource::new(&url) else {
         live.conn.set(ConnState::Reconnecting);

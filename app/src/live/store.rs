@@ -165,6 +165,8 @@ impl ConnState {
 pub struct LiveStore {
     /// The last revision applied.
     pub rev: RwSignal<u64>,
+    /// The epoch of the process the rows came from (see [`Snapshot::epoch`]).
+    pub epoch: RwSignal<u64>,
     /// The scope the store holds nodes and events for.
     pub scope: RwSignal<Option<crate::model::Scope>>,
     pub conn: RwSignal<ConnState>,
@@ -187,6 +189,7 @@ impl LiveStore {
     pub fn new() -> Self {
         Self {
             rev: RwSignal::new(0),
+            epoch: RwSignal::new(0),
             scope: RwSignal::new(None),
             conn: RwSignal::new(ConnState::Connecting),
             last_message: RwSignal::new(None),
@@ -198,10 +201,13 @@ impl LiveStore {
     }
 
     /// Takes a snapshot loaded for a page unless the store already holds newer data of the
-    /// same scope (the stream may have moved on since the page's snapshot was taken).
+    /// same scope from the same process (the stream may have moved on since the page's
+    /// snapshot was taken). Revisions of another process compare as nothing: its snapshot
+    /// always wins.
     pub fn adopt(&self, scope: &crate::model::Scope, snap: &Snapshot) {
         let same_scope = self.scope.with_untracked(|s| s.as_ref() == Some(scope));
-        if !same_scope || snap.rev >= self.rev.get_untracked() {
+        let same_epoch = snap.epoch == self.epoch.get_untracked();
+        if !same_scope || !same_epoch || snap.rev >= self.rev.get_untracked() {
             self.scope.set(Some(scope.clone()));
             self.seed(snap.clone());
         }
@@ -214,6 +220,7 @@ impl LiveStore {
         self.nodes.replace(snap.nodes, |r| r.key.clone());
         self.events.replace(snap.events, |r| r.key.clone());
         self.rev.set(snap.rev);
+        self.epoch.set(snap.epoch);
     }
 
     /// Applies one delta. Deltas at or below the current revision are ignored (they can
@@ -347,6 +354,51 @@ mod tests {
             assert_eq!(
                 a.try_get_untracked().map(|p| p.current_nodes),
                 Some(Some(1))
+            );
+        });
+    }
+
+    #[test]
+    fn another_process_snapshot_wins_whatever_its_revision() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let store = LiveStore::new();
+            let scope = crate::model::Scope::pools();
+            store.adopt(
+                &scope,
+                &Snapshot {
+                    epoch: 1,
+                    rev: 900,
+                    pools: vec![pool("old", 1)],
+                    ..Default::default()
+                },
+            );
+            // The same process, older: kept out.
+            store.adopt(
+                &scope,
+                &Snapshot {
+                    epoch: 1,
+                    rev: 800,
+                    pools: vec![pool("older", 1)],
+                    ..Default::default()
+                },
+            );
+            assert!(store.pools.get("old").is_some() && store.pools.get("older").is_none());
+            // A restarted server counts from 1 again: its rows replace the old ones.
+            store.adopt(
+                &scope,
+                &Snapshot {
+                    epoch: 2,
+                    rev: 3,
+                    pools: vec![pool("new", 1)],
+                    ..Default::default()
+                },
+            );
+            assert!(store.pools.get("old").is_none(), "no phantom row");
+            assert!(store.pools.get("new").is_some(), "no lost row");
+            assert_eq!(
+                (store.epoch.get_untracked(), store.rev.get_untracked()),
+                (2, 3)
             );
         });
     }

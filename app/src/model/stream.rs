@@ -73,6 +73,11 @@ pub enum RowKind {
 /// Everything in a scope at one revision.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
+    /// The serving process's epoch: random per start, so revisions of two processes (a
+    /// restart, or two replicas behind one address) are never taken for each other.
+    /// Below 2^53, so JavaScript reads it exactly.
+    #[serde(default)]
+    pub epoch: u64,
     /// The hub revision this snapshot is current at; deltas after it have `rev > this`.
     pub rev: u64,
     pub clusters: Vec<ClusterRow>,
@@ -114,4 +119,31 @@ pub mod sse {
     pub const SNAPSHOT: &str = "snapshot";
     /// Event name of a [`super::Delta`].
     pub const DELTA: &str = "delta";
+
+    /// An event's id, which a reconnecting EventSource sends back as `Last-Event-ID`:
+    /// `EPOCH-REV`.
+    pub fn event_id(epoch: u64, rev: u64) -> String {
+        format!("{epoch}-{rev}")
+    }
+
+    /// `(epoch, rev)` of an [`event_id`]; `None` for anything else (an id from before
+    /// epochs, or garbage), which the server answers with a snapshot.
+    pub fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+        let (epoch, rev) = id.trim().split_once('-')?;
+        Some((epoch.parse().ok()?, rev.parse().ok()?))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn event_ids_round_trip_and_reject_the_rest() {
+            assert_eq!(parse_event_id(&event_id(7, 42)), Some((7, 42)));
+            assert_eq!(parse_event_id("42"), None);
+            assert_eq!(parse_event_id("a-1"), None);
+            assert_eq!(parse_event_id("1-"), None);
+            assert_eq!(parse_event_id("-1-2"), None);
+        }
+    }
 }

@@ -79,6 +79,16 @@ impl Creator {
         if let Some(hit) = self.access_cache.get(&key) {
             return hit;
         }
+        if !self.allowed(identity, false) {
+            // Not cached: the next page load asks again once the limit refills.
+            return denied(
+                target,
+                format!(
+                    "rate limit: at most {} dry runs and access checks per minute per user",
+                    self.settings.api_calls_per_minute
+                ),
+            );
+        }
         let answer = review(target, identity).await;
         self.access_cache.put(key, answer.clone());
         answer

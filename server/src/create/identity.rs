@@ -10,19 +10,26 @@
 //!
 //! With none of these the form is disabled and says why.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::LazyLock;
 
 use axum::http::{HeaderMap, header};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 use crate::http::Auth;
 
-/// How identities are taken from requests (from the flags).
+/// How identities are taken from requests (from the flags). The groups header is part of
+/// the proxy's settings: groups are read only from requests the proxy vouched for.
 #[derive(Clone, Debug, Default)]
 pub struct IdentitySettings {
     pub auth: Auth,
     pub impersonate: bool,
-    pub groups_header: Option<String>,
 }
+
+/// Group prefixes spotboard never impersonates, whatever the proxy says: `system:masters`
+/// bypasses RBAC altogether, and the other `system:` groups belong to nodes and
+/// controllers, never to a person using a dashboard.
+pub const SYSTEM_PREFIX: &str = "system:";
 
 /// The identity one request's create goes out as.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,21 +55,42 @@ impl Identity {
         }
     }
 
-    /// A stable key per user for rate limits and caches; never contains a token.
+    /// A stable key per user for rate limits and caches; never contains a token. Two users
+    /// never share a key: tokens are keyed-hashed (128 bits of HMAC-SHA256 under a key drawn
+    /// at start), and names are length-prefixed so no choice of user and groups can spell
+    /// another's key.
     pub fn key(&self) -> String {
         match self {
             Identity::Local => "local".into(),
-            Identity::Bearer { token, .. } => format!("token:{}", token_fingerprint(token)),
-            Identity::Impersonate { user, groups } => format!("as:{user}:{}", groups.join(",")),
+            Identity::Bearer { token, .. } => format!("token:{}", keyed_hash(token, 32)),
+            Identity::Impersonate { user, groups } => {
+                let mut key = format!("as:{}:{user}", user.len());
+                for g in groups {
+                    key.push_str(&format!("|{}:{g}", g.len()));
+                }
+                key
+            }
         }
     }
 }
 
-/// A short, non-reversible tag of a token (not a security boundary, only a log and map key).
+/// This process's key for hashing tokens: random per start, so a hash seen in a log says
+/// nothing outside this run and cannot be precomputed.
+static HASH_KEY: LazyLock<[u8; 32]> = LazyLock::new(rand::random);
+
+/// The first `hex_len` hex digits of HMAC-SHA256(`HASH_KEY`, `token`).
+fn keyed_hash(token: &str, hex_len: usize) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(HASH_KEY.as_slice())
+        .expect("HMAC accepts keys of any length");
+    mac.update(token.as_bytes());
+    let digest = mac.finalize().into_bytes();
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    hex[..hex_len.min(hex.len())].to_string()
+}
+
+/// A short tag of a token for logs and the form (never the token).
 fn token_fingerprint(token: &str) -> String {
-    let mut h = DefaultHasher::new();
-    token.hash(&mut h);
-    format!("#{:08x}", h.finish() as u32)
+    format!("#{}", keyed_hash(token, 8))
 }
 
 fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -74,10 +102,8 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
 ///
 /// Errors: a sentence saying why creating is not possible and what to configure.
 pub fn identify(headers: &HeaderMap, settings: &IdentitySettings) -> Result<Identity, String> {
-    let proxy_user = match &settings.auth {
-        Auth::ProxyHeader(name) => header_text(headers, name),
-        Auth::Loopback => None,
-    };
+    let proxy = settings.auth.proxy();
+    let proxy_user = proxy.and_then(|p| header_text(headers, &p.user_header));
     if let Some(token) = header_text(headers, header::AUTHORIZATION.as_str())
         .and_then(|v| v.strip_prefix("Bearer ").map(|t| t.trim().to_string()))
         .filter(|t| !t.is_empty())
@@ -88,8 +114,8 @@ pub fn identify(headers: &HeaderMap, settings: &IdentitySettings) -> Result<Iden
         });
     }
     match (&settings.auth, settings.impersonate, proxy_user) {
-        (Auth::ProxyHeader(_), true, Some(user)) => {
-            let groups = settings
+        (Auth::Proxy(p), true, Some(user)) => {
+            let groups: Vec<String> = p
                 .groups_header
                 .as_deref()
                 .and_then(|h| header_text(headers, h))
@@ -100,13 +126,25 @@ pub fn identify(headers: &HeaderMap, settings: &IdentitySettings) -> Result<Iden
                         .collect()
                 })
                 .unwrap_or_default();
+            if user.starts_with(SYSTEM_PREFIX) {
+                return Err(format!(
+                    "spotboard does not impersonate {user}: system: users are the cluster's own"
+                ));
+            }
+            if let Some(g) = groups.iter().find(|g| g.starts_with(SYSTEM_PREFIX)) {
+                return Err(format!(
+                    "spotboard does not impersonate the group {g}: system: groups are the \
+                     cluster's own (system:masters bypasses RBAC)"
+                ));
+            }
             Ok(Identity::Impersonate { user, groups })
         }
         (Auth::Loopback, _, _) => Ok(Identity::Local),
-        (Auth::ProxyHeader(name), _, _) => Err(format!(
+        (Auth::Proxy(p), _, _) => Err(format!(
             "Creating a NodePool needs your own Kubernetes identity, and spotboard's account is \
              read-only. Have the proxy forward your bearer token in the Authorization header, or \
-             start spotboard with --impersonate so creates impersonate the user named in {name}."
+             start spotboard with --impersonate so creates impersonate the user named in {}.",
+            p.user_header
         )),
     }
 }
@@ -124,10 +162,11 @@ mod tests {
     }
 
     fn proxy(impersonate: bool) -> IdentitySettings {
+        let p = crate::http::Proxy::new("X-Forwarded-User", Some("X-Forwarded-Groups"), &[], None)
+            .unwrap();
         IdentitySettings {
-            auth: Auth::ProxyHeader("x-forwarded-user".into()),
+            auth: Auth::Proxy(std::sync::Arc::new(p)),
             impersonate,
-            groups_header: Some("x-forwarded-groups".into()),
         }
     }
 
@@ -170,5 +209,51 @@ mod tests {
             identify(&HeaderMap::new(), &proxy(true)).is_err(),
             "no user header"
         );
+    }
+
+    #[test]
+    fn system_groups_and_users_are_never_impersonated() {
+        let masters = headers(&[
+            ("x-forwarded-user", "mallory"),
+            ("x-forwarded-groups", "ml,system:masters"),
+        ]);
+        let why = identify(&masters, &proxy(true)).unwrap_err();
+        assert!(why.contains("system:masters"), "{why}");
+        let node = headers(&[("x-forwarded-user", "system:node:gpu-1")]);
+        assert!(identify(&node, &proxy(true)).is_err());
+    }
+
+    #[test]
+    fn keys_do_not_collide() {
+        let a = Identity::Impersonate {
+            user: "a".into(),
+            groups: vec!["b,c".into()],
+        };
+        let b = Identity::Impersonate {
+            user: "a".into(),
+            groups: vec!["b".into(), "c".into()],
+        };
+        let c = Identity::Impersonate {
+            user: "a:1:b".into(),
+            groups: vec![],
+        };
+        assert_ne!(a.key(), b.key());
+        assert_ne!(a.key(), c.key());
+        let t1 = Identity::Bearer {
+            token: "t1".into(),
+            user: None,
+        };
+        let t2 = Identity::Bearer {
+            token: "t2".into(),
+            user: None,
+        };
+        assert_ne!(t1.key(), t2.key());
+        assert_eq!(t1.key(), t1.clone().key(), "stable within a run");
+        assert_eq!(t1.key().len(), "token:".len() + 32, "128 bits");
+        let long = Identity::Bearer {
+            token: "eyJhbGciOiJSUzI1NiJ9.secret".into(),
+            user: None,
+        };
+        assert!(!long.key().contains("secret") && !long.label().contains("secret"));
     }
 }

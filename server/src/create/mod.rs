@@ -10,7 +10,14 @@ mod access;
 mod identity;
 mod submit;
 
-use std::{num::NonZeroU32, sync::Arc, time::Duration};
+use std::{
+    num::NonZeroU32,
+    sync::{
+        Arc,
+        atomic::{AtomicI64, Ordering},
+    },
+    time::Duration,
+};
 
 use app::create_api::{BoxFuture, PoolWriter};
 use app::model::{CreateAccess, PoolDraft, SubmitMode, SubmitOutcome};
@@ -44,7 +51,11 @@ pub struct WriteTarget {
 pub struct CreateSettings {
     pub identity: IdentitySettings,
     pub read_only: bool,
+    /// Creates per user per minute.
     pub creates_per_minute: u32,
+    /// Other calls to API servers made for a user (dry runs, access reviews not answered
+    /// from the cache) per user per minute.
+    pub api_calls_per_minute: u32,
 }
 
 /// The server's [`PoolWriter`].
@@ -54,19 +65,53 @@ pub struct Creator {
     hub: Hub,
     access_cache: access::Cache,
     limiter: DefaultKeyedRateLimiter<String>,
+    api_limiter: DefaultKeyedRateLimiter<String>,
+    /// When idle keys were last dropped from the limiters (seconds since the Unix epoch).
+    forgot_at: AtomicI64,
 }
 
 impl Creator {
     pub fn new(targets: Vec<WriteTarget>, settings: CreateSettings, hub: Hub) -> Arc<Self> {
-        let per_minute =
-            NonZeroU32::new(settings.creates_per_minute.max(1)).unwrap_or(NonZeroU32::MIN);
+        let quota =
+            |n: u32| Quota::per_minute(NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN));
         Arc::new(Creator {
+            access_cache: access::Cache::default(),
+            limiter: RateLimiter::keyed(quota(settings.creates_per_minute)),
+            api_limiter: RateLimiter::keyed(quota(settings.api_calls_per_minute)),
+            forgot_at: AtomicI64::new(0),
             targets,
             settings,
             hub,
-            access_cache: access::Cache::default(),
-            limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
         })
+    }
+
+    /// Whether `identity` may make one more call of this kind to an API server now.
+    fn allowed(&self, identity: &Identity, create: bool) -> bool {
+        self.forget_idle();
+        let limiter = if create {
+            &self.limiter
+        } else {
+            &self.api_limiter
+        };
+        limiter.check_key(&identity.key()).is_ok()
+    }
+
+    /// Drops users whose limits have refilled, at most once a minute, so that a stream of
+    /// new identities (one per bearer token) does not grow the limiters without end.
+    fn forget_idle(&self) {
+        let now = chrono::Utc::now().timestamp();
+        let last = self.forgot_at.load(Ordering::Relaxed);
+        if now - last >= 60
+            && self
+                .forgot_at
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            for l in [&self.limiter, &self.api_limiter] {
+                l.retain_recent();
+                l.shrink_to_fit();
+            }
+        }
     }
 
     fn target(&self, cluster: &str) -> Option<&WriteTarget> {

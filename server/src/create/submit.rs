@@ -94,15 +94,21 @@ impl Creator {
                     ..SubmitOutcome::refused(mode, "confirmation needed; nothing was sent")
                 };
             }
-            if self.limiter.check_key(&identity.key()).is_err() {
-                return SubmitOutcome::refused(
-                    mode,
-                    format!(
-                        "rate limit: at most {} creates per minute per user; try again shortly",
-                        self.settings.creates_per_minute
-                    ),
-                );
-            }
+        }
+        let create = mode == SubmitMode::Create;
+        if !self.allowed(&identity, create) {
+            let (n, what) = if create {
+                (self.settings.creates_per_minute, "creates")
+            } else {
+                (
+                    self.settings.api_calls_per_minute,
+                    "dry runs and access checks",
+                )
+            };
+            return SubmitOutcome::refused(
+                mode,
+                format!("rate limit: at most {n} {what} per minute per user; try again shortly"),
+            );
         }
         let client = match client_as(target, &identity) {
             Ok(c) => c,
@@ -177,7 +183,7 @@ fn audit(who: &str, draft: &PoolDraft, outcome: &SubmitOutcome) {
             .unwrap_or_else(|| "refused".to_string())
     };
     tracing::info!(
-        target: "spotboard::audit",
+        target: crate::logging::AUDIT_TARGET,
         user = who,
         action = outcome.mode.as_str(),
         cluster = %draft.cluster,

@@ -1,12 +1,17 @@
-//! Guards in front of every route: Origin check and trusted-proxy authentication.
+//! Guards in front of every route: Host allowlist, trusted-proxy authentication, Origin
+//! check.
+//!
+//! Host: only the names in [`AllowedHosts`] are answered (421 otherwise), which stops DNS
+//! rebinding: a foreign page re-pointed at our address carries its own name in `Host`.
+//!
+//! Authentication: spotboard keeps no sessions of its own. Bound to loopback it trusts the
+//! local user. Behind an authenticating proxy ([`Proxy`]) a request must come from the proxy
+//! and name a user; otherwise 401, whatever headers it carries.
 //!
 //! Origin: a browser page on another origin must not drive our server functions or read the
-//! stream with the user's network position (CSRF, DNS rebinding). Requests to `/api/` that
-//! carry an `Origin` whose host differs from `Host` get 403. Scripts (no Origin) pass.
-//!
-//! Authentication: spotboard keeps no sessions of its own (USERS.md #6). Bound to loopback
-//! it trusts the local user. Bound elsewhere it must sit behind an authenticating proxy that
-//! sets a user header (`--auth-proxy-header`); requests without it get 401.
+//! stream with the user's network position (CSRF). Requests to `/api/`, and every request
+//! that is not a GET, carrying an `Origin` whose host differs from `Host` get 403. Scripts
+//! (no Origin) pass.
 
 use axum::{
     extract::{Request, State},
@@ -15,14 +20,13 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-/// How requests are authenticated.
+use super::{hosts::AllowedHosts, proxy::Auth, streams::ClientKey};
+
+/// What the guard checks, from the flags.
 #[derive(Clone, Debug, Default)]
-pub enum Auth {
-    /// Loopback only: the local user is trusted.
-    #[default]
-    Loopback,
-    /// An authenticating proxy in front sets this header to the user's name.
-    ProxyHeader(String),
+pub struct GuardSettings {
+    pub auth: Auth,
+    pub hosts: AllowedHosts,
 }
 
 /// Whether the Origin header, when present, names the same host as the Host header.
@@ -41,20 +45,68 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
     origin_host.eq_ignore_ascii_case(host)
 }
 
+/// The Host a request names: the Host header, or HTTP/2's `:authority`.
+fn host_of(req: &Request) -> Option<&str> {
+    req.headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()))
+}
+
 /// The middleware.
-pub async fn guard(State(auth): State<Auth>, req: Request, next: Next) -> Response {
+pub async fn guard(
+    State(settings): State<GuardSettings>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let path = req.uri().path();
+    // Probes (kubelet's httpGet names the pod's IP as Host) and they reveal nothing.
     let open = path == "/healthz" || path == "/readyz";
-    if let Auth::ProxyHeader(name) = &auth
-        && !open
-        && !req.headers().contains_key(name.as_str())
-    {
+    if !open && !settings.hosts.allows(host_of(&req)) {
+        tracing::warn!(path, host = ?host_of(&req), "refused a request for a host that is not ours");
         return (
-            StatusCode::UNAUTHORIZED,
-            format!("missing {name}: spotboard expects an authenticating proxy in front"),
+            StatusCode::MISDIRECTED_REQUEST,
+            "this spotboard does not answer to that host name; its operator can add it with \
+             --allowed-host",
         )
             .into_response();
     }
+    let peer = super::serve::peer(&req);
+    if let Some(proxy) = settings.auth.proxy()
+        && !open
+    {
+        if !proxy.vouches_for(peer.map(|p| p.ip()), req.headers()) {
+            tracing::warn!(
+                path,
+                ?peer,
+                "refused a request that did not come through the proxy"
+            );
+            return (
+                StatusCode::UNAUTHORIZED,
+                "spotboard accepts requests only through its authenticating proxy",
+            )
+                .into_response();
+        }
+        if !req.headers().contains_key(proxy.user_header.as_str()) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                format!(
+                    "missing {}: spotboard expects an authenticating proxy in front",
+                    proxy.user_header
+                ),
+            )
+                .into_response();
+        }
+    }
+    let user = settings
+        .auth
+        .proxy()
+        .and_then(|p| req.headers().get(p.user_header.as_str()))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    req.extensions_mut()
+        .insert(ClientKey::of(user.as_deref(), peer));
+    let path = req.uri().path();
     let guarded = path.starts_with("/api/") || req.method() != axum::http::Method::GET;
     if guarded && !same_origin(req.headers()) {
         tracing::warn!(path, origin = ?req.headers().get(header::ORIGIN), "refused a cross-origin request");

@@ -1,8 +1,10 @@
 //! Liveness and readiness.
 
+use std::sync::Arc;
+
 use axum::{extract::State, http::StatusCode};
 
-use crate::hub::Hub;
+use crate::{hub::Hub, ledger::Savings};
 
 /// `GET /healthz`: the process serves HTTP.
 pub async fn healthz() -> &'static str {
@@ -10,10 +12,25 @@ pub async fn healthz() -> &'static str {
 }
 
 /// `GET /readyz`: 200 once every kind of every cluster has been listed once; 503 before.
-pub async fn readyz(State(hub): State<Hub>) -> (StatusCode, &'static str) {
+/// The body names the ledger when its database is away: live pages still serve then (so the
+/// status stays 200), but savings and history cannot.
+pub async fn readyz(
+    State(hub): State<Hub>,
+    State(savings): State<Arc<Savings>>,
+) -> (StatusCode, String) {
+    let ledger = match savings.ledger.health().unavailable_since {
+        Some(since) => format!(
+            "; ledger unavailable since {}",
+            since.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        None => String::new(),
+    };
     if hub.ready() {
-        (StatusCode::OK, "ready")
+        (StatusCode::OK, format!("ready{ledger}"))
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "listing clusters")
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("listing clusters{ledger}"),
+        )
     }
 }

@@ -7,18 +7,26 @@
 //! - `preemptions`: `GET /api/v1/preemptions`, `GET /metrics`.
 //! - `savings`: `GET /api/v1/prices`, `/api/v1/savings[.csv]`, `/api/v1/ledger[.csv]`.
 //! - `stream`: `GET /api/v1/stream` (Server-Sent Events: snapshot, then keyed deltas).
+//! - `streams`: open streams per client, limited.
 //! - `validate`: `POST /api/v1/pools/validate` (lint a NodePool manifest).
-//! - `guard`: Origin check, trusted-proxy authentication, body size limit, 400 for server
+//! - `guard`: Host allowlist, trusted-proxy authentication, Origin check, 400 for server
 //!   function bodies that do not decode.
+//! - `hosts`: the Host names spotboard answers to (DNS rebinding).
+//! - `proxy`: the authenticating proxy and when its headers are believed.
+//! - `serve`: the accept loop (header read timeout, peer address, graceful stop).
 //! - `health`: `/healthz`, `/readyz`.
 
 mod api;
 mod capacity;
 mod guard;
 mod health;
+mod hosts;
 mod preemptions;
+mod proxy;
 mod savings;
+mod serve;
 mod stream;
+mod streams;
 mod validate;
 
 use std::sync::Arc;
@@ -38,7 +46,16 @@ use leptos_axum::{LeptosRoutes, generate_route_list};
 
 use crate::{hub::Hub, ledger::Savings, preemption::PreemptionWatch};
 
-pub use guard::Auth;
+pub use guard::GuardSettings;
+pub use hosts::AllowedHosts;
+pub use proxy::{Auth, Proxy, SECRET_HEADER};
+pub use serve::{HEADER_READ_TIMEOUT, serve};
+pub use streams::{ClientKey, StreamSlots};
+
+/// Turns true once the server is asked to stop; live streams end on it, so a graceful
+/// shutdown does not wait for browsers that would never hang up.
+#[derive(Clone)]
+pub struct Shutdown(pub tokio::sync::watch::Receiver<bool>);
 
 /// Largest request body accepted (server functions, later the create form).
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
@@ -48,7 +65,7 @@ pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
 pub struct AppState {
     pub hub: Hub,
     pub leptos_options: LeptosOptions,
-    pub auth: Auth,
+    pub guard: GuardSettings,
     /// Creates pools for users (the create form's server functions).
     pub writer: PoolWriterHandle,
     /// The capacity grid (capacity pages and API).
@@ -57,6 +74,10 @@ pub struct AppState {
     pub savings: Arc<Savings>,
     /// Live preemptions (page, API, metrics).
     pub preemptions: PreemptionWatch,
+    /// Open live streams per client.
+    pub streams: Arc<StreamSlots>,
+    /// Ends live streams when the server stops.
+    pub shutdown: Shutdown,
 }
 
 /// The whole router.
@@ -102,7 +123,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(axum::middleware::from_fn(guard::undecodable_is_bad_request))
         .layer(axum::middleware::from_fn_with_state(
-            state.auth.clone(),
+            state.guard.clone(),
             guard::guard,
         ))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(

@@ -6,24 +6,31 @@
 //! they are no longer kept, then sends `delta` events as they happen. A subscriber that
 //! falls more than [`crate::hub::SUBSCRIBER_BUFFER`] deltas behind gets a fresh snapshot.
 
-use std::{convert::Infallible, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use app::model::{Scope, Snapshot, sse};
 use axum::{
+    Extension,
     extract::{Query, State},
-    http::HeaderMap,
-    response::sse::{Event, KeepAlive, Sse},
+    http::{HeaderMap, StatusCode},
+    response::{
+        IntoResponse, Response,
+        sse::{Event, KeepAlive, Sse},
+    },
 };
-use futures::{Stream, StreamExt, stream};
+use futures::{StreamExt, stream};
 use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
 
+use super::{ClientKey, Shutdown, StreamSlots};
 use crate::hub::{Hub, Start};
 
 /// The stream's query parameters.
 #[derive(Deserialize, Default)]
 pub struct StreamQuery {
     pub since: Option<u64>,
+    /// The epoch `since` belongs to; another process's (or none) gets a snapshot.
+    pub epoch: Option<u64>,
     pub cluster: Option<String>,
     pub pool: Option<String>,
 }
@@ -31,16 +38,30 @@ pub struct StreamQuery {
 fn snapshot_event(s: &Snapshot) -> Event {
     Event::default()
         .event(sse::SNAPSHOT)
-        .id(s.rev.to_string())
+        .id(sse::event_id(s.epoch, s.rev))
         .data(serde_json::to_string(s).unwrap_or_default())
 }
 
-/// The SSE handler.
+/// The SSE handler. 429 when the client holds `--streams-per-client` streams already.
 pub async fn stream(
     State(hub): State<Hub>,
+    State(slots): State<Arc<StreamSlots>>,
+    State(Shutdown(shutdown)): State<Shutdown>,
+    client: Option<Extension<ClientKey>>,
     Query(q): Query<StreamQuery>,
     headers: HeaderMap,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+) -> Response {
+    let key = client.map(|c| c.0).unwrap_or(ClientKey::of(None, None));
+    let Some(slot) = slots.take(key) else {
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "at most {} live streams per client; close a tab or two",
+                slots.limit()
+            ),
+        )
+            .into_response();
+    };
     let scope = match (q.cluster, q.pool) {
         (Some(c), Some(p)) => Scope::pool(c, p),
         _ => Scope::pools(),
@@ -48,8 +69,12 @@ pub async fn stream(
     let last_event_id = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let since = last_event_id.or(q.since).filter(|s| *s > 0);
+        .and_then(sse::parse_event_id);
+    let epoch = hub.epoch();
+    let since = last_event_id
+        .or(q.since.zip(q.epoch).map(|(rev, e)| (e, rev)))
+        .filter(|(e, rev)| *e == epoch && *rev > 0)
+        .map(|(_, rev)| rev);
     let sub = hub.subscribe(&scope, since);
 
     let (first, last): (Vec<Event>, u64) = match sub.start {
@@ -61,7 +86,7 @@ pub async fn stream(
                 .map(|p| {
                     Event::default()
                         .event(sse::DELTA)
-                        .id(p.rev.to_string())
+                        .id(sse::event_id(epoch, p.rev))
                         .data(p.data.clone())
                 })
                 .collect();
@@ -69,10 +94,15 @@ pub async fn stream(
         }
     };
     let live = stream::unfold(
-        (hub, scope, sub.rx, last),
-        |(hub, scope, mut rx, mut last)| async move {
+        (hub, scope, sub.rx, last, shutdown, slot),
+        move |(hub, scope, mut rx, mut last, mut shutdown, slot)| async move {
             loop {
-                match rx.recv().await {
+                let received = tokio::select! {
+                    r = rx.recv() => r,
+                    // A stopping server ends every stream (and gives back its slot).
+                    _ = async { drop(shutdown.wait_for(|stop| *stop).await) } => return None,
+                };
+                match received {
                     Ok(p) => {
                         if p.rev <= last || !p.wanted_by(&scope) {
                             continue;
@@ -80,9 +110,9 @@ pub async fn stream(
                         last = p.rev;
                         let ev = Event::default()
                             .event(sse::DELTA)
-                            .id(p.rev.to_string())
+                            .id(sse::event_id(epoch, p.rev))
                             .data(p.data.clone());
-                        return Some((ev, (hub, scope, rx, last)));
+                        return Some((ev, (hub, scope, rx, last, shutdown, slot)));
                     }
                     Err(RecvError::Lagged(skipped)) => {
                         // Catching up delta by delta would only fall further behind; one snapshot
@@ -93,13 +123,18 @@ pub async fn stream(
                         );
                         let s = hub.snapshot(&scope);
                         last = s.rev;
-                        return Some((snapshot_event(&s), (hub, scope, rx, last)));
+                        return Some((snapshot_event(&s), (hub, scope, rx, last, shutdown, slot)));
                     }
                     Err(RecvError::Closed) => return None,
                 }
             }
         },
     );
-    Sse::new(stream::iter(first).chain(live).map(Ok))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    Sse::new(
+        stream::iter(first)
+            .chain(live)
+            .map(Ok::<_, std::convert::Infallible>),
+    )
+    .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    .into_response()
 }

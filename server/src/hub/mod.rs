@@ -47,6 +47,8 @@ pub struct Hub {
 struct Inner {
     state: RwLock<State>,
     tx: broadcast::Sender<Arc<Published>>,
+    /// This process's epoch (see `Snapshot::epoch`).
+    epoch: u64,
 }
 
 struct State {
@@ -114,6 +116,9 @@ impl Hub {
             inner: Arc::new(Inner {
                 state: RwLock::new(state),
                 tx,
+                // Below 2^53 so that JavaScript reads it exactly; never 0, which a store
+                // that has seen nothing yet holds.
+                epoch: (rand::random::<u64>() >> 11).max(1),
             }),
         }
     }
@@ -285,13 +290,26 @@ impl Hub {
         })
     }
 
-    /// Everything in `scope` now.
-    pub fn snapshot(&self, scope: &Scope) -> Snapshot {
-        self.read(|s| s.views.snapshot(scope))
+    /// This process's epoch: revisions are comparable only within it.
+    pub fn epoch(&self) -> u64 {
+        self.inner.epoch
     }
 
-    /// Subscribes to the deltas of `scope`, starting after revision `since` when the resume
-    /// ring still holds what came after it, else from a fresh snapshot.
+    /// Everything in `scope` now.
+    pub fn snapshot(&self, scope: &Scope) -> Snapshot {
+        self.read(|s| self.stamped(s.views.snapshot(scope)))
+    }
+
+    fn stamped(&self, snapshot: Snapshot) -> Snapshot {
+        Snapshot {
+            epoch: self.inner.epoch,
+            ..snapshot
+        }
+    }
+
+    /// Subscribes to the deltas of `scope`, starting after revision `since` (of this
+    /// process's epoch: the caller checks) when the resume ring still holds what came after
+    /// it, else from a fresh snapshot.
     pub fn subscribe(&self, scope: &Scope, since: Option<u64>) -> Subscription {
         self.read(|s| {
             // Subscribing under the read lock means no delta can slip between the start and
@@ -299,7 +317,7 @@ impl Hub {
             let rx = self.inner.tx.subscribe();
             let start = match since.and_then(|since| s.views.replay(scope, since)) {
                 Some(replay) => Start::Replay(replay),
-                None => Start::Snapshot(s.views.snapshot(scope)),
+                None => Start::Snapshot(self.stamped(s.views.snapshot(scope))),
             };
             Subscription { start, rx }
         })

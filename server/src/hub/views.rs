@@ -244,6 +244,8 @@ impl Views {
                 .then_with(|| a.key.cmp(&b.key))
         });
         Snapshot {
+            // The hub stamps its epoch; the views know only revisions.
+            epoch: 0,
             rev: self.rev,
             clusters: self.clusters.values().cloned().collect(),
             pools,

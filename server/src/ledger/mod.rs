@@ -9,25 +9,27 @@ mod recorder;
 mod savings;
 mod store;
 
-pub use recorder::{Recorder, lifetime};
+pub use recorder::{Recorder, Write, lifetime};
 pub use savings::Savings;
-pub use store::Ledger;
+pub use store::{Health, Ledger};
 
 use crate::hub::Observations;
 
-/// Records at every look at the hub until the looks stop; a failed step is logged and retried
-/// at the next look (nothing is lost: the next step sees the same state).
+/// Records at every look at the hub until the looks stop; a failed step is logged and its
+/// writes stay queued for the next look (nothing seen is lost, nothing is written twice).
 pub fn spawn_recorder(ledger: Ledger, mut looks: Observations) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut recorder = Recorder::default();
         let mut failing = false;
         loop {
             let inputs = looks.borrow_and_update().clone();
-            match recorder.step(&ledger, &inputs, chrono::Utc::now()).await {
+            let step = recorder.step(&ledger, &inputs, chrono::Utc::now()).await;
+            match ledger.track(step) {
                 Ok(()) => failing = false,
                 Err(e) if !failing => {
                     failing = true;
-                    tracing::warn!(error = %e, "ledger step failed; retrying");
+                    tracing::warn!(error = %e, queued = recorder.queued(),
+                        "ledger step failed; changes stay queued and are written when it answers");
                 }
                 Err(_) => {}
             }

@@ -4,8 +4,13 @@
 //! `scaled down` (its pool still exists) or `deleted`. Lifetimes still open in the ledger for
 //! nodes that are gone when spotboard starts end at the last heartbeat: they ended while
 //! nobody was watching.
+//!
+//! What the hub shows is turned into [`Write`]s at once and queued; the queue is then written
+//! in order. A database that is away keeps the queue (up to [`MAX_QUEUED`]), so a node that
+//! starts and ends during an outage is still recorded when the database returns, and since
+//! every write is idempotent, one that is written twice changes nothing.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use app::catalog;
 use app::model::{Lifetime, NodeRow, PoolRow};
@@ -26,6 +31,35 @@ struct Seen {
 /// is decided (the node and event watches are independent streams).
 pub const END_GRACE: chrono::Duration = chrono::Duration::seconds(3);
 
+/// Writes queued while the database is away, at most; past this the oldest are dropped with
+/// an error in the log (hours of a large fleet's changes).
+pub const MAX_QUEUED: usize = 100_000;
+
+/// One write the recorder owes the ledger. Each is idempotent.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Write {
+    Started(Lifetime),
+    Preempting {
+        uid: String,
+        t0: DateTime<Utc>,
+    },
+    Ended {
+        uid: String,
+        at: DateTime<Utc>,
+        reason: &'static str,
+    },
+}
+
+impl Write {
+    async fn apply(&self, ledger: &Ledger) -> Result<()> {
+        match self {
+            Write::Started(l) => ledger.started(l).await,
+            Write::Preempting { uid, t0 } => ledger.preempting(uid, *t0).await,
+            Write::Ended { uid, at, reason } => ledger.ended(uid, *at, reason).await,
+        }
+    }
+}
+
 /// The recorder's memory between looks.
 #[derive(Default)]
 pub struct Recorder {
@@ -34,6 +68,8 @@ pub struct Recorder {
     vanished: HashMap<String, DateTime<Utc>>,
     /// Clusters whose leftovers from before this start have been closed.
     reconciled: HashSet<String>,
+    /// Writes not yet in the database, oldest first.
+    queue: VecDeque<Write>,
 }
 
 /// The provider's notice is on the node (CKS: also once the drain label is set).
@@ -73,14 +109,41 @@ pub fn lifetime(n: &NodeRow, pools: &[PoolRow], now: DateTime<Utc>) -> Lifetime 
 }
 
 impl Recorder {
-    /// One look: records what changed since the last one. Only clusters whose watches have
-    /// listed are judged, so a cluster still connecting does not look empty.
+    /// One look: queues what changed since the last one, then writes the queue. Only
+    /// clusters whose watches have listed are judged, so a cluster still connecting does not
+    /// look empty.
+    ///
+    /// Errors: the database failed; what was not written stays queued for the next look.
     pub async fn step(
         &mut self,
         ledger: &Ledger,
         inputs: &crate::hub::LedgerInputs,
         now: DateTime<Utc>,
     ) -> Result<()> {
+        self.observe(inputs, now);
+        self.reconcile(ledger, inputs, now).await?;
+        self.flush(ledger).await?;
+        ledger.beat(now).await
+    }
+
+    /// Writes not yet in the database.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn push(&mut self, w: Write) {
+        if self.queue.len() >= MAX_QUEUED {
+            self.queue.pop_front();
+            tracing::error!(
+                max = MAX_QUEUED,
+                "the ledger has been away too long: dropping its oldest unwritten change"
+            );
+        }
+        self.queue.push_back(w);
+    }
+
+    /// Turns one look at the hub into queued writes (no I/O).
+    pub fn observe(&mut self, inputs: &crate::hub::LedgerInputs, now: DateTime<Utc>) {
         let crate::hub::LedgerInputs {
             nodes,
             pools,
@@ -97,27 +160,12 @@ impl Recorder {
             })
             .collect();
         let present: HashSet<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
-        for cluster in synced {
-            if self.reconciled.insert(cluster.clone()) {
-                // Once per cluster per start, so the heartbeat is read only then.
-                let last_beat = ledger.last_beat().await?.unwrap_or(now);
-                for uid in ledger.open_uids(cluster).await? {
-                    if !present.contains(uid.as_str()) {
-                        ledger.ended(&uid, last_beat, "deleted").await?;
-                    }
-                }
-            }
-        }
         for n in nodes.iter().filter(|n| synced.contains(&n.cluster)) {
             let signal = pending.get(&(n.cluster.as_str(), n.name.as_str())).copied();
             let preempting = is_preempting(n) || signal.is_some();
             let t0 = signal.unwrap_or(now);
-            match self.seen.get_mut(&n.key) {
+            let newly_preempting = match self.seen.get_mut(&n.key) {
                 None => {
-                    ledger.started(&lifetime(n, pools, now)).await?;
-                    if preempting {
-                        ledger.preempting(&n.key, t0).await?;
-                    }
                     self.seen.insert(
                         n.key.clone(),
                         Seen {
@@ -127,13 +175,20 @@ impl Recorder {
                             preempting,
                         },
                     );
+                    self.push(Write::Started(lifetime(n, pools, now)));
+                    preempting
                 }
-                Some(s) => {
-                    if preempting && !s.preempting {
-                        ledger.preempting(&n.key, t0).await?;
-                        s.preempting = true;
-                    }
+                Some(s) if preempting && !s.preempting => {
+                    s.preempting = true;
+                    true
                 }
+                Some(_) => false,
+            };
+            if newly_preempting {
+                self.push(Write::Preempting {
+                    uid: n.key.clone(),
+                    t0,
+                });
             }
         }
         let gone: Vec<(String, Seen)> = self
@@ -150,7 +205,10 @@ impl Recorder {
             }
             if let Some(t0) = signal {
                 if !s.preempting {
-                    ledger.preempting(&uid, *t0).await?;
+                    self.push(Write::Preempting {
+                        uid: uid.clone(),
+                        t0: *t0,
+                    });
                 }
                 s.preempting = true;
             }
@@ -165,10 +223,48 @@ impl Recorder {
             } else {
                 "deleted"
             };
-            ledger.ended(&uid, missed, reason).await?;
+            self.push(Write::Ended {
+                uid: uid.clone(),
+                at: missed,
+                reason,
+            });
             self.seen.remove(&uid);
             self.vanished.remove(&uid);
         }
-        ledger.beat(now).await
+    }
+
+    /// Once per cluster per start: lifetimes left open in the ledger for nodes that are gone
+    /// end at the last heartbeat. Marked done only once every write went through, so a
+    /// database that fails halfway makes the next look try the whole cluster again.
+    async fn reconcile(
+        &mut self,
+        ledger: &Ledger,
+        inputs: &crate::hub::LedgerInputs,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        let present: HashSet<&str> = inputs.nodes.iter().map(|n| n.key.as_str()).collect();
+        for cluster in &inputs.synced {
+            if self.reconciled.contains(cluster) {
+                continue;
+            }
+            let last_beat = ledger.last_beat().await?.unwrap_or(now);
+            for uid in ledger.open_uids(cluster).await? {
+                // A node this run saw (its start may still be queued) is not a leftover.
+                if !present.contains(uid.as_str()) && !self.seen.contains_key(&uid) {
+                    ledger.ended(&uid, last_beat, "deleted").await?;
+                }
+            }
+            self.reconciled.insert(cluster.clone());
+        }
+        Ok(())
+    }
+
+    /// Writes the queue in order, stopping at the first failure (which stays queued).
+    async fn flush(&mut self, ledger: &Ledger) -> Result<()> {
+        while let Some(w) = self.queue.front() {
+            w.apply(ledger).await?;
+            self.queue.pop_front();
+        }
+        Ok(())
     }
 }

@@ -20,13 +20,22 @@ pub struct Savings {
 impl Savings {
     /// The report over `[from, to]`, now.
     ///
-    /// Errors: the ledger could not be read.
+    /// Errors: the ledger could not be read ("ledger unavailable since …").
     pub async fn report(
         &self,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> crate::Result<SavingsReport> {
-        let lifetimes = self.ledger.between(from, to).await?;
+        let read = self.ledger.between(from, to).await;
+        let lifetimes = self.ledger.track(read).map_err(|e| {
+            let since = self
+                .ledger
+                .health()
+                .unavailable_since
+                .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+                .unwrap_or_default();
+            crate::Error::Ledger(format!("ledger unavailable since {since}: {e}"))
+        })?;
         Ok(report(&ReportInput {
             lifetimes: &lifetimes,
             prices: &self.prices,

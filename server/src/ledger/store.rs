@@ -14,6 +14,86 @@ pub struct Ledger {
     pool: AnyPool,
     /// `sqlite` or `postgres`, for the log and the health page.
     pub backend: &'static str,
+    /// The SQLite file's owner lock, held while any clone of this ledger lives.
+    _owner: Option<std::sync::Arc<std::fs::File>>,
+    /// Whether the database answers, from the last reads and writes.
+    health: std::sync::Arc<std::sync::Mutex<Health>>,
+}
+
+/// Since when the database has been failing, and why; `None` while it answers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Health {
+    pub unavailable_since: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+}
+
+/// How long a request waits for a database connection before the ledger counts as away:
+/// pages must answer quickly (from live data) whatever the database does.
+pub const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How often migrations are tried again when the database was away at start.
+const MIGRATE_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The SQLite file's path in a `sqlite://PATH[?…]` URL (`None` for in-memory databases).
+fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or(rest);
+    (!path.is_empty() && path != ":memory:").then(|| path.into())
+}
+
+/// Takes the exclusive owner lock of the SQLite ledger at `db` (a `.lock` file beside it).
+///
+/// Why: two spotboard processes on one SQLite file each "close" the other's open lifetimes
+/// for clusters of the same name at start, so the savings history would mix two runs. The
+/// lock is the operating system's, so it goes with the process, however that ends.
+///
+/// Errors: another process holds it (the message names its pid and what to do), or the lock
+/// file cannot be created.
+async fn lock_sqlite(db: &std::path::Path) -> Result<std::fs::File> {
+    use std::io::{Read, Seek, Write};
+    let mut name = db.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_path = std::path::PathBuf::from(name);
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .map_err(|e| Error::Ledger(format!("creating {}: {e}", lock_path.display())))?;
+    // A restart in the same place may find the old process's lock for a moment longer.
+    let mut tries = 0;
+    let locked = loop {
+        match file.try_lock() {
+            Err(std::fs::TryLockError::WouldBlock) if tries < 30 => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            other => break other,
+        }
+    };
+    match locked {
+        Ok(()) => {
+            let _ = file.set_len(0);
+            let _ = file.rewind();
+            let _ = write!(file, "{}", std::process::id());
+            Ok(file)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            Err(Error::LedgerBusy {
+                path: db.display().to_string(),
+                holder: holder.trim().to_string(),
+            })
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::Ledger(format!(
+            "locking {}: {e}",
+            lock_path.display()
+        ))),
+    }
 }
 
 /// A `node_lifetimes` row, its twelve columns first in the query.
@@ -68,15 +148,31 @@ fn db(context: &str) -> impl Fn(sqlx::Error) -> Error + '_ {
 
 impl Ledger {
     /// Opens (creating when needed) the ledger at `url` and applies the migrations.
-    /// `url` is `sqlite://PATH` (the file is created) or `postgres://…`.
+    /// `url` is `sqlite://PATH` (the file is created) or `postgres://…`. A database that
+    /// cannot be reached or written now does not stop spotboard: the ledger reports itself
+    /// unavailable ([`Ledger::health`]) and the migrations are tried again until they pass.
     ///
-    /// Errors: the database cannot be reached or created, or a migration fails.
+    /// Errors: another spotboard owns the SQLite file ([`Error::LedgerBusy`]), or the URL is
+    /// not one sqlx understands.
     pub async fn open(url: &str) -> Result<Self> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("postgres") {
             "postgres"
         } else {
             "sqlite"
+        };
+        let owner = match sqlite_path(url).filter(|_| backend == "sqlite") {
+            Some(path) => match lock_sqlite(&path).await {
+                Ok(f) => Some(std::sync::Arc::new(f)),
+                Err(e @ Error::LedgerBusy { .. }) => return Err(e),
+                // A read-only or full disk: the database will not open either, and the
+                // dashboard serves live data without it.
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot lock the ledger file");
+                    None
+                }
+            },
+            None => None,
         };
         let url = if backend == "sqlite" && !url.contains("mode=") {
             format!("{url}{}mode=rwc", if url.contains('?') { '&' } else { '?' })
@@ -85,14 +181,59 @@ impl Ledger {
         };
         let pool = AnyPoolOptions::new()
             .max_connections(if backend == "sqlite" { 1 } else { 4 })
-            .connect(&url)
-            .await
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_lazy(&url)
             .map_err(db("opening the ledger"))?;
-        sqlx::migrate!("./migrations")
-            .run(&pool)
+        let ledger = Ledger {
+            pool,
+            backend,
+            _owner: owner,
+            health: Default::default(),
+        };
+        if let Err(e) = ledger.migrate().await {
+            tracing::error!(error = %e, "the ledger is unavailable; spotboard serves live data and keeps trying");
+            let retry = ledger.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(MIGRATE_RETRY).await;
+                    if retry.migrate().await.is_ok() {
+                        tracing::info!("the ledger is available again");
+                        return;
+                    }
+                }
+            });
+        }
+        Ok(ledger)
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        let result = sqlx::migrate!("./migrations")
+            .run(&self.pool)
             .await
-            .map_err(|e| Error::Ledger(format!("migrating the ledger: {e}")))?;
-        Ok(Ledger { pool, backend })
+            .map_err(|e| Error::Ledger(format!("migrating the ledger: {e}")));
+        self.track(result)
+    }
+
+    /// Whether the database answered the last reads and writes.
+    pub fn health(&self) -> Health {
+        self.health
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Notes `result` in the ledger's health and passes it on: the first failure starts
+    /// "unavailable since", a success ends it.
+    pub fn track<T>(&self, result: Result<T>) -> Result<T> {
+        let mut h = self.health.lock().unwrap_or_else(|p| p.into_inner());
+        match &result {
+            Ok(_) => *h = Health::default(),
+            Err(e) => {
+                h.unavailable_since.get_or_insert_with(Utc::now);
+                h.error = Some(e.to_string());
+            }
+        }
+        result
     }
 
     /// Records a node that started (or is seen for the first time). A known uid keeps its

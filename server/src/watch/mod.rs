@@ -4,8 +4,10 @@
 //! # Layout
 //! - `records`: the trimmed objects.
 //! - `trim`: pure functions from Kubernetes objects to records.
+//! - `lenient`: objects decoded one by one, so a malformed one is skipped, not the list.
 //! - `runner`: the watch tasks, their backoff, and the per-cluster health probe.
 
+mod lenient;
 pub mod records;
 mod runner;
 pub mod trim;

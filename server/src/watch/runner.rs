@@ -19,7 +19,11 @@ use tokio::task::JoinHandle;
 
 use crate::hub::Hub;
 
-use super::{records::Observed, trim};
+use super::{
+    lenient::{Lenient, Watched},
+    records::Observed,
+    trim,
+};
 
 /// A cluster to watch.
 #[derive(Clone)]
@@ -56,7 +60,7 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
         tokio::spawn(watch(
             hub.clone(),
             src.name.clone(),
-            Api::<Node>::all(c.clone()),
+            Api::<Lenient<Node>>::all(c.clone()),
             trim::node,
             Hub::nodes,
             Some(last_error.clone()),
@@ -64,7 +68,7 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
         tokio::spawn(watch(
             hub.clone(),
             src.name.clone(),
-            Api::<Pod>::all(c.clone()),
+            Api::<Lenient<Pod>>::all(c.clone()),
             trim::pod,
             Hub::pods,
             Some(last_error.clone()),
@@ -72,7 +76,7 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
         tokio::spawn(watch(
             hub.clone(),
             src.name.clone(),
-            Api::<Event>::all(c.clone()),
+            Api::<Lenient<Event>>::all(c.clone()),
             trim::event,
             Hub::events,
             Some(last_error.clone()),
@@ -136,12 +140,16 @@ async fn watch_karpenter(hub: Hub, src: ClusterSource) {
 async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last_error: LastError) {
     let gv = format!("{}/{}", app::nodepool::GROUP, app::nodepool::VERSION);
     loop {
-        match src.client.list_api_group_resources(&gv).await {
-            Ok(list) if list.resources.iter().any(|r| r.name == "nodepools") => {
+        let discovery = src.client.list_api_group_resources(&gv).await;
+        match discovery {
+            Ok(ref list) if list.resources.iter().any(|r| r.name == "nodepools") => {
                 hub.set_note(&src.name, None);
                 break;
             }
-            Ok(_) | Err(kube::Error::Api(_)) => {
+            // Only "not found" means not installed; a 5xx, a 429 or a timeout says nothing
+            // about the CRD, and an empty list here would mark NodePools listed when they
+            // were not.
+            Ok(_) | Err(kube::Error::Api(_)) if crd_absent(&discovery) => {
                 let msg = format!(
                     "no CoreWeave NodePools here: the NodePool CRD ({gv}) is not installed. GKE \
                      node pools and Karpenter NodePools are shown from their nodes' labels. To \
@@ -152,9 +160,15 @@ async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last
                 hub.set_note(&src.name, Some(msg));
                 tokio::time::sleep(Duration::from_secs(30)).await;
             }
-            Err(e) => {
+            _ => {
+                let e = discovery.err().map(|e| e.to_string()).unwrap_or_default();
+                tracing::warn!(cluster = %src.name, error = %e, "NodePool discovery failed; retrying");
                 *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-                hub.set_link(&src.name, LinkState::Stale, Some(e.to_string()));
+                hub.set_link(
+                    &src.name,
+                    LinkState::Stale,
+                    Some(format!("NodePool discovery: {e}")),
+                );
                 tokio::time::sleep(PROBE_EVERY).await;
             }
         }
@@ -162,32 +176,63 @@ async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last
     watch(hub, src.name, api, trim::pool, Hub::pools, Some(last_error)).await
 }
 
+/// Whether a discovery answer says the NodePool CRD is not installed: the group is served
+/// without `nodepools`, or the API server answered 404 for the group.
+fn crd_absent(
+    discovery: &Result<
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList,
+        kube::Error,
+    >,
+) -> bool {
+    match discovery {
+        Ok(list) => !list.resources.iter().any(|r| r.name == "nodepools"),
+        Err(kube::Error::Api(status)) => status.code == 404,
+        Err(_) => false,
+    }
+}
+
+/// Whether a watch error is the routine end of a watch: 410 Gone (the API server's history
+/// no longer reaches the watch's resourceVersion). kube-rs relists by itself; the data is
+/// not stale, so the cluster's badge must not say so.
+pub fn is_routine(e: &watcher::Error) -> bool {
+    match e {
+        watcher::Error::WatchError(status) => status.code == 410,
+        watcher::Error::WatchStartFailed(kube::Error::Api(status))
+        | watcher::Error::WatchFailed(kube::Error::Api(status)) => status.code == 410,
+        _ => false,
+    }
+}
+
 /// One kind's watch: list, then watch, with kube-rs's default backoff on errors. Objects are
-/// trimmed before the hub sees them; an object that does not trim is skipped.
+/// trimmed before the hub sees them; an object that does not trim is skipped, and one that
+/// does not decode is skipped with one log line per object and reason.
 async fn watch<K, R>(
     hub: Hub,
     cluster: String,
     api: Api<K>,
-    trim: fn(&K) -> Option<R>,
+    trim: fn(&K::Object) -> Option<R>,
     apply: fn(&Hub, &str, Observed<R>),
     // `None` for an optional kind (Karpenter's): its failures never make the cluster stale.
     last_error: Option<LastError>,
 ) where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+    K: Resource + Watched + Clone + DeserializeOwned + Debug + Send + 'static,
 {
     let kind = std::any::type_name::<K>()
         .rsplit("::")
         .next()
+        .map(|k| k.trim_end_matches('>'))
         .unwrap_or("object");
     let mut stream = watcher(api, watcher::Config::default())
         .default_backoff()
         .boxed();
     let mut initial: Option<Vec<R>> = None;
+    let mut malformed = Malformed::default();
     while let Some(event) = stream.next().await {
         match event {
             Ok(watcher::Event::Init) => initial = Some(Vec::new()),
             Ok(watcher::Event::InitApply(obj)) => {
-                if let (Some(buf), Some(rec)) = (initial.as_mut(), trim(&obj)) {
+                let rec = malformed.check(&cluster, kind, &obj).and_then(trim);
+                if let (Some(buf), Some(rec)) = (initial.as_mut(), rec) {
                     buf.push(rec);
                 }
             }
@@ -198,14 +243,19 @@ async fn watch<K, R>(
                     Observed::Resync(initial.take().unwrap_or_default()),
                 );
             }
-            Ok(watcher::Event::Apply(obj)) => match trim(&obj) {
-                Some(rec) => apply(&hub, &cluster, Observed::Apply(rec)),
-                None => tracing::trace!(%cluster, kind, name = %obj.name_any(), "skipped"),
-            },
+            Ok(watcher::Event::Apply(obj)) => {
+                match malformed.check(&cluster, kind, &obj).and_then(trim) {
+                    Some(rec) => apply(&hub, &cluster, Observed::Apply(rec)),
+                    None => tracing::trace!(%cluster, kind, name = %obj.name_any(), "skipped"),
+                }
+            }
             Ok(watcher::Event::Delete(obj)) => {
                 if let Some(uid) = obj.uid() {
                     apply(&hub, &cluster, Observed::Delete(uid));
                 }
+            }
+            Err(e) if is_routine(&e) => {
+                tracing::debug!(%cluster, kind, "watch expired (410 Gone); relisting");
             }
             Err(e) => {
                 tracing::warn!(%cluster, kind, error = %e, "watch failed; retrying with backoff");
@@ -218,6 +268,33 @@ async fn watch<K, R>(
                     LinkState::Stale,
                     Some(format!("{kind} watch: {e}")),
                 );
+            }
+        }
+    }
+}
+
+/// The malformed objects already reported, so each is logged once per reason, not at every
+/// change or relist.
+#[derive(Default)]
+struct Malformed(std::collections::HashSet<(String, String)>);
+
+impl Malformed {
+    /// The object to trim, or `None` (logged the first time) when it does not decode.
+    fn check<'a, K: Resource + Watched>(
+        &mut self,
+        cluster: &str,
+        kind: &str,
+        obj: &'a K,
+    ) -> Option<&'a K::Object> {
+        match obj.object() {
+            Ok(o) => Some(o),
+            Err(why) => {
+                let id = obj.meta().uid.clone().unwrap_or_else(|| obj.name_any());
+                if self.0.insert((id, why.to_string())) {
+                    tracing::warn!(%cluster, kind, name = %obj.name_any(), error = why,
+                        "skipped an object that does not decode; the others keep updating");
+                }
+                None
             }
         }
     }
@@ -256,6 +333,51 @@ async fn probe(hub: Hub, src: ClusterSource, last_error: LastError) {
                     Some("API server did not answer within 2 s".into()),
                 );
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIResource, APIResourceList};
+
+    fn status(code: u16) -> kube::core::Status {
+        kube::core::Status::failure("x", "y").with_code(code)
+    }
+
+    #[test]
+    fn only_410_is_routine() {
+        assert!(is_routine(&watcher::Error::WatchError(status(410).boxed())));
+        assert!(is_routine(&watcher::Error::WatchStartFailed(
+            kube::Error::Api(status(410).boxed())
+        )));
+        assert!(!is_routine(&watcher::Error::WatchError(
+            status(500).boxed()
+        )));
+        assert!(!is_routine(&watcher::Error::InitialListFailed(
+            kube::Error::Api(status(410).boxed())
+        )));
+        assert!(!is_routine(&watcher::Error::NoResourceVersion));
+    }
+
+    #[test]
+    fn only_404_or_a_group_without_nodepools_means_not_installed() {
+        let served = APIResourceList {
+            resources: vec![APIResource {
+                name: "nodepools".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert!(!crd_absent(&Ok(served)));
+        assert!(crd_absent(&Ok(APIResourceList::default())));
+        assert!(crd_absent(&Err(kube::Error::Api(status(404).boxed()))));
+        for transient in [500, 503, 429, 403] {
+            assert!(
+                !crd_absent(&Err(kube::Error::Api(status(transient).boxed()))),
+                "{transient}"
+            );
         }
     }
 }

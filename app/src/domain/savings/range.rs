@@ -40,8 +40,18 @@ pub fn resolve(
     if from > to {
         return Err("from is after to".into());
     }
+    if to - from > Duration::days(MAX_RANGE_DAYS) {
+        return Err(format!(
+            "a range of at most {MAX_RANGE_DAYS} days: export longer periods a piece at a time"
+        ));
+    }
     Ok((from, to))
 }
+
+/// The longest range one request may ask for, in days. Every lifetime overlapping the range
+/// is read and priced, so an unbounded range (years of a large fleet) would hold the ledger
+/// and the server's memory for one request.
+pub const MAX_RANGE_DAYS: i64 = 400;
 
 #[cfg(test)]
 mod tests {
@@ -78,5 +88,13 @@ mod tests {
                 .unwrap_err()
                 .contains("after")
         );
+    }
+
+    #[test]
+    fn ranges_are_bounded() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 23, 0, 0, 0).unwrap();
+        assert!(resolve(None, Some("2025-11-01T00:00:00Z"), None, now).is_ok());
+        let err = resolve(None, Some("2020-01-01T00:00:00Z"), None, now).unwrap_err();
+        assert!(err.contains("400 days"), "{err}");
     }
 }

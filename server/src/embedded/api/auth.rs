@@ -122,6 +122,11 @@ pub async fn middleware(
             Err(_) => return ApiError::bad_request("malformed request path").into_response(),
         }
     }
+    // The official Python client and kr8s ask for `/version/` and `/apis/`, which a real API
+    // server answers as `/version` and `/apis`.
+    if let Some(uri) = without_trailing_slash(req.uri()) {
+        *req.uri_mut() = uri;
+    }
     req.extensions_mut().insert(prefix);
     // Impersonation needs the `impersonate` verb; only the admin has it here, as on a real
     // cluster where spotboard's read-only account lacks it unless granted.
@@ -139,9 +144,36 @@ pub async fn middleware(
     }
 }
 
+/// `uri` without the trailing slash of its path (`/apis/` → `/apis`), or `None` when there
+/// is none to remove.
+fn without_trailing_slash(uri: &axum::http::Uri) -> Option<axum::http::Uri> {
+    let path = uri.path();
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.len() == path.len() || trimmed.is_empty() {
+        return None;
+    }
+    let text = match uri.query() {
+        Some(q) => format!("{trimmed}?{q}"),
+        None => trimmed.to_string(),
+    };
+    text.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trailing_slashes_are_dropped() {
+        let u = |s: &str| s.parse::<axum::http::Uri>().unwrap();
+        assert_eq!(without_trailing_slash(&u("/version/")), Some(u("/version")));
+        assert_eq!(
+            without_trailing_slash(&u("/apis/?x=1")),
+            Some(u("/apis?x=1"))
+        );
+        assert_eq!(without_trailing_slash(&u("/apis")), None);
+        assert_eq!(without_trailing_slash(&u("/")), None);
+    }
 
     #[test]
     fn tokens_map_to_users() {
