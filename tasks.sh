@@ -125,6 +125,23 @@ cmd_e2e() { # Build the site and run only the Playwright tests
   cargo leptos end-to-end
 }
 
+cmd_faults() { # The fault suite: injects each fault and prints one table (README "Reliability")
+  need_rust
+  need_postgres
+  need_python_clients
+  local out
+  out=$(mktemp)
+  # More repetitions than the test task uses: R1 50 outages, R2 100 expiries.
+  SPOTBOARD_FAULT_RUNS="${SPOTBOARD_FAULT_RUNS:-50}" cargo test --locked --no-fail-fast -p server \
+    --test faults --test process --test ledger --test dashboard --test create \
+    -- --nocapture --test-threads 2 2>&1 | tee "$out" | grep -E '^test |test result' >&2 || true
+  echo
+  echo "| fault | what | runs | recovered | max ms | p95 ms | rows lost | phantom rows | 5xx | notes |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  grep -E '^FAULT\|' "$out" | sort -t'|' -k2,2V | cut -d'|' -f2- | sed -E 's/^/| /; s/$/ |/'
+  ! grep -qE '^test result: FAILED' "$out"
+}
+
 cmd_lint() { # cargo fmt --check, and clippy -D warnings for the ssr and hydrate feature sets
   need_rust
   cargo fmt --all -- --check

@@ -765,6 +765,12 @@ async fn hostile_payloads_never_get_a_server_error() {
         .collect()
         .await;
     let server_errors: Vec<&(u16, String)> = statuses.iter().filter(|(s, _)| *s >= 500).collect();
+    println!(
+        "FAULT|S4|10,000 random and mutated requests|{}|{}|0|0|0|0|{}|nothing created",
+        statuses.len(),
+        statuses.len() - server_errors.len(),
+        server_errors.len()
+    );
     assert!(
         server_errors.is_empty(),
         "{} of {} requests got a 5xx, e.g. {:?}",
@@ -797,4 +803,54 @@ fn urlencode(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// Slowloris: a client that sends its request headers a byte at a time is cut off after the
+/// header read timeout, and everyone else is answered meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_headers_are_cut_off_and_others_are_served() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let d = common::start(&[ZONE], 60.0).await;
+    let mut slow = Vec::new();
+    for _ in 0..50 {
+        slow.push(
+            tokio::net::TcpStream::connect(d.running.addr)
+                .await
+                .unwrap(),
+        );
+    }
+    let started = std::time::Instant::now();
+    let request = b"GET /api/v1/pools HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    let mut cut_off = false;
+    let limit = server::http::HEADER_READ_TIMEOUT + Duration::from_secs(5);
+    'drip: while started.elapsed() < limit {
+        for (i, s) in slow.iter_mut().enumerate() {
+            let byte = request[(started.elapsed().as_secs() as usize) % request.len()];
+            if s.write_all(&[byte]).await.is_err() && i == 0 {
+                cut_off = true;
+                break 'drip;
+            }
+        }
+        // Others are answered while the slow clients hold their connections.
+        let t = std::time::Instant::now();
+        let r = reqwest::get(format!("{}/api/v1/pools", d.base))
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    if !cut_off {
+        // The server may have closed quietly: a read sees the end (or its 408).
+        let mut buf = [0u8; 256];
+        let n = tokio::time::timeout(Duration::from_secs(2), slow[0].read(&mut buf))
+            .await
+            .map(|r| r.unwrap_or(0))
+            .unwrap_or(usize::MAX);
+        cut_off = n != usize::MAX;
+    }
+    assert!(
+        cut_off,
+        "a slow client is cut off after the header read timeout"
+    );
 }

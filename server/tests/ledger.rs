@@ -198,3 +198,201 @@ async fn postgres_ledger_records_the_cluster_and_survives_a_restart() {
     let base = admin_url.rsplit_once('/').map(|(b, _)| b).unwrap();
     plays_and_survives_a_restart(&format!("{base}/{name}")).await;
 }
+
+/// A TCP forwarder in front of PostgreSQL whose link can be cut: "the database goes away"
+/// without stopping the PostgreSQL other tests share.
+struct Link {
+    addr: std::net::SocketAddr,
+    up: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Bumped at every cut; a forwarding task of an older generation ends.
+    generation: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Link {
+    async fn to(target: &str) -> Self {
+        use std::sync::atomic::Ordering;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let generation = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (u, g, target) = (up.clone(), generation.clone(), target.to_string());
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if !u.load(Ordering::SeqCst) {
+                    continue; // dropped: connection refused in effect
+                }
+                let born = g.load(Ordering::SeqCst);
+                let (g, target) = (g.clone(), target.clone());
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await else {
+                        return;
+                    };
+                    let copy = tokio::io::copy_bidirectional(&mut inbound, &mut outbound);
+                    let cut = async {
+                        while g.load(Ordering::SeqCst) == born {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                    };
+                    tokio::select! { _ = copy => {}, _ = cut => {} }
+                });
+            }
+        });
+        Link {
+            addr,
+            up,
+            generation,
+        }
+    }
+
+    fn set(&self, up: bool) {
+        use std::sync::atomic::Ordering;
+        if !up {
+            self.generation.fetch_add(1, Ordering::SeqCst);
+        }
+        self.up.store(up, Ordering::SeqCst);
+    }
+}
+
+/// PostgreSQL goes away mid-run: live data keeps serving, savings and /readyz say "ledger
+/// unavailable since …", and what happened meanwhile (a node that is preempted and gone)
+/// is recorded when it returns, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
+    let admin_url = std::env::var("SPOTBOARD_TEST_DATABASE_URL").expect(
+        "SPOTBOARD_TEST_DATABASE_URL is not set: run the tests through ./tasks.sh test, which \
+         installs and starts PostgreSQL on loopback",
+    );
+    let name = format!("spotboard_test_{}", uuid::Uuid::new_v4().simple());
+    sqlx::any::install_default_drivers();
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin_url)
+        .await
+        .expect("PostgreSQL reachable");
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let pg = admin_url
+        .split('@')
+        .nth(1)
+        .and_then(|h| h.split('/').next())
+        .unwrap()
+        .to_string();
+    let link = Link::to(&pg).await;
+    let url = admin_url.replace(&pg, &link.addr.to_string());
+    let url = format!("{}/{name}", url.rsplit_once('/').unwrap().0);
+
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let cluster = EmbeddedCluster::start(EmbeddedOptions {
+        zones: vec![ZONE.into()],
+        fleets: vec![],
+        seed: 12,
+        speed: 600.0,
+        extra_nodes: 0,
+        pods_per_node: 2,
+        simulate: true,
+        kubeconfig_path: kubeconfig.clone(),
+    })
+    .await
+    .unwrap();
+    let nodes = Api::<Node>::all(cluster.admin_client(ZONE).unwrap());
+    let (running, _stop) = dashboard(&kubeconfig, &url).await;
+    let base = format!("http://{}", running.addr);
+    let spot = eventually(
+        Duration::from_secs(15),
+        "a spot H100 node recorded",
+        || async {
+            ledger(&base)
+                .await
+                .into_iter()
+                .find(|r| r["pool"] == "h100-spot-train" && r["ended_at"].is_null())
+        },
+    )
+    .await;
+    let victim_uid = spot["uid"].as_str().unwrap().to_string();
+    let victim = spot["node"].as_str().unwrap().to_string();
+
+    link.set(false);
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    // The outage is noticed at the recorder's next look.
+    let readyz = eventually(
+        Duration::from_secs(10),
+        "readyz names the ledger",
+        || async {
+            let r = client.get(format!("{base}/readyz")).send().await.ok()?;
+            let status = r.status().as_u16();
+            let body = r.text().await.ok()?;
+            body.contains("ledger unavailable since")
+                .then_some((status, body))
+        },
+    )
+    .await;
+    assert_eq!(readyz.0, 200, "live data still serves: {}", readyz.1);
+    // Meanwhile a node is preempted and gone.
+    let patch = json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
+    nodes
+        .patch(&victim, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    eventually(Duration::from_secs(15), "the victim leaves", || async {
+        nodes
+            .get_opt(&victim)
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let pools = client
+        .get(format!("{base}/api/v1/pools"))
+        .send()
+        .await
+        .expect("pools answer during the outage");
+    assert_eq!(pools.status().as_u16(), 200);
+    let pools_ms = started.elapsed().as_millis();
+    let savings = client
+        .get(format!("{base}/api/v1/savings?range=24h"))
+        .send()
+        .await
+        .expect("savings answer during the outage");
+    assert_eq!(savings.status().as_u16(), 503);
+    let why = savings.text().await.unwrap();
+    assert!(why.contains("ledger unavailable since"), "{why}");
+
+    link.set(true);
+    let restored = std::time::Instant::now();
+    let rows = eventually(
+        Duration::from_secs(30),
+        "the preemption is recorded once the database is back",
+        || async {
+            let rows = ledger(&base).await;
+            by_uid(&rows, &victim_uid)
+                .filter(|r| r["end_reason"] == "preempted")
+                .map(|_| rows.clone())
+        },
+    )
+    .await;
+    let mut uids: Vec<&str> = rows.iter().map(|r| r["uid"].as_str().unwrap()).collect();
+    let all = uids.len();
+    uids.sort();
+    uids.dedup();
+    assert_eq!(uids.len(), all, "no lifetime twice");
+    println!(
+        "FAULT|R6|PostgreSQL away mid-run, a node preempted meanwhile|1|1|{}|{}|0|0|0|/api/v1/pools in {pools_ms} ms meanwhile; savings 503 \"ledger unavailable since\"",
+        restored.elapsed().as_millis(),
+        restored.elapsed().as_millis()
+    );
+    eventually(
+        Duration::from_secs(10),
+        "readyz without the note",
+        || async {
+            let r = client.get(format!("{base}/readyz")).send().await.ok()?;
+            (r.text().await.ok()? == "ready").then_some(())
+        },
+    )
+    .await;
+}

@@ -208,3 +208,87 @@ async fn close_preemptions_raise_one_wave_notification() {
         "one notification per wave, not per node"
     );
 }
+
+/// A webhook that fails: answers other than 2xx are retried with backoff; one that never
+/// takes the alert leaves it on `/preemptions`, naming scheme and host only (the path is the
+/// webhook's secret); a webhook that fails twice and then takes it gets it once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_webhooks_are_retried_and_undelivered_alerts_shown_without_secrets() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (flaky_calls, broken_calls) = (calls.clone(), Arc::new(AtomicUsize::new(0)));
+    let broken_count = broken_calls.clone();
+    let app = axum::Router::new()
+        .route(
+            "/flaky/SECRET-PATH",
+            axum::routing::post(move || {
+                let calls = flaky_calls.clone();
+                async move {
+                    match calls.fetch_add(1, Ordering::SeqCst) {
+                        0 | 1 => axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        _ => axum::http::StatusCode::OK,
+                    }
+                }
+            }),
+        )
+        .route(
+            "/broken/SECRET-PATH",
+            axum::routing::post(move || {
+                let calls = broken_count.clone();
+                async move {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    for (path, delivered) in [("flaky", true), ("broken", false)] {
+        let hook = format!("http://{addr}/{path}/SECRET-PATH");
+        let d = common::start_with(&[ZONE], 600.0, |a| {
+            a.alert_webhook = Some(hook);
+            a.wave_gap_seconds = 1;
+        })
+        .await;
+        let nodes = Api::<Node>::all(d.admin(ZONE));
+        let spot = nodes
+            .list(&ListParams::default().labels("compute.coreweave.com/node-pool=h100-spot-train"))
+            .await
+            .unwrap()
+            .items[0]
+            .name_any();
+        let patch = json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
+        nodes
+            .patch(&spot, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap();
+        if delivered {
+            eventually(
+                Duration::from_secs(20),
+                "delivered on the third try",
+                || async { (calls.load(Ordering::SeqCst) >= 3).then_some(()) },
+            )
+            .await;
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let p = preemptions(&d.base).await;
+            assert_eq!(p["undelivered"], json!([]), "{}", p["undelivered"]);
+        } else {
+            let shown = eventually(Duration::from_secs(25), "the undelivered alert", || async {
+                let p = preemptions(&d.base).await;
+                p["undelivered"].as_array()?.first().cloned()
+            })
+            .await;
+            assert_eq!(shown["destination"], format!("http://{addr}"));
+            assert_eq!(shown["attempts"], 4);
+            assert!(shown["error"].as_str().unwrap().contains("500"), "{shown}");
+            assert!(!shown.to_string().contains("SECRET"), "{shown}");
+            assert!(broken_calls.load(Ordering::SeqCst) >= 4);
+            let page = common::text_of(&format!("{}/preemptions", d.base)).await;
+            assert!(!page.contains("SECRET"));
+        }
+    }
+    assert!(calls.load(Ordering::SeqCst) >= 3);
+}

@@ -101,6 +101,7 @@ async fn one_process_per_ledger_and_sigterm_ends_streams_and_writes_the_heartbea
     }
 
     let asked = chrono::Utc::now().timestamp();
+    let signalled = Instant::now();
     let pid = first.id().expect("running").to_string();
     let killed = std::process::Command::new("kill")
         .args(["-TERM", &pid])
@@ -115,6 +116,7 @@ async fn one_process_per_ledger_and_sigterm_ends_streams_and_writes_the_heartbea
     if let Some(mut e) = first.stderr.take() {
         let _ = e.read_to_string(&mut stderr).await;
     }
+    let exit_ms = signalled.elapsed().as_millis();
     assert!(status.success(), "exit status {status}: {stderr}");
     for (i, mut s) in streams.into_iter().enumerate() {
         // Whatever was still buffered, then the end: a clean end of the body, not a reset.
@@ -132,6 +134,18 @@ async fn one_process_per_ledger_and_sigterm_ends_streams_and_writes_the_heartbea
         assert!(ended, "stream {i} ended");
     }
     let beat = heartbeat(&ledger).await.expect("a heartbeat in the ledger");
+    println!(
+        "FAULT|R8|SIGTERM with 20 streams open|1|1|{exit_ms}|{exit_ms}|0|0|0|20/20 streams ended cleanly, heartbeat written"
+    );
+    println!(
+        "FAULT|R10|a second process on the same SQLite ledger|1|1|0|0|0|0|0|refused: {}",
+        why.lines()
+            .last()
+            .unwrap_or_default()
+            .chars()
+            .take(60)
+            .collect::<String>()
+    );
     assert!(
         beat >= asked - 1,
         "heartbeat {beat} written at exit (asked at {asked})"

@@ -81,4 +81,22 @@ pub struct Preemptions {
     /// Preemption rates from the ledger per pool, zone and instance type over 24 h / 7 d / 30 d.
     #[serde(default)]
     pub rates: Vec<crate::domain::preemption::rates::RateRow>,
+    /// Wave alerts the `--alert-webhook` did not take after every retry, newest first.
+    #[serde(default)]
+    pub undelivered: Vec<UndeliveredAlert>,
+}
+
+/// A wave alert that could not be delivered.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UndeliveredAlert {
+    pub cluster: String,
+    /// The wave's first T=0.
+    pub started: Option<DateTime<Utc>>,
+    pub nodes: usize,
+    /// Where it was sent: scheme and host only (a webhook URL's path is often its secret).
+    pub destination: String,
+    pub attempts: u32,
+    /// The last attempt's error, without the URL.
+    pub error: String,
+    pub at: Option<DateTime<Utc>>,
 }

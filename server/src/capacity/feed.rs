@@ -43,7 +43,8 @@ impl FeedSource {
     pub fn name(&self) -> String {
         match self {
             FeedSource::File(p) => p.display().to_string(),
-            FeedSource::Url { url, .. } => url.clone(),
+            // A feed URL may carry a secret in its path or query.
+            FeedSource::Url { url, .. } => crate::preemption::redact(url),
         }
     }
 
@@ -61,15 +62,18 @@ impl FeedSource {
                 if let Some(t) = token {
                     req = req.bearer_auth(t);
                 }
-                let resp = req.send().await.map_err(|e| format!("{url}: {e}"))?;
+                let name = self.name();
+                let resp = req
+                    .send()
+                    .await
+                    .map_err(|e| format!("{name}: {}", e.without_url()))?;
                 let status = resp.status();
                 if !status.is_success() {
-                    return Err(format!("{url}: HTTP {status}"));
+                    return Err(format!("{name}: HTTP {status}"));
                 }
-                resp.bytes()
+                read_limited(resp, MAX_FEED_BYTES)
                     .await
-                    .map_err(|e| format!("{url}: {e}"))?
-                    .to_vec()
+                    .map_err(|e| format!("{name}: {e}"))?
             }
         };
         let de = &mut serde_json::Deserializer::from_slice(&body);
@@ -82,6 +86,25 @@ impl FeedSource {
             )
         })
     }
+}
+
+/// The largest feed document read; a feed is a list of zone × type figures, far smaller.
+pub const MAX_FEED_BYTES: usize = 8 * 1024 * 1024;
+
+/// The body of `resp`, refused once it passes `limit` bytes (a feed gone wrong must not
+/// fill the server's memory).
+async fn read_limited(resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
+    use futures::StreamExt;
+    let mut body = Vec::new();
+    let mut chunks = resp.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| e.without_url().to_string())?;
+        if body.len() + chunk.len() > limit {
+            return Err(format!("larger than {} MiB", limit / (1024 * 1024)));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// Every feed's status and last good document, in flag order.

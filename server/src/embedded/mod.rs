@@ -155,6 +155,26 @@ impl EmbeddedCluster {
         }
     }
 
+    /// Applies `fault` to spotboard's own (reader) account on one zone, while the behaviour
+    /// model and kubectl (the administrator) keep changing the cluster. For the fault suite.
+    pub fn set_reader_fault(&self, zone: &str, fault: api::ReaderFault) {
+        for (z, server) in self.zones.iter().zip(&self._servers) {
+            if z.zone == zone {
+                server.set_reader_fault(fault);
+            }
+        }
+    }
+
+    /// Ends every open watch of one zone with `410 Expired` (see
+    /// [`api::ApiServer::expire_watches`]). For the fault suite.
+    pub fn expire_watches(&self, zone: &str) {
+        for (z, server) in self.zones.iter().zip(&self._servers) {
+            if z.zone == zone {
+                server.expire_watches();
+            }
+        }
+    }
+
     /// The reader's configuration (spotboard's own account on this zone).
     pub fn reader_config(&self, zone: &str) -> Result<kube::Config> {
         config_for(&self.zone(zone)?.url, &self.tokens.reader)

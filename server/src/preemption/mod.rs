@@ -8,12 +8,14 @@
 //! - `pods`: reading a node's pods into blast-radius rows.
 //! - `facts`, `readiness`: the spot readiness audit (pure part in
 //!   `app::domain::preemption::readiness`).
+//! - `webhook`: delivering wave alerts (retries, redacted destinations, undelivered kept).
 
 mod facts;
 mod metrics;
 mod pods;
 mod readiness;
 mod tracker;
+mod webhook;
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -25,6 +27,7 @@ use crate::hub::Observations;
 pub use metrics::Metrics;
 pub use readiness::ReadinessAudit;
 pub use tracker::Tracker;
+pub use webhook::{Webhook, redact};
 
 /// The live preemption state, shared with the HTTP handlers.
 #[derive(Clone)]
@@ -33,6 +36,7 @@ pub struct PreemptionWatch {
     pub metrics: Arc<Metrics>,
     ledger: Option<crate::ledger::Ledger>,
     pub readiness: ReadinessAudit,
+    webhook: Option<Webhook>,
 }
 
 impl PreemptionWatch {
@@ -54,11 +58,8 @@ impl PreemptionWatch {
             metrics: Arc::new(Metrics::default()),
             ledger: ledger.clone(),
             readiness: ReadinessAudit::new(looks.clone(), clients.clone()),
+            webhook: webhook.map(Webhook::new),
         };
-        let http = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(10))
-            .build()
-            .unwrap_or_default();
         let w = watch.clone();
         let mut looks = looks;
         let task = tokio::spawn(async move {
@@ -73,13 +74,8 @@ impl PreemptionWatch {
                 let closed = w.lock().closed_waves(Utc::now());
                 for wave in closed {
                     tracing::warn!(cluster = %wave.cluster, nodes = wave.nodes.len(), "preemption wave");
-                    if let Some(url) = webhook.clone() {
-                        let http = http.clone();
-                        tokio::spawn(async move {
-                            if let Err(e) = http.post(&url).json(&wave).send().await {
-                                tracing::warn!(error = %e, "wave webhook failed");
-                            }
-                        });
+                    if let Some(hook) = w.webhook.clone() {
+                        tokio::spawn(async move { hook.deliver(&wave).await });
                     }
                 }
                 for need in fresh {
@@ -133,6 +129,11 @@ impl PreemptionWatch {
     pub async fn view(&self) -> Preemptions {
         let now = Utc::now();
         let mut v = self.lock().view(now);
+        v.undelivered = self
+            .webhook
+            .as_ref()
+            .map(Webhook::undelivered)
+            .unwrap_or_default();
         if let Some(l) = &self.ledger {
             match l.between(now - chrono::Duration::days(30), now).await {
                 Ok(lifetimes) => {

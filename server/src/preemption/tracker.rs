@@ -269,7 +269,9 @@ impl Tracker {
             now: Some(now),
             nodes,
             waves: self.waves.iter().rev().cloned().collect(),
+            // The ledger's rates and the webhook's failures are added by the watch.
             rates: Vec::new(),
+            undelivered: Vec::new(),
         }
     }
 }

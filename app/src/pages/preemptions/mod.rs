@@ -68,6 +68,13 @@ pub fn PreemptionsPage() -> impl IntoView {
                 Ok(p) => {
                     let rates = p.rates.clone();
                     view! {
+                        {p.undelivered.first().map(|u| view! {
+                            <p class="error" role="alert" data-testid="undelivered">{format!(
+                                "{} wave alert(s) not delivered to {}: the latest ({} in {}, {} node(s)) failed {} times, last: {}",
+                                p.undelivered.len(), u.destination, u.started.map(|t| t.format("%H:%M:%S UTC").to_string()).unwrap_or_default(),
+                                u.cluster, u.nodes, u.attempts, u.error
+                            )}</p>
+                        })}
                         {p.waves.first().filter(|w| w.nodes.len() > 1).map(|w| view! {
                             <p class="notice" role="status" data-testid="wave">{format!(
                                 "Preemption wave in {}: {} nodes ({})",

@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use super::Shared;
 use super::request::Verb;
 use super::status::ApiError;
+use super::watch::ReaderFault;
 
 /// Who a request comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +134,22 @@ pub async fn middleware(
     if let (Some(User::Reader), Some(as_user)) = (user, req.headers().get("impersonate-user")) {
         let as_user = as_user.to_str().unwrap_or("?").to_string();
         return ApiError::forbidden_impersonation(User::Reader.name(), &as_user).into_response();
+    }
+    if user == Some(User::Reader) {
+        let mut fault = shared.reader_fault.subscribe();
+        loop {
+            let now = *fault.borrow_and_update();
+            match now {
+                ReaderFault::None => break,
+                ReaderFault::Down => return ApiError::unavailable().into_response(),
+                // Held unanswered until the stall ends (or the client gives up).
+                ReaderFault::Stall => {
+                    if fault.changed().await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
     }
     match user {
         Some(user) => {

@@ -41,6 +41,7 @@ pub async fn resource(State(shared): State<Arc<Shared>>, req: Request) -> Respon
 
 /// The request's parts that the verb handlers read.
 struct Call {
+    user: User,
     path: ResourcePath,
     params: Params,
     headers: HeaderMap,
@@ -153,6 +154,7 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Result<Response, ApiError>
         .await
         .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
     let call = Call {
+        user,
         path,
         params,
         headers: parts.headers,
@@ -214,7 +216,7 @@ fn watch(shared: &Shared, call: &Call) -> Result<Response, ApiError> {
     let body = watch::stream(
         shared.store.clone(),
         spec,
-        shared.stops(),
+        shared.stops(Some(call.user)),
         shared.options.bookmark_interval,
     );
     let mut resp = (StatusCode::OK, body).into_response();

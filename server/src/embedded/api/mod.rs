@@ -62,6 +62,7 @@ use crate::{Error, Result};
 
 pub use auth::url_with_token;
 pub use history::DEFAULT_HISTORY;
+pub use watch::ReaderFault;
 
 /// The two bearer tokens an API server accepts.
 #[derive(Clone, Debug)]
@@ -115,6 +116,12 @@ struct Shared {
     outage: tokio::sync::watch::Sender<bool>,
     /// Set when the server is dropped, ending open watches.
     shutdown: tokio::sync::watch::Sender<bool>,
+    /// The fault suite's switch for the reader's requests and watches.
+    reader_fault: tokio::sync::watch::Sender<watch::ReaderFault>,
+    /// Never changes: the administrator's requests are never faulted.
+    no_fault: tokio::sync::watch::Sender<watch::ReaderFault>,
+    /// Bumped to end every open watch with `410 Expired`.
+    expire: tokio::sync::watch::Sender<u64>,
     options: ApiOptions,
     addr: SocketAddr,
     /// The zone's capacity feed, once a behaviour model provides it (`GET /capacity-feed`).
@@ -125,10 +132,16 @@ struct Shared {
 pub type FeedFn = Arc<dyn Fn() -> app::model::CapacityFeed + Send + Sync>;
 
 impl Shared {
-    fn stops(&self) -> watch::Stops {
+    fn stops(&self, user: Option<auth::User>) -> watch::Stops {
+        let fault = match user {
+            Some(auth::User::Reader) => &self.reader_fault,
+            _ => &self.no_fault,
+        };
         watch::Stops {
             outage: self.outage.subscribe(),
             shutdown: self.shutdown.subscribe(),
+            fault: fault.subscribe(),
+            expire: self.expire.subscribe(),
         }
     }
 }
@@ -162,6 +175,9 @@ impl ApiServer {
             tokens,
             outage: tokio::sync::watch::channel(false).0,
             shutdown: tokio::sync::watch::channel(false).0,
+            reader_fault: tokio::sync::watch::channel(watch::ReaderFault::None).0,
+            no_fault: tokio::sync::watch::channel(watch::ReaderFault::None).0,
+            expire: tokio::sync::watch::channel(0).0,
             options,
             addr,
             feed: std::sync::RwLock::new(None),
@@ -203,6 +219,18 @@ impl ApiServer {
     /// watches end, so clients see their data go stale.
     pub fn set_outage(&self, on: bool) {
         self.shared.outage.send_replace(on);
+    }
+
+    /// Applies `fault` to the reader's requests and watches (spotboard's own account) while
+    /// the administrator keeps working. For the fault suite; no request can set it.
+    pub fn set_reader_fault(&self, fault: watch::ReaderFault) {
+        self.shared.reader_fault.send_replace(fault);
+    }
+
+    /// Ends every open watch with `410 Expired`, as a real API server does when its watch
+    /// cache no longer reaches a watcher's resourceVersion. For the fault suite.
+    pub fn expire_watches(&self) {
+        self.shared.expire.send_modify(|n| *n += 1);
     }
 }
 

@@ -50,11 +50,30 @@ pub struct WatchSpec {
     pub format: Format,
 }
 
-/// What ends every watch early: the server's outage switch and its shutdown.
+/// What ends every watch early: the server's outage switch and its shutdown; and, for the
+/// fault suite, the reader's fault and forced expiry.
 #[derive(Clone, Debug)]
 pub struct Stops {
     pub outage: watch::Receiver<bool>,
     pub shutdown: watch::Receiver<bool>,
+    /// The fault applied to this watch's user (always `None` for the administrator).
+    pub fault: watch::Receiver<ReaderFault>,
+    /// Bumped to end every open watch with `410 Expired`.
+    pub expire: watch::Receiver<u64>,
+}
+
+/// A fault the fault suite applies to the reader (spotboard's own account) while the
+/// administrator (the behaviour model, kubectl) keeps working, so the cluster changes while
+/// spotboard cannot see it. Test handles only: no request can set one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReaderFault {
+    #[default]
+    None,
+    /// Requests get 503 and open watches end: a stopped API server.
+    Down,
+    /// Requests are held unanswered and open watches fall silent: an API server that
+    /// accepts connections and never answers.
+    Stall,
 }
 
 impl WatchSpec {
@@ -170,6 +189,15 @@ async fn run(
     };
     let mut ticker = tokio::time::interval_at(Instant::now() + bookmark_every, bookmark_every);
     loop {
+        // A stalled server sends nothing, and a stopped one ends the watch.
+        loop {
+            let fault = *stops.fault.borrow_and_update();
+            match fault {
+                ReaderFault::None => break,
+                ReaderFault::Down => return,
+                ReaderFault::Stall => changed(&mut stops.fault).await,
+            }
+        }
         let (changes, seen) = match store.changes_since(spec.kind, last) {
             Ok(found) => found,
             Err(e) => {
@@ -200,8 +228,21 @@ async fn run(
             _ = tokio::time::sleep_until(deadline) => return,
             _ = until_set(&mut stops.outage) => return,
             _ = until_set(&mut stops.shutdown) => return,
+            _ = changed(&mut stops.fault) => {}
+            _ = changed(&mut stops.expire) => {
+                let _ = tx.send(line("ERROR", &ApiError::expired(last, last + 1).to_status())).await;
+                return;
+            }
             _ = tx.closed() => return,
         }
+    }
+}
+
+/// Resolves when a new value is sent; never when the sender is gone (a switch nobody can
+/// flip again has nothing more to say).
+async fn changed<T>(rx: &mut watch::Receiver<T>) {
+    if rx.changed().await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 

@@ -97,7 +97,18 @@ fn resource_versions_parse() {
 fn stops() -> (watch::Sender<bool>, watch::Sender<bool>, Stops) {
     let (o, outage) = watch::channel(false);
     let (s, shutdown) = watch::channel(false);
-    (o, s, Stops { outage, shutdown })
+    let fault = watch::channel(ReaderFault::None).1;
+    let expire = watch::channel(0).1;
+    (
+        o,
+        s,
+        Stops {
+            outage,
+            shutdown,
+            fault,
+            expire,
+        },
+    )
 }
 
 async fn next(
