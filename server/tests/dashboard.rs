@@ -370,6 +370,9 @@ async fn revisions_of_another_process_get_a_snapshot_never_a_replay() {
     assert_eq!(event, "snapshot");
     let got: app::model::Snapshot = serde_json::from_str(&data).unwrap();
     assert_eq!(got.epoch, epoch);
+    println!(
+        "FAULT|R7|a tab resumes with another process's revision|1|1|0|0|0|0|0|snapshot sent, never that process's deltas"
+    );
     // Without an epoch (an old tab) likewise.
     let bare = format!("{}/api/v1/stream?since={}", d.base, snap.rev);
     assert_eq!(first_event(&bare).await.unwrap().0, "snapshot");

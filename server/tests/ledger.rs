@@ -7,9 +7,9 @@ mod common;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::ListParams;
 use kube::{Api, ResourceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 use server::embedded::{EmbeddedCluster, EmbeddedOptions};
 
 use common::sim::eventually;
@@ -103,11 +103,7 @@ async fn plays_and_survives_a_restart(database_url: &str) {
     let victim = spot["node"].as_str().unwrap().to_string();
 
     // A CKS preemption (T+7 min is 0.7 s at speed 600).
-    let patch = json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
-    nodes
-        .patch(&victim, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
+    common::sim::preempt(&nodes, &victim).await;
     let ended = eventually(
         Duration::from_secs(15),
         "the preempted node ends",
@@ -181,11 +177,16 @@ async fn sqlite_ledger_records_the_cluster_and_survives_a_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_ledger_records_the_cluster_and_survives_a_restart() {
+    plays_and_survives_a_restart(&fresh_postgres().await).await;
+}
+
+/// A fresh PostgreSQL database on the test server, so earlier runs' rows cannot mix in;
+/// returns its URL.
+async fn fresh_postgres() -> String {
     let admin_url = std::env::var("SPOTBOARD_TEST_DATABASE_URL").expect(
         "SPOTBOARD_TEST_DATABASE_URL is not set: run the tests through ./tasks.sh test, which \
          installs and starts PostgreSQL on loopback",
     );
-    // A fresh database per run, so earlier runs' rows cannot mix in.
     let name = format!("spotboard_test_{}", uuid::Uuid::new_v4().simple());
     sqlx::any::install_default_drivers();
     let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin_url)
@@ -196,7 +197,7 @@ async fn postgres_ledger_records_the_cluster_and_survives_a_restart() {
         .await
         .unwrap();
     let base = admin_url.rsplit_once('/').map(|(b, _)| b).unwrap();
-    plays_and_survives_a_restart(&format!("{base}/{name}")).await;
+    format!("{base}/{name}")
 }
 
 /// A TCP forwarder in front of PostgreSQL whose link can be cut: "the database goes away"
@@ -258,28 +259,15 @@ impl Link {
 /// is recorded when it returns, once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
-    let admin_url = std::env::var("SPOTBOARD_TEST_DATABASE_URL").expect(
-        "SPOTBOARD_TEST_DATABASE_URL is not set: run the tests through ./tasks.sh test, which \
-         installs and starts PostgreSQL on loopback",
-    );
-    let name = format!("spotboard_test_{}", uuid::Uuid::new_v4().simple());
-    sqlx::any::install_default_drivers();
-    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin_url)
-        .await
-        .expect("PostgreSQL reachable");
-    sqlx::query(&format!("CREATE DATABASE {name}"))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    let pg = admin_url
+    let db_url = fresh_postgres().await;
+    let pg = db_url
         .split('@')
         .nth(1)
         .and_then(|h| h.split('/').next())
         .unwrap()
         .to_string();
     let link = Link::to(&pg).await;
-    let url = admin_url.replace(&pg, &link.addr.to_string());
-    let url = format!("{}/{name}", url.rsplit_once('/').unwrap().0);
+    let url = db_url.replace(&pg, &link.addr.to_string());
 
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
@@ -332,20 +320,8 @@ async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
     .await;
     assert_eq!(readyz.0, 200, "live data still serves: {}", readyz.1);
     // Meanwhile a node is preempted and gone.
-    let patch = json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
-    nodes
-        .patch(&victim, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
-    eventually(Duration::from_secs(15), "the victim leaves", || async {
-        nodes
-            .get_opt(&victim)
-            .await
-            .unwrap()
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    common::sim::preempt(&nodes, &victim).await;
+    common::sim::gone(&nodes, &victim, Duration::from_secs(15)).await;
     let started = std::time::Instant::now();
     let pools = client
         .get(format!("{base}/api/v1/pools"))

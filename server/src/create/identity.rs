@@ -55,6 +55,20 @@ impl Identity {
         }
     }
 
+    /// [`Identity::label`] naming also the cluster's user name for a bearer token
+    /// (`subject`, from a SelfSubjectReview), when known.
+    pub fn label_as(&self, subject: Option<&str>) -> String {
+        match (self, subject) {
+            (Identity::Bearer { user: Some(u), .. }, Some(s)) => {
+                format!("{u} (bearer token of {s})")
+            }
+            (Identity::Bearer { user: None, token }, Some(s)) => {
+                format!("{s} (bearer token {})", token_fingerprint(token))
+            }
+            _ => self.label(),
+        }
+    }
+
     /// A stable key per user for rate limits and caches; never contains a token. Two users
     /// never share a key: tokens are keyed-hashed (128 bits of HMAC-SHA256 under a key drawn
     /// at start), and names are length-prefixed so no choice of user and groups can spell

@@ -4,10 +4,13 @@
 //! # Layout
 //! - `identity`: who a request's create goes out as (bearer token, impersonation, local user).
 //! - `access`: SelfSubjectAccessReview per user and cluster, cached briefly.
+//! - `subject`: the cluster's name for a bearer token's user (SelfSubjectReview), for the
+//!   audit trail.
 //! - `submit`: validation, confirmation, rate limit, the API call and its verdict, the audit line.
 
 mod access;
 mod identity;
+mod subject;
 mod submit;
 
 use std::{
@@ -64,6 +67,7 @@ pub struct Creator {
     settings: CreateSettings,
     hub: Hub,
     access_cache: access::Cache,
+    subjects: subject::Cache,
     limiter: DefaultKeyedRateLimiter<String>,
     api_limiter: DefaultKeyedRateLimiter<String>,
     /// When idle keys were last dropped from the limiters (seconds since the Unix epoch).
@@ -76,6 +80,7 @@ impl Creator {
             |n: u32| Quota::per_minute(NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN));
         Arc::new(Creator {
             access_cache: access::Cache::default(),
+            subjects: subject::Cache::default(),
             limiter: RateLimiter::keyed(quota(settings.creates_per_minute)),
             api_limiter: RateLimiter::keyed(quota(settings.api_calls_per_minute)),
             forgot_at: AtomicI64::new(0),

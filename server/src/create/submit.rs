@@ -21,11 +21,18 @@ impl Creator {
         confirm: Option<String>,
     ) -> SubmitOutcome {
         let identity = identify(headers, &self.settings.identity);
+        let subject = match (&identity, self.target(&draft.cluster)) {
+            (Ok(id), Some(target)) => self.subject(target, id).await,
+            _ => None,
+        };
         let who = identity
             .as_ref()
-            .map(Identity::label)
+            .map(|id| id.label_as(subject.as_deref()))
             .unwrap_or_else(|_| "anonymous".into());
-        let outcome = self.decide(identity, &draft, mode, confirm).await;
+        let mut outcome = self.decide(identity, &draft, mode, confirm).await;
+        if outcome.identity.is_some() {
+            outcome.identity = Some(who.clone());
+        }
         audit(&who, &draft, &outcome);
         outcome
     }

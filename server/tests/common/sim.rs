@@ -109,3 +109,23 @@ pub fn counts(p: &NodePool) -> (i32, i32, i32) {
         s.current_nodes.unwrap_or(-1),
     )
 }
+
+/// Plays a provider preemption on `node` (the behaviour model's annotation, as a person
+/// would with kubectl).
+pub async fn preempt(nodes: &Api<Node>, node: &str) {
+    use kube::api::{Patch, PatchParams};
+    let patch =
+        serde_json::json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
+    nodes
+        .patch(node, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("the preemption annotation is accepted");
+}
+
+/// Waits until `node` is gone from the cluster; panics after `limit`.
+pub async fn gone(nodes: &Api<Node>, node: &str, limit: Duration) {
+    eventually(limit, "the node is gone", || async {
+        nodes.get_opt(node).await.unwrap().is_none().then_some(())
+    })
+    .await
+}

@@ -1,6 +1,7 @@
 //! `SelfSubjectAccessReview` (`authorization.k8s.io/v1`): "may I do this?", answered with the
 //! embedded cluster's two roles. spotboard asks it before offering the Create button, as it
-//! asks a real cluster.
+//! asks a real cluster. And `SelfSubjectReview` (`authentication.k8s.io/v1`): "who am I?",
+//! which spotboard asks with a user's bearer token to name that user in its audit trail.
 
 use axum::Extension;
 use axum::body::Bytes;
@@ -33,4 +34,22 @@ pub async fn create(Extension(user): Extension<User>, body: Bytes) -> Response {
     answer["kind"] = json!("SelfSubjectAccessReview");
     answer["status"] = json!({ "allowed": allowed, "reason": reason });
     responses::json(StatusCode::CREATED, &answer)
+}
+
+/// `POST /apis/authentication.k8s.io/v1/selfsubjectreviews`: the caller's user name and
+/// groups, as a real API server answers it (GA since Kubernetes 1.28).
+pub async fn who_am_i(Extension(user): Extension<User>) -> Response {
+    let groups = match user {
+        User::Admin => json!(["system:authenticated", "spotboard:admins"]),
+        User::Reader => json!(["system:authenticated"]),
+    };
+    responses::json(
+        StatusCode::CREATED,
+        &json!({
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "SelfSubjectReview",
+            "metadata": {"creationTimestamp": null},
+            "status": {"userInfo": {"username": user.name(), "groups": groups}},
+        }),
+    )
 }

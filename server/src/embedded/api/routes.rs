@@ -36,6 +36,10 @@ pub fn router(shared: Arc<Shared>) -> Router {
             "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
             post(access_review::create),
         )
+        .route(
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            post(access_review::who_am_i),
+        )
         .route("/debug/watches", get(open_watches))
         .route("/capacity-feed", get(capacity_feed))
         .route("/openapi/v2", get(openapi_v2))
