@@ -2,8 +2,6 @@
 //! cluster, cached for [`ACCESS_CACHE_TTL`](super::ACCESS_CACHE_TTL) so a page load does not
 //! cost one review per cluster every time.
 
-use std::{collections::HashMap, sync::Mutex, time::Instant};
-
 use app::model::{ClusterAccess, CreateAccess};
 use app::nodepool::GROUP;
 use axum::http::HeaderMap;
@@ -12,26 +10,7 @@ use k8s_openapi::api::authorization::v1::{
 };
 use kube::api::{Api, PostParams};
 
-use super::{ACCESS_CACHE_TTL, Creator, Identity, WriteTarget, client_as, identify};
-
-/// Answers per (identity key, cluster).
-#[derive(Default)]
-pub struct Cache(Mutex<HashMap<(String, String), (Instant, ClusterAccess)>>);
-
-impl Cache {
-    fn get(&self, key: &(String, String)) -> Option<ClusterAccess> {
-        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(key)
-            .filter(|(at, _)| at.elapsed() < ACCESS_CACHE_TTL)
-            .map(|(_, a)| a.clone())
-    }
-
-    fn put(&self, key: (String, String), access: ClusterAccess) {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.retain(|_, (at, _)| at.elapsed() < ACCESS_CACHE_TTL);
-        map.insert(key, (Instant::now(), access));
-    }
-}
+use super::{Creator, Identity, WriteTarget, client_as, identify};
 
 impl Creator {
     pub(super) async fn access_for(&self, headers: &HeaderMap) -> CreateAccess {

@@ -4,11 +4,13 @@
 //! # Layout
 //! - `identity`: who a request's create goes out as (bearer token, impersonation, local user).
 //! - `access`: SelfSubjectAccessReview per user and cluster, cached briefly.
+//! - `cache`: the per-user, per-cluster answer cache both reviews use.
 //! - `subject`: the cluster's name for a bearer token's user (SelfSubjectReview), for the
 //!   audit trail.
 //! - `submit`: validation, confirmation, rate limit, the API call and its verdict, the audit line.
 
 mod access;
+mod cache;
 mod identity;
 mod subject;
 mod submit;
@@ -66,8 +68,9 @@ pub struct Creator {
     targets: Vec<WriteTarget>,
     settings: CreateSettings,
     hub: Hub,
-    access_cache: access::Cache,
-    subjects: subject::Cache,
+    access_cache: cache::TtlCache<app::model::ClusterAccess>,
+    /// The cluster's user name per bearer token (`None`: it would not say).
+    subjects: cache::TtlCache<Option<String>>,
     limiter: DefaultKeyedRateLimiter<String>,
     api_limiter: DefaultKeyedRateLimiter<String>,
     /// When idle keys were last dropped from the limiters (seconds since the Unix epoch).
@@ -79,8 +82,8 @@ impl Creator {
         let quota =
             |n: u32| Quota::per_minute(NonZeroU32::new(n.max(1)).unwrap_or(NonZeroU32::MIN));
         Arc::new(Creator {
-            access_cache: access::Cache::default(),
-            subjects: subject::Cache::default(),
+            access_cache: Default::default(),
+            subjects: Default::default(),
             limiter: RateLimiter::keyed(quota(settings.creates_per_minute)),
             api_limiter: RateLimiter::keyed(quota(settings.api_calls_per_minute)),
             forgot_at: AtomicI64::new(0),

@@ -2,16 +2,10 @@
 //! (`authentication.k8s.io/v1`) sent with the token, so the record names the cluster's own
 //! user name rather than whatever the proxy's header said. Cached like access reviews.
 
-use std::{collections::HashMap, sync::Mutex, time::Instant};
-
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, PostParams};
 
-use super::{ACCESS_CACHE_TTL, Creator, Identity, WriteTarget, client_as};
-
-/// Answers per (identity key, cluster); `None` when the cluster would not say.
-#[derive(Default)]
-pub struct Cache(Mutex<HashMap<(String, String), (Instant, Option<String>)>>);
+use super::{Creator, Identity, WriteTarget, client_as};
 
 impl Creator {
     /// The user name `target`'s API server gives the bearer token of `identity`; `None` for
@@ -25,18 +19,12 @@ impl Creator {
             return None;
         }
         let key = (identity.key(), target.cluster.clone());
-        {
-            let map = self.subjects.0.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((at, s)) = map.get(&key)
-                && at.elapsed() < ACCESS_CACHE_TTL
-            {
-                return s.clone();
-            }
+        // `None` is cached too: a cluster that would not say is not asked at every submit.
+        if let Some(hit) = self.subjects.get(&key) {
+            return hit;
         }
         let answer = review(target, identity).await;
-        let mut map = self.subjects.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.retain(|_, (at, _)| at.elapsed() < ACCESS_CACHE_TTL);
-        map.insert(key, (Instant::now(), answer.clone()));
+        self.subjects.put(key, answer.clone());
         answer
     }
 }
