@@ -1,4 +1,5 @@
 import { defineConfig, devices } from "@playwright/test";
+import { chromiumArgs, executablePath } from "./chromium";
 
 // Browsers cannot be downloaded here: Debian's Chromium is used (shared/TOOLCHAIN.md).
 export default defineConfig({
@@ -13,18 +14,7 @@ export default defineConfig({
   use: {
     baseURL: process.env.SPOTBOARD_BASE_URL ?? "http://127.0.0.1:3000",
     trace: "off",
-    launchOptions: {
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    },
+    launchOptions: { executablePath, args: chromiumArgs },
   },
   projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"] } }],
 });

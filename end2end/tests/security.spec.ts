@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { chromiumArgs, executablePath } from "../chromium";
 
 // DNS rebinding, as a browser meets it: a page on a foreign name whose DNS answer is our
 // loopback address. Chromium's host resolver rules play the rebinding attacker's DNS.
@@ -7,17 +8,8 @@ const port = base.port || "80";
 
 test.use({
   launchOptions: {
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--disable-quic",
-      "--host-resolver-rules=MAP rebound.example 127.0.0.1",
-    ],
+    executablePath,
+    args: [...chromiumArgs, "--host-resolver-rules=MAP rebound.example 127.0.0.1"],
   },
 });
 

@@ -52,21 +52,27 @@ fn by_uid<'a>(rows: &'a [Value], uid: &str) -> Option<&'a Value> {
     rows.iter().find(|r| r["uid"] == uid)
 }
 
-async fn plays_and_survives_a_restart(database_url: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    let cluster = EmbeddedCluster::start(EmbeddedOptions {
+/// One CKS zone with the behaviour model at speed 600 (T+7 min is 0.7 s), its kubeconfig
+/// written to `kubeconfig`.
+async fn playing_cluster(kubeconfig: &std::path::Path, seed: u64) -> EmbeddedCluster {
+    EmbeddedCluster::start(EmbeddedOptions {
         zones: vec![ZONE.into()],
         fleets: vec![],
-        seed: 11,
+        seed,
         speed: 600.0,
         extra_nodes: 0,
         pods_per_node: 2,
         simulate: true,
-        kubeconfig_path: kubeconfig.clone(),
+        kubeconfig_path: kubeconfig.to_path_buf(),
     })
     .await
-    .unwrap();
+    .unwrap()
+}
+
+async fn plays_and_survives_a_restart(database_url: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let cluster = playing_cluster(&kubeconfig, 11).await;
     let nodes = Api::<Node>::all(cluster.admin_client(ZONE).unwrap());
 
     let (first, stop) = dashboard(&kubeconfig, database_url).await;
@@ -271,18 +277,7 @@ async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
 
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    let cluster = EmbeddedCluster::start(EmbeddedOptions {
-        zones: vec![ZONE.into()],
-        fleets: vec![],
-        seed: 12,
-        speed: 600.0,
-        extra_nodes: 0,
-        pods_per_node: 2,
-        simulate: true,
-        kubeconfig_path: kubeconfig.clone(),
-    })
-    .await
-    .unwrap();
+    let cluster = playing_cluster(&kubeconfig, 12).await;
     let nodes = Api::<Node>::all(cluster.admin_client(ZONE).unwrap());
     let (running, _stop) = dashboard(&kubeconfig, &url).await;
     let base = format!("http://{}", running.addr);
