@@ -60,7 +60,8 @@ pub async fn guard(
     next: Next,
 ) -> Response {
     let path = req.uri().path();
-    // Probes (kubelet's httpGet names the pod's IP as Host) and they reveal nothing.
+    // Probes are exempt: kubelet's httpGet names the pod's IP as Host, and they reveal
+    // nothing.
     let open = path == "/healthz" || path == "/readyz";
     if !open && !settings.hosts.allows(host_of(&req)) {
         tracing::warn!(path, host = ?host_of(&req), "refused a request for a host that is not ours");

@@ -1,9 +1,11 @@
 //! `GET /api/v1/stream`: one Server-Sent Events stream per browser tab.
 //!
-//! Query: `since=<rev>` (the revision of the snapshot the page was rendered with),
-//! `cluster=&pool=` (the scope). A reconnecting EventSource sends `Last-Event-ID`, which
-//! wins over `since`. The stream starts with the missed deltas, or a `snapshot` event when
-//! they are no longer kept, then sends `delta` events as they happen. A subscriber that
+//! Query: `epoch=<e>&since=<rev>` (the process epoch and revision of the snapshot the page was
+//! rendered with), `cluster=&pool=` (the scope). Event ids are `EPOCH-REV`; a reconnecting
+//! EventSource sends the last as `Last-Event-ID`, which wins over the query. The stream starts
+//! with the missed deltas when the epoch is this process's and the resume ring still holds
+//! them, else with a `snapshot` event, then sends `delta` events as they happen. It ends when
+//! the server stops; each client may hold `--streams-per-client` streams. A subscriber that
 //! falls more than [`crate::hub::SUBSCRIBER_BUFFER`] deltas behind gets a fresh snapshot.
 
 use std::{sync::Arc, time::Duration};
