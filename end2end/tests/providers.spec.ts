@@ -66,7 +66,7 @@ test("a Karpenter interruption plays its 2-minute window, with the blast radius 
     await lookup.getByRole("button", { name: "Look up" }).click();
     const hit = lookup.locator("tbody tr").filter({ hasText: node });
     await expect(hit.locator('td[data-col="outcome"]')).toHaveText("deleted", { timeout: 1_000 });
-  }).toPass({ timeout: 20_000 });
+  }).toPass({ timeout: 40_000 });
   // A name with a SQL wildcard is refused before anything is asked.
   await lookup.getByLabel("Pod name or prefix").fill("worker%");
   await lookup.getByRole("button", { name: "Look up" }).click();

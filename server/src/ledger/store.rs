@@ -27,9 +27,12 @@ pub struct Health {
     pub error: Option<String>,
 }
 
-/// How long a request waits for a database connection before the ledger counts as away:
+/// How long a request waits for a PostgreSQL connection before the ledger counts as away:
 /// pages must answer quickly (from live data) whatever the database does.
 pub const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long a SQLite ledger's single connection is waited for (sqlx's default).
+const SQLITE_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// How often migrations are tried again when the database was away at start.
 const MIGRATE_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
@@ -181,7 +184,12 @@ impl Ledger {
         };
         let pool = AnyPoolOptions::new()
             .max_connections(if backend == "sqlite" { 1 } else { 4 })
-            .acquire_timeout(ACQUIRE_TIMEOUT)
+            // SQLite has one connection: waiting for it is contention, not an outage.
+            .acquire_timeout(if backend == "sqlite" {
+                SQLITE_ACQUIRE_TIMEOUT
+            } else {
+                ACQUIRE_TIMEOUT
+            })
             .connect_lazy(&url)
             .map_err(db("opening the ledger"))?;
         let ledger = Ledger {
