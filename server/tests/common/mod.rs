@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use server::{cli::ServeArgs, run};
 
 pub mod api;
+pub mod create;
 pub mod objects;
 pub mod sim;
 
