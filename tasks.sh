@@ -133,8 +133,8 @@ cmd_faults() { # The fault suite: injects each fault and prints one table (READM
   out=$(mktemp)
   # More repetitions than the test task uses: R1 50 outages, R2 100 expiries.
   SPOTBOARD_FAULT_RUNS="${SPOTBOARD_FAULT_RUNS:-50}" cargo test --locked --no-fail-fast -p server \
-    --test faults --test process --test ledger --test dashboard --test security \
-    -- --nocapture --test-threads 2 2>&1 | tee "$out" | grep -E '^test |test result' >&2 || true
+    --test it -- faults:: process:: ledger:: dashboard:: security:: \
+    --nocapture --test-threads 2 2>&1 | tee "$out" | grep -E '^test |test result' >&2 || true
   echo
   echo "| fault | what | runs | recovered | max ms | p95 ms | rows lost | phantom rows | 5xx | notes |"
   echo "|---|---|---|---|---|---|---|---|---|---|"

@@ -2,7 +2,7 @@
 //! the cluster has, ends a preempted node as `preempted` with its T=0, survives a restart of
 //! spotboard without duplicates or loss, and the savings report prices what it holds.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Watches on the embedded API server through kube-rs: order, resume, bookmarks, and 410 for
 //! a resourceVersion older than the history (with kube-rs's watcher re-listing).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

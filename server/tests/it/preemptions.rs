@@ -1,7 +1,7 @@
 //! Live preemptions against the embedded cluster: the CKS timeline from signals, the blast
 //! radius read at T=0, a hand-made label driving the same timeline, waves and metrics.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

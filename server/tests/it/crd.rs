@@ -2,7 +2,7 @@
 
 #[test]
 fn committed_crd_is_current() {
-    let committed = include_str!("../crd/nodepools.compute.coreweave.com.yaml");
+    let committed = include_str!("../../crd/nodepools.compute.coreweave.com.yaml");
     let generated = server::crd::yaml();
     assert!(
         committed == generated,

@@ -12,7 +12,7 @@ use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use server::embedded::client_for;
 
-mod common;
+use crate::common;
 
 use common::api::{event_name, fixture, next_event};
 use common::objects::{api_code, count, node, pod, pool};

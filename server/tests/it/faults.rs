@@ -6,7 +6,7 @@
 //! behaviour model and this test) keeps changing the cluster: spotboard must catch up with
 //! changes it could not see.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,6 @@
 //! The whole dashboard against the embedded cluster, through kube-rs, kubectl and HTTP.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

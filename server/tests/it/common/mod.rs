@@ -1,6 +1,6 @@
 //! Starting the whole dashboard against the embedded cluster, for integration tests.
 
-#![allow(dead_code)] // each test binary uses its own part of this module
+#![allow(dead_code)] // some helpers serve only the ad-hoc runs in ./tasks.sh faults
 
 use std::time::{Duration, Instant};
 

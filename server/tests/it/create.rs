@@ -3,7 +3,7 @@
 //! confirmation, rate limit, Origin, and random payloads. Hostile requests are in
 //! `security.rs`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

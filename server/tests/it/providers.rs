@@ -2,7 +2,7 @@
 //! timeline played by the embedded cluster and recorded in the ledger, the blast radius with
 //! replicas and budgets, a hand-made taint driving the same timeline, and the readiness audit.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Requests meant to harm: DNS rebinding, forged proxy headers, more streams than a client
 //! may hold, 10,000 random and mutated payloads, and slowloris.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! The embedded API server through real kubectl, as a person uses it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -350,7 +350,7 @@ async fn python_clients_read_the_embedded_cluster() {
         .unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/clients/foreign_clients.py"
+        "/tests/it/clients/foreign_clients.py"
     );
     let out = tokio::time::timeout(
         Duration::from_secs(120),

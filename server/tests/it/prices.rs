@@ -1,7 +1,7 @@
 //! The price catalog in force: shipped CoreWeave prices, a user file in front of them, and a
 //! bad file refused at start with its line.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

@@ -1,8 +1,8 @@
-//! Spot preemption in the embedded cluster, exactly as seed 000 describes: T=0 cordon, label
+//! Spot preemption in the embedded cluster, exactly as CoreWeave's Spot Node Pools page describes: T=0 cordon, label
 //! and "Preemption pending"; T+2 min evicted-at, "Preemption in progress" and the drain; removal
 //! by T+7 min with "Deleted for preemption"; the pool scales back up. Observed through kube-rs.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

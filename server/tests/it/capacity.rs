@@ -1,7 +1,7 @@
 //! Capacity by zone and the Capacity Finder against the embedded cluster: the zones' feeds,
 //! the grid, the ranking, and a feed file read beside them.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -12,7 +12,7 @@ use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-mod common;
+use crate::common;
 
 use common::sim::{counts, events, eventually, pool, pool_nodes, reason, zone};
 
