@@ -1,9 +1,9 @@
 //! The shipped reference data: CoreWeave instance types and General Access zones.
 //!
-//! Source: `app/data/` copies of `shared/reference/coreweave-instance-catalog.csv` (instance
-//! IDs, GPUs, vCPUs, memory, Superchip flag, spot eligibility and public prices scraped from
-//! coreweave.com/pricing on 2026-08-22) and `coreweave-zones.txt` (General Access zones). Both
-//! files keep their `# SOURCE` lines.
+//! Source: `app/data/coreweave-instance-catalog.csv` (instance IDs, GPUs, vCPUs, memory,
+//! Superchip flag, spot eligibility and public prices scraped from coreweave.com/pricing on
+//! 2026-08-22) and `app/data/coreweave-zones.txt` (General Access zones). Both files keep their
+//! `# SOURCE` lines; `docs/sources.md` lists the public pages behind them.
 
 use std::sync::OnceLock;
 
@@ -34,7 +34,8 @@ pub struct InstanceType {
     pub ram_gb: u32,
     /// `amd64` or `arm64`.
     pub arch: String,
-    /// Superchip types (GH200, GB200, GB300, Vera Rubin) cannot run Spot (seed 000).
+    /// Superchip types (GH200, GB200, GB300, Vera Rubin) cannot run Spot (CoreWeave: Spot Node
+    /// Pools, "Availability").
     pub superchip: bool,
     /// Whether a Spot NodePool may use this type.
     pub spot_ok: bool,

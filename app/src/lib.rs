@@ -3,7 +3,7 @@
 //!
 //! # Layout
 //! - [`nodepool`]: CoreWeave's `NodePool` CRD as Rust types (the `kube` derive only under `ssr`).
-//! - [`labels`]: CKS label, annotation and event names from the seeds.
+//! - [`labels`]: CKS label, annotation and event names from CoreWeave's docs (`docs/sources.md`).
 //! - [`catalog`]: the shipped instance types and zones, with their source and date.
 //! - [`model`]: the rows and stream messages the browser receives.
 //! - [`domain`]: pure logic: condition severity, what makes a pool a problem, filters and sorting.

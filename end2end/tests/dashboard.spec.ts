@@ -5,7 +5,7 @@ test("the dashboard shows the seeded pools with their five conditions", async ({
   const api = await pools(request);
   expect(api.length).toBeGreaterThan(3);
   const example = api.find((p) => p.name === "example-nodepool");
-  expect(example, "the seed's example-nodepool is in the scenario").toBeTruthy();
+  expect(example, "the Node Pool reference's example-nodepool is in the scenario").toBeTruthy();
 
   await page.goto("/");
   const row = page.locator(`tr[data-pool="example-nodepool"]`);

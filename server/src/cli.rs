@@ -67,7 +67,7 @@ pub struct ServeArgs {
     )]
     pub zones: Vec<String>,
 
-    /// Embedded cluster: GKE-style zones (node pools of Spot VMs, seed 003), one API server
+    /// Embedded cluster: GKE-style zones (node pools of Spot VMs), one API server
     /// each; `--gke-zones ''` for none.
     #[arg(
         global = true,
@@ -77,7 +77,7 @@ pub struct ServeArgs {
     )]
     pub gke_zones: Vec<String>,
 
-    /// Embedded cluster: Karpenter-on-AWS-style zones (seed 004), one API server each;
+    /// Embedded cluster: Karpenter-on-AWS-style zones, one API server each;
     /// `--karpenter-zones ''` for none.
     #[arg(
         global = true,

@@ -1,8 +1,9 @@
 //! What a NodePool condition means for a person: its severity and the problems it names.
 //!
-//! Source: seed 001 ("Node Pool Conditions") for types, statuses and reasons, and
-//! `shared/reference/coreweave-nodepool-condition-messages.json` for what is normal
-//! (e.g. `QueuedAwaitingCapacity` resolves on its own; `Quota`/`NotSet` never will).
+//! Source: CoreWeave: Node Pool reference ("Node Pool Conditions") and CoreWeave: Node Pool
+//! status for types, statuses and reasons, and CoreWeave's public `coreweave/skills`
+//! repository (`cw-create-node-pool`) for what is normal (e.g. `QueuedAwaitingCapacity`
+//! resolves on its own; `Quota`/`NotSet` never will). URLs in `docs/sources.md`.
 
 use crate::model::{ConditionView, Severity};
 
@@ -64,7 +65,7 @@ pub fn severity(type_: &str, status: &str, reason: &str) -> Severity {
 ///
 /// Normal scaling (AtTarget=False with UnderTarget/OverTarget) is not a problem on its own;
 /// capacity and quota are, and say which kind: waiting for capacity resolves by itself,
-/// zero quota never does (USERS.md #11).
+/// zero quota never does; users otherwise cannot tell an expected wait from a real failure.
 pub fn problems(conditions: &[ConditionView]) -> Vec<String> {
     conditions
         .iter()

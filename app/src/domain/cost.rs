@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::{self, InstanceType, PRICES_AS_OF, PRICES_SOURCE};
 use crate::nodepool::{ComputeClass, NodePoolSpec};
 
-/// Hours in the month used for monthly figures (seed 004: 730).
+/// Hours in the month used for monthly figures: 730 (365 × 24 / 12, the month cloud price
+/// calculators use).
 pub const HOURS_PER_MONTH: u32 = 730;
 /// Above this many GPUs at the pool's largest size the form asks the user to type the name.
 pub const CONFIRM_ABOVE_GPUS: u32 = 8;

@@ -1,7 +1,7 @@
 //! The price catalog in force: instance type (and region, and cluster) → on-demand and spot USD
 //! per instance-hour, each with its source and as-of date.
 //!
-//! The shipped rows are CoreWeave's public prices (`shared/reference`, coreweave.com/pricing
+//! The shipped rows are CoreWeave's public prices (`app/data/`, coreweave.com/pricing
 //! scraped 2026-08-22): North America on-demand and spot, and Europe spot. A user file
 //! (`--prices FILE`, CSV) adds rows that win over the shipped ones, including per-cluster
 //! negotiated prices and discounts, and prices for GKE or Karpenter node types:
@@ -21,25 +21,8 @@
 use rust_decimal::Decimal;
 
 use crate::catalog::{self, PRICES_AS_OF, PRICES_SOURCE};
+pub use crate::domain::preemption::CapacityType;
 use crate::model::{PriceEntry, UnitPrice};
-
-/// Which price of a row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CapacityType {
-    Spot,
-    OnDemand,
-}
-
-impl CapacityType {
-    /// `spot` → Spot, `on-demand` → OnDemand; anything else has no price.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "spot" => Some(CapacityType::Spot),
-            "on-demand" => Some(CapacityType::OnDemand),
-            _ => None,
-        }
-    }
-}
 
 /// A line of a price file that could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -190,6 +173,8 @@ impl PriceCatalog {
         let price_of = |e: &PriceEntry| match capacity {
             CapacityType::Spot => e.spot_usd_h,
             CapacityType::OnDemand => e.on_demand_usd_h,
+            // Reserved capacity is billed by contract; no public price applies.
+            CapacityType::Reserved | CapacityType::Unknown => None,
         };
         let base = self
             .matching(cluster, zone, instance_type)

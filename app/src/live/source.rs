@@ -23,8 +23,9 @@ impl Drop for Connection {
 }
 
 thread_local! {
-    // One stream per tab (browsers allow ~6 connections per host; USERS.md #5): a page that
-    // wants another scope replaces the connection rather than opening a second one.
+    // One stream per tab (browsers allow about six connections per host, and a socket per
+    // watch hits that limit, worst with many clusters): a page that wants another scope
+    // replaces the connection rather than opening a second one.
     static CURRENT: RefCell<Option<Connection>> = const { RefCell::new(None) };
 }
 

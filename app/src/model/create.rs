@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::domain::validation::FieldError;
 use crate::nodepool::NodePoolSpec;
 
-/// A NodePool about to be created: where, its name, and its spec (seed 001).
+/// A NodePool about to be created: where, its name, and its spec (CoreWeave: Node Pool
+/// reference).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PoolDraft {
     /// The cluster (kubeconfig context or embedded zone context) to create it in.

@@ -28,10 +28,11 @@ pub struct PodImpact {
     /// `terminationGracePeriodSeconds`, seconds (Kubernetes' default 30 when unset).
     pub grace_s: i64,
     /// `priorityClassName` is `system-node-critical` or `system-cluster-critical`: GKE shuts
-    /// these pods down last (seed 003).
+    /// these pods down last (GKE: Spot VMs).
     #[serde(default)]
     pub system: bool,
-    /// The CKS eviction label: `interruptable`, `graceful-interruptible` or none (seed 002).
+    /// The CKS eviction label: `interruptable`, `graceful-interruptible` or none
+    /// (CoreWeave: Workload scheduling on CKS, "Pod interruption and eviction policies").
     pub eviction_label: Option<String>,
     /// SIGTERM, the end of the grace period, and whether it fits before removal.
     pub fit: Option<GraceFit>,

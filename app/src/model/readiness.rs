@@ -18,7 +18,8 @@ pub enum Check {
     OneZone,
     /// A StatefulSet pod.
     StatefulSet,
-    /// The pod carries `qos.coreweave.com/graceful-interruptible` (seed 002).
+    /// The pod carries `qos.coreweave.com/graceful-interruptible` (CoreWeave: Workload
+    /// scheduling on CKS, eviction policies).
     GracefulInterruptible,
     /// No container has a preStop hook.
     NoPreStop,
@@ -67,7 +68,7 @@ impl Check {
                 "Its replacement keeps the same identity and volume, so it waits until the old pod is gone; expect the longest recovery."
             }
             Check::GracefulInterruptible => {
-                "CKS waits for these pods to finish before removing a node, so they stall scale-down (seed 002)."
+                "CKS waits for these pods to finish before removing a node, so they stall scale-down (CoreWeave CKS docs: eviction policies)."
             }
             Check::NoPreStop => {
                 "Without a preStop hook, endpoints can keep sending traffic while the pod shuts down."

@@ -11,7 +11,8 @@ pub const GROUP: &str = "compute.coreweave.com";
 pub const VERSION: &str = "v1alpha1";
 
 open_enum! {
-    /// `spec.computeClass`: `default` (reserved and on-demand instances) or `spot` (seed 000).
+    /// `spec.computeClass`: `default` (reserved and on-demand instances) or `spot`
+    /// (CoreWeave: Node Pool reference; Spot Node Pools).
     ComputeClass, default = Default {
         Default = "default",
         Spot = "spot",
@@ -55,7 +56,8 @@ open_enum! {
 }
 
 open_enum! {
-    /// The condition types CoreWeave sets on a NodePool (seed 001, "Node Pool Conditions").
+    /// The condition types CoreWeave sets on a NodePool (CoreWeave: Node Pool reference,
+    /// "Node Pool Conditions").
     ConditionType, default = Validated {
         Validated = "Validated",
         AtTarget = "AtTarget",
@@ -86,7 +88,7 @@ pub const FIVE_CONDITIONS: [ConditionType; 5] = [
     ConditionType::NodeReconfigurationRequired,
 ];
 
-/// `NodePoolSpec`: the desired state of a NodePool (seed 001, "Node Pool spec").
+/// `NodePoolSpec`: the desired state of a NodePool (CoreWeave: Node Pool reference).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(kube::CustomResource, schemars::JsonSchema))]
 #[cfg_attr(
@@ -135,7 +137,7 @@ pub struct NodePoolSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub node_taints: Vec<Taint>,
     /// Boot image. Mutually exclusive with `gpu`: when both are set, `image` wins and `gpu`
-    /// is ignored (seed 001).
+    /// is ignored (CoreWeave: Node Pool reference).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<Image>,
     /// GPU driver configuration; ignored when `image` is set.
@@ -178,7 +180,7 @@ pub struct Taint {
     pub effect: TaintEffect,
 }
 
-/// `spec.image`: only when directed by CoreWeave support (seed 001).
+/// `spec.image`: only when directed by CoreWeave support (CoreWeave: Node Pool reference).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -207,7 +209,7 @@ pub struct Gpu {
 pub struct Lifecycle {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_down_strategy: Option<ScaleDownStrategy>,
-    /// Seen in `kubectl describe` output (seed 001), not in the field table.
+    /// Seen in `kubectl describe` output (CoreWeave Node Pool reference), not in the field table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disable_unhealthy_node_eviction: Option<bool>,
 }
@@ -221,7 +223,7 @@ pub struct NodeConfigurationUpdateStrategy {
     pub type_: Option<UpdateStrategyType>,
 }
 
-/// `NodePoolStatus`: the observed state (seed 001, "Node PoolStatus").
+/// `NodePoolStatus`: the observed state (CoreWeave: Node Pool reference).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]

@@ -82,8 +82,8 @@ pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {
     }
 }
 
-/// Nodes rendered at first; a big pool's page stays fast (USERS.md #4) and "Show more" adds
-/// another page.
+/// Nodes rendered at first; a big pool's page stays fast (generic dashboards grind to a halt
+/// on pools of hundreds of nodes) and "Show more" adds another page.
 pub const NODE_PAGE: usize = 200;
 
 /// The pool's nodes, keyed by uid.

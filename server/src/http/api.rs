@@ -21,7 +21,7 @@ pub struct PoolList {
 
 /// `GET /api/v1/pools/{cluster}/{name}` body.
 #[derive(Serialize)]
-pub struct PoolDetail {
+pub struct PoolPage {
     pub pool: PoolRow,
     pub nodes: Vec<NodeRow>,
     /// Newest first.
@@ -43,7 +43,7 @@ pub async fn pool(
     Path((cluster, name)): Path<(String, String)>,
 ) -> Response {
     match hub.pool(&cluster, &name) {
-        Some((pool, nodes, events)) => Json(PoolDetail {
+        Some((pool, nodes, events)) => Json(PoolPage {
             pool,
             nodes,
             events,

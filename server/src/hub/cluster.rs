@@ -25,7 +25,7 @@ pub type Dirty = (RowKind, String);
 
 /// The watched kinds, for readiness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum WatchedKind {
     NodePool = 1,
     Node = 2,
     Pod = 4,

@@ -26,7 +26,7 @@ use crate::watch::records::{
     EventRecord, KarpenterPoolRecord, NodeRecord, Observed, PodRecord, PoolRecord,
 };
 
-pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, Kind};
+pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, WatchedKind};
 pub use observer::{OBSERVE_EVERY, Observations, spawn_observer};
 pub use views::{POOL_AGGREGATE_EVERY, Published};
 
@@ -138,12 +138,12 @@ impl Hub {
     fn update(
         &self,
         cluster: &str,
-        kind: Kind,
+        kind: WatchedKind,
         f: impl FnOnce(&mut ClusterData) -> Vec<Dirty>,
         resync: bool,
     ) {
         // Node and pod changes touch pools only through their node counts; those may wait.
-        let aggregate_only = matches!(kind, Kind::Node | Kind::Pod);
+        let aggregate_only = matches!(kind, WatchedKind::Node | WatchedKind::Pod);
         self.write(|state, tx| {
             let Some(data) = state.clusters.get_mut(cluster) else {
                 tracing::warn!(cluster, "update for an unknown cluster ignored");
@@ -164,19 +164,19 @@ impl Hub {
     /// Applies a NodePool change seen in `cluster`.
     pub fn pools(&self, cluster: &str, change: Observed<PoolRecord>) {
         let resync = matches!(change, Observed::Resync(_));
-        self.update(cluster, Kind::NodePool, |d| d.pools(change), resync);
+        self.update(cluster, WatchedKind::NodePool, |d| d.pools(change), resync);
     }
 
     /// Applies a Node change seen in `cluster`.
     pub fn nodes(&self, cluster: &str, change: Observed<NodeRecord>) {
         let resync = matches!(change, Observed::Resync(_));
-        self.update(cluster, Kind::Node, |d| d.nodes(change), resync);
+        self.update(cluster, WatchedKind::Node, |d| d.nodes(change), resync);
     }
 
     /// Applies a Pod change seen in `cluster`.
     pub fn pods(&self, cluster: &str, change: Observed<PodRecord>) {
         let resync = matches!(change, Observed::Resync(_));
-        self.update(cluster, Kind::Pod, |d| d.pods(change), resync);
+        self.update(cluster, WatchedKind::Pod, |d| d.pods(change), resync);
     }
 
     /// Applies a Karpenter NodePool change seen in `cluster`.
@@ -184,7 +184,7 @@ impl Hub {
         let resync = matches!(change, Observed::Resync(_));
         self.update(
             cluster,
-            Kind::KarpenterNodePool,
+            WatchedKind::KarpenterNodePool,
             |d| d.karpenter_pools(change),
             resync,
         );
@@ -193,7 +193,7 @@ impl Hub {
     /// Applies an Event change seen in `cluster`.
     pub fn events(&self, cluster: &str, change: Observed<EventRecord>) {
         let resync = matches!(change, Observed::Resync(_));
-        self.update(cluster, Kind::Event, |d| d.events(change), resync);
+        self.update(cluster, WatchedKind::Event, |d| d.events(change), resync);
     }
 
     /// Records the health of a cluster's watches. `Stale` keeps `since` at the time of the

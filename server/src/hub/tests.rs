@@ -154,9 +154,13 @@ fn resume_replays_missed_deltas_in_scope_or_falls_back_to_a_snapshot() {
 #[test]
 fn stale_keeps_the_time_of_the_last_good_data() {
     let hub = hub();
+    // Apart by more than the clock's resolution, so "unchanged since the hub started" and
+    // "now, at the outage" both fall outside [before, after_good].
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let before = Utc::now();
     hub.pools("zone-a", Observed::Resync(vec![]));
-    let good = hub.snapshot(&Scope::pools()).clusters[0].since;
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    let after_good = Utc::now();
+    std::thread::sleep(std::time::Duration::from_millis(20));
     hub.set_link(
         "zone-a",
         LinkState::Stale,
@@ -164,7 +168,11 @@ fn stale_keeps_the_time_of_the_last_good_data() {
     );
     let row = hub.snapshot(&Scope::pools()).clusters[0].clone();
     assert_eq!(row.state, LinkState::Stale);
-    assert!(row.since >= good && row.since <= Some(Utc::now()));
+    let since = row.since.expect("a stale cluster says since when");
+    assert!(
+        before <= since && since <= after_good,
+        "since {since} is not the time of the last good data ({before} ..= {after_good})"
+    );
     assert_eq!(row.message.as_deref(), Some("connection refused"));
     hub.set_link("zone-a", LinkState::Live, None);
     assert_eq!(

@@ -2,7 +2,7 @@
 //!
 //! A Kubernetes `Pod` decodes to several kilobytes; its record here is a node name. Trimming
 //! at the watch keeps 10k nodes and 50k pods within the dashboard's memory budget
-//! (USERS.md #4: generic dashboards collapse on big clusters).
+//! (generic dashboards that keep whole objects collapse on big clusters).
 
 use app::domain::preemption::{CapacityType, Provider};
 use app::nodepool::{NodePoolSpec, NodePoolStatus};
@@ -20,7 +20,7 @@ pub struct PoolRecord {
 }
 
 /// A Karpenter NodePool (`karpenter.sh/v1`) as stored: what its spec allows and its status
-/// conditions (seed 004's NodePool shows the fields).
+/// conditions (Karpenter: NodePools).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KarpenterPoolRecord {
     pub uid: String,

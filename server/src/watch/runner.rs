@@ -86,7 +86,7 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
     ]
 }
 
-/// Karpenter's NodePool group and version (seed 004).
+/// Karpenter's NodePool group and version (Karpenter: NodePools).
 pub const KARPENTER_GV: &str = "karpenter.sh/v1";
 
 /// How often a cluster without Karpenter is asked again whether it serves it now.

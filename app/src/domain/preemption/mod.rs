@@ -3,12 +3,14 @@
 //! data. `timeline` derives a node's phases from the signals observed over time alone, so a
 //! `kubectl label` by hand drives the same timeline as a real preemption.
 //!
-//! Sources: seed 000 (CKS: T=0 cordon + `qos.coreweave.cloud/pending-preemption=true`, T+2 min
-//! `qos.coreweave.cloud/evicted-at` and drain, removal by T+7 min), seed 003 (GKE: nodes labelled
-//! `cloud.google.com/gke-spot=true` / `cloud.google.com/gke-provisioning=spot`, terminated 30 s
-//! after the notice, 15 s for ordinary pods then 15 s for system pods), seed 004 (Karpenter on
-//! AWS: `karpenter.sh/capacity-type=spot`, `karpenter.sh/nodepool`, a two-minute interruption
-//! warning after which Karpenter cordons and drains).
+//! Sources (URLs in `docs/sources.md`): CoreWeave: Spot Node Pools, "Instance preemption"
+//! (CKS: T=0 cordon + `qos.coreweave.cloud/pending-preemption=true`, T+2 min
+//! `qos.coreweave.cloud/evicted-at` and drain, removal by T+7 min); GKE: Spot VMs (nodes
+//! labelled `cloud.google.com/gke-spot=true` / `cloud.google.com/gke-provisioning=spot`,
+//! terminated 30 s after the notice, 15 s for ordinary pods then 15 s for system pods); AWS:
+//! Spot Instance interruption notices (a two-minute warning) with Karpenter: NodePools
+//! (`karpenter.sh/capacity-type=spot`, `karpenter.sh/nodepool`) and Karpenter: Disruption
+//! (on the warning Karpenter taints, cordons and drains the node).
 
 pub mod rates;
 pub mod readiness;
@@ -69,6 +71,17 @@ pub enum CapacityType {
 }
 
 impl CapacityType {
+    /// `spot`, `on-demand` or `reserved` as the wire and the ledger spell them; anything else
+    /// is `Unknown`.
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "spot" => CapacityType::Spot,
+            "on-demand" => CapacityType::OnDemand,
+            "reserved" => CapacityType::Reserved,
+            _ => CapacityType::Unknown,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             CapacityType::Spot => "spot",
@@ -81,18 +94,19 @@ impl CapacityType {
 
 /// GKE's pool label.
 pub const GKE_NODEPOOL: &str = "cloud.google.com/gke-nodepool";
-/// GKE's Spot labels (seed 003).
+/// GKE's Spot labels (GKE: Spot VMs).
 pub const GKE_SPOT: &str = "cloud.google.com/gke-spot";
 pub const GKE_PROVISIONING: &str = "cloud.google.com/gke-provisioning";
 /// The taint GKE puts on a node that received a termination notice.
 pub const GKE_TERMINATION_TAINT: &str = "cloud.google.com/impending-node-termination";
-/// Karpenter's labels (seed 004).
+/// Karpenter's labels (Karpenter: NodePools).
 pub const KARPENTER_NODEPOOL: &str = "karpenter.sh/nodepool";
 pub const KARPENTER_CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
 /// The taint Karpenter v1 puts on a node it is disrupting (interruption included).
 pub const KARPENTER_DISRUPTED_TAINT: &str = "karpenter.sh/disrupted";
 /// The Warning event reason Karpenter records on a node when AWS's interruption warning
-/// arrives (seed 004's SQS integration). Consolidation, drift and expiry set the same taint
+/// arrives through its interruption queue (Karpenter: Disruption, "Interruption").
+/// Consolidation, drift and expiry set the same taint
 /// but not this event, so the dashboard requires both for a Karpenter preemption.
 pub const KARPENTER_SPOT_INTERRUPTED: &str = "SpotInterrupted";
 
@@ -207,7 +221,7 @@ pub fn sigterm_at_s(provider: Provider) -> i64 {
 }
 
 /// The grace period a pod really gets, seconds: its own, but on GKE capped at the 15 s the
-/// kubelet grants ordinary pods (seed 003).
+/// kubelet grants ordinary pods (GKE: Spot VMs).
 pub fn effective_grace_s(provider: Provider, pod_grace_s: i64) -> i64 {
     match provider {
         Provider::Gke => pod_grace_s.min(15),

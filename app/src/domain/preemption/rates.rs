@@ -3,7 +3,7 @@
 //! Definition: for a pool, zone or instance type and a trailing window (24 h, 7 d, 30 d), the
 //! spot nodes whose preemption T=0 fell in the window, divided by the spot nodes that ran at any
 //! time in the window, as a percent. The bands are the Spot Instance Advisor's: <5 %, 5–10 %,
-//! 10–15 %, 15–20 %, >20 % (seed 004).
+//! 10–15 %, 15–20 %, >20 % (AWS: EC2 Spot Instance Advisor, "Frequency of interruption").
 
 use std::collections::BTreeMap;
 

@@ -27,7 +27,7 @@ fn obs(at: i64, notice: bool, draining: bool, gone: bool) -> Observation {
 
 #[test]
 fn providers_and_capacity_types_from_real_label_sets() {
-    // A CKS node as the embedded cluster labels it (seed 002).
+    // A CKS node as the embedded cluster labels it (CoreWeave: Workload scheduling on CKS).
     let cks = labels(&[
         ("compute.coreweave.com/node-pool", "h100-spot-train"),
         ("node.kubernetes.io/instance-type", "gd-8xh100ib-i128"),
@@ -42,7 +42,7 @@ fn providers_and_capacity_types_from_real_label_sets() {
         )
     );
     assert!(notice(Provider::Cks, &cks, &[], CapacityType::Unknown));
-    // GKE (seed 003): both Spot labels, or only the older one.
+    // GKE (GKE: Spot VMs): both Spot labels, or only the older one.
     let gke = labels(&[
         ("cloud.google.com/gke-nodepool", "spot-pool"),
         ("cloud.google.com/gke-spot", "true"),
@@ -68,7 +68,7 @@ fn providers_and_capacity_types_from_real_label_sets() {
         &["nvidia.com/gpu".into()],
         CapacityType::Spot
     ));
-    // Karpenter (seed 004).
+    // Karpenter (Karpenter: NodePools, well-known labels).
     let k = labels(&[
         ("karpenter.sh/nodepool", "general"),
         ("karpenter.sh/capacity-type", "spot"),

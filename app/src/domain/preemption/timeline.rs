@@ -127,7 +127,7 @@ pub struct GraceFit {
 
 /// The fit of a pod with `grace_s` seconds of termination grace period on `t`'s node.
 /// `system` marks a `system-node-critical` / `system-cluster-critical` pod, which GKE's
-/// kubelet shuts down only in the last 15 s (seed 003).
+/// kubelet shuts down only in the last 15 s (GKE: Spot VMs).
 pub fn grace_fit(t: &Timeline, grace_s: i64, system: bool) -> GraceFit {
     let drain = t
         .phases

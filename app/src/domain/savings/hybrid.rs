@@ -1,4 +1,5 @@
-//! The hybrid what-if: keep an on-demand floor and run the rest on spot (seed 004).
+//! The hybrid what-if: keep an on-demand floor and run the rest on spot (the usual production
+//! shape: a guaranteed floor for the capacity that must stay, spot above it).
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};

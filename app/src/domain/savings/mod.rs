@@ -1,6 +1,6 @@
 //! Savings: what the ledger's node-hours cost at the prices paid, against the same node-hours
-//! on-demand (seed 004's "real economics": a month is 730 hours; a hybrid of an on-demand floor
-//! plus spot is the normal production shape).
+//! on-demand (a month is 730 hours, 365 × 24 / 12; a hybrid of an on-demand floor plus spot is
+//! the normal production shape).
 //!
 //! - `report`: totals, breakdowns, the series for the chart, preemption cost, run rate.
 //! - `hybrid`: the on-demand-floor what-if.

@@ -58,7 +58,7 @@ fn price<'a>(prices: &PriceCatalog, life: &'a Lifetime) -> Priced<'a> {
     };
     Priced {
         life,
-        paid: CapacityType::parse(&life.capacity_type).and_then(look),
+        paid: look(CapacityType::parse(&life.capacity_type)),
         on_demand: look(CapacityType::OnDemand),
         spot: look(CapacityType::Spot),
     }

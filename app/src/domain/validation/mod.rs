@@ -3,10 +3,12 @@
 //! The embedded cluster's NodePool controller, the server and the create form all call
 //! [`validate`], so a pool the form accepts is one the controller marks `Valid`.
 //!
-//! Sources: seed 001 (spec fields, `minNodes`/`maxNodes` for the autoscaler, taints), seed 000
-//! (Spot is refused on Superchip instance types), seed 002 (user labels and annotations may not
-//! use the `*.coreweave.cloud` / `*.coreweave.com` domains), and the Kubernetes syntax rules for
-//! label keys and values (qualified names, at most 63 characters per name part).
+//! Sources (URLs in `docs/sources.md`): CoreWeave: Node Pool reference (spec fields,
+//! `minNodes`/`maxNodes` for the autoscaler, taints), CoreWeave: Spot Node Pools (Spot is
+//! refused on Superchip instance types), CoreWeave: Workload scheduling on CKS (user labels and
+//! annotations may not use the `*.coreweave.cloud` / `*.coreweave.com` domains), and the
+//! Kubernetes syntax rules for label keys and values (qualified names, at most 63 characters
+//! per name part).
 //!
 //! No tokio or kube here: this module is compiled to wasm for the browser.
 
@@ -53,7 +55,7 @@ impl fmt::Display for FieldError {
     }
 }
 
-/// Why Spot is refused on Superchip types, in seed 000's words.
+/// Why Spot is refused on Superchip types, in the words of CoreWeave: Spot Node Pools.
 pub const SUPERCHIP_SPOT_REASON: &str = "Spot Node Pools are supported for all instance types \
      except Superchip-powered instances (for example, GH200, GB200, GB300)";
 
@@ -173,7 +175,8 @@ pub fn validate(spec: &NodePoolSpec) -> Vec<FieldError> {
         );
     }
     if let Some(image) = &spec.image {
-        // Seed 001: "If name is set, kernel must be empty and releaseTrain must be stable."
+        // CoreWeave: Node Pool reference, "Image": "If name is set, kernel must be empty and
+        // releaseTrain must be stable."
         let named = image.name.as_deref().is_some_and(|n| !n.is_empty());
         let kernel = image.kernel.as_deref().is_some_and(|k| !k.is_empty());
         let latest = image
@@ -230,8 +233,8 @@ pub fn validate_draft(draft: &PoolDraft, taken: impl Fn(&str) -> bool) -> Vec<Fi
 
 /// Things about a valid spec the user should know before creating it; never blocking.
 ///
-/// Today: `image` and `gpu` are mutually exclusive and `image` wins (seed 001), so a set
-/// `gpu.version` next to an image is ignored.
+/// Today: `image` and `gpu` are mutually exclusive and `image` wins (CoreWeave: Node Pool
+/// reference), so a set `gpu.version` next to an image is ignored.
 pub fn notes(spec: &NodePoolSpec) -> Vec<FieldError> {
     let gpu_version = spec
         .gpu
@@ -247,7 +250,7 @@ pub fn notes(spec: &NodePoolSpec) -> Vec<FieldError> {
         vec![FieldError {
             field: "spec.gpu.version".into(),
             message: "image and gpu are mutually exclusive: image wins and gpu.version is \
-                      ignored (seed 001)"
+                      ignored (CoreWeave: Node Pool reference)"
                 .into(),
         }]
     } else {
@@ -268,8 +271,9 @@ fn validate_counts(spec: &NodePoolSpec, err: &mut impl FnMut(&'static str, Strin
             negative = true;
         }
     }
-    // minNodes/maxNodes bound the autoscaler only (seed 001); a manually sized pool may carry
-    // `minNodes: 0, maxNodes: 0` next to `targetNodes: 1`, as the seed's example does.
+    // minNodes/maxNodes bound the autoscaler only (CoreWeave: Node Pool reference); a manually
+    // sized pool may carry `minNodes: 0, maxNodes: 0` next to `targetNodes: 1`, as that page's
+    // example-nodepool does.
     if !spec.autoscaling || negative {
         return;
     }

@@ -51,7 +51,7 @@ fn counts_table() {
     // (autoscaling, target, min, max, expected fields)
     type Case = (bool, i32, Option<i32>, Option<i32>, &'static [&'static str]);
     let cases: [Case; 10] = [
-        (false, 1, Some(0), Some(0), &[]), // seed 001's example-nodepool
+        (false, 1, Some(0), Some(0), &[]), // the Node Pool reference's example-nodepool
         (false, 0, None, None, &[]),
         (false, -1, None, None, &["spec.targetNodes"]),
         (

@@ -44,7 +44,7 @@ fn number(text: &str) -> Option<i32> {
     text.trim().parse().ok()
 }
 
-/// Every field of the NodePool spec the form offers (seed 001).
+/// Every field of the NodePool spec the form offers (CoreWeave: Node Pool reference).
 #[component]
 pub fn PoolForm(
     state: FormState,
@@ -318,7 +318,7 @@ fn Strategies(state: FormState, problems: Memo<Vec<FieldError>>) -> impl IntoVie
                     } />
             </label>
         </div>
-        <p class="hint">"gpu and image are mutually exclusive: when both are set, image wins and gpu is ignored (seed 001)."</p>
+        <p class="hint">"gpu and image are mutually exclusive: when both are set, image wins and gpu is ignored (CoreWeave docs: Node Pool reference)."</p>
         <ul class="field-notes" role="status">
             {move || notes.get().into_iter().map(|n| view! { <li>{n.message}</li> }).collect_view()}
         </ul>

@@ -1,6 +1,6 @@
 //! "Why did my pod stop?": a pod (or a workload's pods, by name prefix) looked up in the
-//! ledger's preemptions, beyond Kubernetes' event TTL (USERS.md #8: attribute pod
-//! terminations to preemptions).
+//! ledger's preemptions, beyond Kubernetes' event TTL (a pod killed by a preemption otherwise
+//! looks like an unexplained SIGKILL or a user error).
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;

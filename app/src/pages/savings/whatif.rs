@@ -25,7 +25,7 @@ pub fn WhatIf(fleet: Vec<FleetGroup>) -> impl IntoView {
         <section class="panel" aria-labelledby="whatif-h">
             <h2 id="whatif-h">"Hybrid what-if"</h2>
             <p class="hint">{format!(
-                "Keep an on-demand floor and run the rest of today's fleet on spot; monthly figures are {HOURS_PER_MONTH} hours (seed 004)."
+                "Keep an on-demand floor and run the rest of today's fleet on spot; monthly figures are {HOURS_PER_MONTH} hours (365 days × 24 h ÷ 12)."
             )}</p>
             <div class="filters">
                 <label>

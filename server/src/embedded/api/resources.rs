@@ -212,8 +212,9 @@ static PDBS: ResourceType = ResourceType {
     writable: true,
 };
 
-// Karpenter's NodePool (seed 004), served by every zone as a CRD-backed kind would be; only
-// the Karpenter zones have objects. Schema-less: the embedded cluster stores it as sent.
+// Karpenter's NodePool (Karpenter: NodePools), served by every zone as a CRD-backed kind would
+// be; only the Karpenter zones have objects. Schema-less: the embedded cluster stores it as
+// sent.
 static KARPENTER_NODEPOOLS: ResourceType = ResourceType {
     group: "karpenter.sh",
     version: "v1",

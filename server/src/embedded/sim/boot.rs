@@ -1,5 +1,6 @@
 //! The end of a node's boot: the kubelet registers the Node (Ready, idle) and CoreWeave
-//! records `CWNodeRegistered` on the Node and its NodePool (seed 001).
+//! records `CWNodeRegistered` on the Node and its NodePool (CoreWeave: Node Pool reference,
+//! "Events").
 
 use std::sync::Arc;
 

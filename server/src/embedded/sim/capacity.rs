@@ -2,15 +2,17 @@
 //! could hand out right now, and how many the organization may hold.
 //!
 //! [`CapacitySnapshot`] is the published form: a plain, serializable value a capacity view
-//! (or a Capacity Finder–like feature, seed 000 "Check Spot capacity before you provision")
-//! can show without knowing the simulation. [`CapacityModel`] is the mutable model behind it.
+//! (or a Capacity Finder–like feature, CoreWeave: Spot Node Pools, "Check Spot capacity
+//! before you provision") can show without knowing the simulation. [`CapacityModel`] is the
+//! mutable model behind it.
 //!
 //! Model: each (instance type, [`CapacityClass`]) has `free_nodes`, the instances free in the
 //! zone, drifting slowly around a seeded `baseline` (rich zones high, scarce zones near zero).
 //! Assigning a node to a pool takes one; scaling a pool down gives one back; a Spot preemption
-//! does not (CoreWeave reclaimed the instance for someone else, seed 000). Quota is per
-//! instance type for the organization; a missing or zero limit is `NotSet` (reference
-//! `coreweave-nodepool-condition-messages.json`: "quota limit is 0 for instance type …").
+//! does not (CoreWeave reclaimed the instance for someone else; CoreWeave: Spot Node Pools).
+//! Quota is per instance type for the organization; a missing or zero limit is `NotSet`
+//! (CoreWeave's public `coreweave/skills` repository, `cw-create-node-pool`: "quota limit is
+//! 0 for instance type …").
 
 use std::collections::BTreeMap;
 
@@ -19,7 +21,7 @@ use rand::Rng;
 use serde::Serialize;
 
 /// Which of CoreWeave's capacity pools a NodePool draws from: Spot instances, or the
-/// reserved/on-demand instances of `computeClass: default` (seed 001).
+/// reserved/on-demand instances of `computeClass: default` (CoreWeave: Node Pool reference).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CapacityClass {
@@ -203,8 +205,8 @@ impl CapacitySnapshot {
 }
 
 /// Seeded entries for every catalog type: on-demand capacity 2–8 nodes (0–2 for Superchip
-/// types), Spot capacity (non-Superchip types only, seed 000) 4–12 in a `rich` zone and 0–3
-/// otherwise; `scarce` (type, class) pairs start and stay near 0.
+/// types), Spot capacity (non-Superchip types only; CoreWeave: Spot Node Pools) 4–12 in a
+/// `rich` zone and 0–3 otherwise; `scarce` (type, class) pairs start and stay near 0.
 pub fn seeded(
     rng: &mut impl Rng,
     rich: bool,

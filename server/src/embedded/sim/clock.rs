@@ -1,6 +1,6 @@
 //! Simulated time: every delay of the behaviour model goes through a [`Clock`] so that one
 //! `speed` knob plays CoreWeave's minutes in seconds (speed 60 plays the 7-minute preemption
-//! window of seed 000 in 7 s).
+//! window of CoreWeave: Spot Node Pools in 7 s).
 //!
 //! Timestamps written to objects are never simulated: they are the real wall clock, as a
 //! real cluster writes them, so `kubectl get` ages and the dashboard agree with the machine.

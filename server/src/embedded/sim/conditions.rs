@@ -1,10 +1,10 @@
 //! The five NodePool conditions CoreWeave sets, computed from what the controller knows.
 //!
-//! Sources: seed 001 ("Node Pool Conditions": types, statuses, reasons; the healthy
-//! `kubectl describe` example for the exact wording of the healthy messages) and
-//! `reference/coreweave-nodepool-condition-messages.json` ("quota limit is 0 for instance
-//! type …" for `NotSet`). Messages not found in public material are written in the same
-//! style and say what a person can do.
+//! Sources (URLs in `docs/sources.md`): CoreWeave: Node Pool reference ("Node Pool
+//! Conditions": types, statuses, reasons; the healthy `kubectl describe` example for the exact
+//! wording of the healthy messages) and CoreWeave's public `coreweave/skills` repository,
+//! `cw-create-node-pool` ("quota limit is 0 for instance type …" for `NotSet`). Messages not
+//! found in public material are written in the same style and say what a person can do.
 //!
 //! Pure: no clock, no I/O. [`merge`] keeps `lastTransitionTime` when a condition's status and
 //! reason are unchanged, as Kubernetes' `meta.SetStatusCondition` does.

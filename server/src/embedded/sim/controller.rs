@@ -1,7 +1,7 @@
-//! The NodePool operator of one zone (seed 001): for every pool it queues node requests
-//! (within quota), assigns queued nodes when the zone has capacity, boots them (a Node joins
-//! after [`BOOT_TIME`]), removes nodes when `targetNodes` drops, and writes the status with
-//! the five conditions. It also drifts the zone's capacity and starts random Spot
+//! The NodePool operator of one zone (CoreWeave: Node Pool reference): for every pool it queues
+//! node requests (within quota), assigns queued nodes when the zone has capacity, boots them
+//! (a Node joins after [`BOOT_TIME`]), removes nodes when `targetNodes` drops, and writes the
+//! status with the five conditions. It also drifts the zone's capacity and starts random Spot
 //! preemptions.
 //!
 //! It runs on every NodePool or Node change (a watch wakes it, so it reacts within
@@ -210,8 +210,8 @@ async fn reconcile(
     }
 
     let current = nodes.len() as u32;
-    // A preempted node is replaced once it is gone (seed 000), but a scale-down need not
-    // remove another node for it: it is leaving anyway.
+    // A preempted node is replaced once it is gone (CoreWeave: Spot Node Pools), but a
+    // scale-down need not remove another node for it: it is leaving anyway.
     let removals: Vec<Option<Removal>> = nodes.iter().map(|n| ctx.removal(&n.name_any())).collect();
     let scaling_down = removals
         .iter()

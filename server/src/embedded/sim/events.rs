@@ -2,9 +2,10 @@
 //! namespace `default` for cluster-scoped objects (Nodes, NodePools), as Kubernetes does, so
 //! `kubectl events` and `kubectl describe nodepool` show them.
 //!
-//! Reasons: the CW* events of seed 001's table from the `nodepool-operator`, and the three
-//! preemption reasons of seed 000 (`Preemption pending`, `Preemption in progress`, `Deleted for
-//! preemption`) from the `preemption-controller`. A repeat of the same reason and message for
+//! Reasons: the CW* events of the "Events" table of CoreWeave: Node Pool reference from the
+//! `nodepool-operator`, and the three preemption reasons of CoreWeave: Spot Node Pools
+//! (`Preemption pending`, `Preemption in progress`, `Deleted for preemption`) from the
+//! `preemption-controller`. A repeat of the same reason and message for
 //! the same object bumps `count` and `lastTimestamp` instead of making a new object, like the
 //! client-go recorder.
 
@@ -28,11 +29,12 @@ pub const EVENT_NAMESPACE: &str = "default";
 /// The controller an event comes from (`source.component` and `reportingComponent`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Component {
-    /// CoreWeave's NodePool operator (CW* events, seed 001).
+    /// CoreWeave's NodePool operator (CW* events; CoreWeave: Node Pool reference).
     NodePoolOperator,
-    /// CoreWeave's Spot preemption (seed 000).
+    /// CoreWeave's Spot preemption (CoreWeave: Spot Node Pools).
     PreemptionController,
-    /// Karpenter's interruption handling (seed 004), in the embedded Karpenter zones.
+    /// Karpenter's interruption handling (Karpenter: Disruption), in the embedded Karpenter
+    /// zones.
     Karpenter,
 }
 

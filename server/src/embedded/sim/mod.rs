@@ -10,10 +10,11 @@
 //!   quota, names).
 //! - `seed`: writes the scenario through the API, concurrently.
 //! - `controller`, `status`, `boot`: the NodePool operator: requests within quota,
-//!   capacity assignment, node boot, the five conditions and the CW* events (seed 001);
-//!   capacity drift and random Spot preemptions.
-//! - [`preemption`]: the Spot preemption timeline of seed 000.
-//! - `scaledown`: node removal for a lower `targetNodes` (IdleOnly / PreferIdle, seed 002).
+//!   capacity assignment, node boot, the five conditions and the CW* events (CoreWeave: Node
+//!   Pool reference); capacity drift and random Spot preemptions.
+//! - [`preemption`]: the Spot preemption timeline of CoreWeave: Spot Node Pools.
+//! - `scaledown`: node removal for a lower `targetNodes` (IdleOnly / PreferIdle; CoreWeave:
+//!   Node Pool reference, CoreWeave: Workload scheduling on CKS).
 //! - `pods`, `scheduler`, `workloads`, `podspec`: pods on the nodes, the kubelet's
 //!   termination, ReplicaSet/Job/StatefulSet/DaemonSet replacements and their scheduling.
 //! - `watch`: the Node and NodePool watches feeding the shared caches.
@@ -22,9 +23,11 @@
 //! # Timings (simulated; divide by `speed` for real time)
 //! - Node boot: 15–45 s to assign a queued node when capacity is free, then 4–8 min until the
 //!   Node registers (`controller::BOOT_TIME`).
-//! - Spot preemption: drain at T+2 min, removal when drained or at T+7 min (seed 000); random
-//!   preemptions with a mean of a day per Spot node ([`preemption::MEAN_TIME_TO_PREEMPTION`]).
-//! - Scale-down drain timeout: 3 min (seed 002). Capacity drift: one step per 10 min.
+//! - Spot preemption: drain at T+2 min, removal when drained or at T+7 min (CoreWeave: Spot
+//!   Node Pools); random preemptions with a mean of a day per Spot node
+//!   ([`preemption::MEAN_TIME_TO_PREEMPTION`]).
+//! - Scale-down drain timeout: 3 min (CoreWeave: Workload scheduling on CKS, "Drain time
+//!   differences"). Capacity drift: one step per 10 min.
 //!
 //! Shutdown: dropping the [`SimHandle`] aborts every task of the zone.
 
@@ -234,7 +237,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Ctx {
     /// Records a Normal NodePool-operator event on NodePool `pool`, if it still exists (CKS
-    /// reports node lifecycle events on the node and on its pool, seed 001).
+    /// reports node lifecycle events on the node and on its pool; CoreWeave: Node Pool
+    /// reference, "Events").
     pub async fn record_on_pool(&self, pool: &str, reason: &str, message: &str) {
         if let Some(p) = self.pool(pool) {
             self.events

@@ -1,7 +1,8 @@
-//! Node objects as a CKS node registers them: CoreWeave's labels (seed 002 and
-//! `app::labels`), the pool's `nodeLabels`/`nodeAnnotations`/`nodeTaints` (seed 001), capacity
-//! from the instance catalog, the kubelet's conditions plus CoreWeave's `CWActive`,
-//! `CWRegistered` and `CWNodeRemoval` (seed 001, "Node Conditions").
+//! Node objects as a CKS node registers them: CoreWeave's labels (CoreWeave: Workload
+//! scheduling on CKS, and `app::labels`), the pool's `nodeLabels`/`nodeAnnotations`/
+//! `nodeTaints` (CoreWeave: Node Pool reference), capacity from the instance catalog, the
+//! kubelet's conditions plus CoreWeave's `CWActive`, `CWRegistered` and `CWNodeRemoval`
+//! (CoreWeave: Node Pool reference, "Node Conditions").
 
 use std::collections::BTreeMap;
 
@@ -93,8 +94,9 @@ pub fn node_object(n: &NewNode<'_>) -> Node {
             time_added: None,
         })
         .collect();
-    // Seed 002: GPU nodes repel CPU-only pods softly; CPU nodes need the toleration CKS adds
-    // to pods without GPU requests.
+    // CoreWeave: Workload scheduling on CKS, "Taints and tolerations": GPU nodes repel
+    // CPU-only pods softly; CPU nodes need the toleration CKS adds to pods without GPU
+    // requests.
     taints.push(if gpus > 0 {
         taint("is_gpu", Some("true"), "PreferNoSchedule")
     } else {
@@ -289,7 +291,8 @@ pub fn kubelet_conditions() -> Vec<NodeCondition> {
     ]
 }
 
-/// CoreWeave's node conditions (seed 001): `CWActive` (runs non-interruptible pods, seed 002),
+/// CoreWeave's node conditions (CoreWeave: Node Pool reference): `CWActive` (runs
+/// non-interruptible pods; CoreWeave: Workload scheduling on CKS),
 /// `CWRegistered`, and `CWNodeRemoval` (True with `removal` as reason while pending removal).
 pub fn cw_conditions(active: bool, removal: Option<&str>) -> Vec<NodeCondition> {
     vec![
@@ -305,7 +308,8 @@ pub fn cw_conditions(active: bool, removal: Option<&str>) -> Vec<NodeCondition> 
 }
 
 /// `CWActive`: true while the node runs pods that block its removal (non-interruptible or
-/// gracefully interruptible, seed 002); false marks a scale-down candidate (seed 001).
+/// gracefully interruptible; CoreWeave: Workload scheduling on CKS); false marks a scale-down
+/// candidate (CoreWeave: Node Pool reference).
 pub fn active_condition(active: bool) -> NodeCondition {
     if active {
         condition(

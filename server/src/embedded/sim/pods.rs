@@ -1,7 +1,8 @@
 //! Pods as the behaviour model sees them: a compact index fed by a Pod watch, and what happens
 //! when pods change: the kubelet's termination at the end of the grace period, replacements
 //! by the pods' owners (ReplicaSet, Job, StatefulSet, DaemonSet), and each node's `CWActive`
-//! condition (seed 002: a node whose pods block its removal is active).
+//! condition (a node whose pods block its removal is active; CoreWeave: Workload scheduling
+//! on CKS).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -23,7 +24,8 @@ use super::workloads;
 /// `(namespace, name)`.
 pub type PodKey = (String, String);
 
-/// A pod's eviction strategy (seed 002, "Pod interruption and eviction policies").
+/// A pod's eviction strategy (CoreWeave: Workload scheduling on CKS, "Pod interruption and
+/// eviction policies").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
     /// No label: CKS treats the node as active and does not scale it down.
@@ -242,14 +244,16 @@ impl PodIndex {
     }
 
     /// A scale-down may take `node`: no non-interruptible or gracefully interruptible pod
-    /// runs there (seed 002). `CWActive` is the opposite: a node that is not idle is active.
+    /// runs there (CoreWeave: Workload scheduling on CKS). `CWActive` is the opposite: a node
+    /// that is not idle is active.
     pub fn idle(&self, node: &str) -> bool {
         !self
             .on(node)
             .any(|(_, p)| p.workload() && !p.deleting && p.policy != Policy::Interruptible)
     }
 
-    /// A gracefully interruptible pod runs on `node` (seed 002: CKS never scales it down).
+    /// A gracefully interruptible pod runs on `node` (CKS never scales it down; CoreWeave:
+    /// Workload scheduling on CKS).
     pub fn hosts_graceful(&self, node: &str) -> bool {
         self.on(node)
             .any(|(_, p)| p.workload() && !p.deleting && p.policy == Policy::Graceful)

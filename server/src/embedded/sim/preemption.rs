@@ -1,4 +1,5 @@
-//! Spot preemption, exactly as seed 000's timeline:
+//! Spot preemption, exactly as the timeline of CoreWeave: Spot Node Pools ("Instance
+//! preemption", "Detailed timeline"):
 //!
 //! - **T=0** warning and cordon: `spec.unschedulable`, label
 //!   `qos.coreweave.cloud/pending-preemption=true`, Warning `Preemption pending` on the Node.
@@ -39,9 +40,11 @@ use super::nodes::{removal_condition, set_condition};
 use super::pods::delete_pod;
 use super::{Ctx, Removal};
 
-/// Simulated time from T=0 to the drain (seed 000: "Two minutes after the initial warning").
+/// Simulated time from T=0 to the drain (CoreWeave: Spot Node Pools, "Two minutes after the
+/// initial warning").
 pub const DRAIN_AFTER: Duration = mins(2);
-/// Simulated time from T=0 to the latest removal (seed 000: "seven-minute window (maximum)").
+/// Simulated time from T=0 to the latest removal (CoreWeave: Spot Node Pools, "seven-minute
+/// window (maximum)").
 pub const REMOVE_BY: Duration = mins(7);
 /// Mean simulated time until a running Spot node is preempted at random: a day, so a pool is
 /// hit now and then, not wiped (at speed 60, ~15 Spot nodes see one preemption every ~1.6 min).
@@ -209,8 +212,9 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
 }
 
 /// Deletes every pod on `node` except DaemonSet pods, concurrently, each with its own
-/// grace period; with `hurry_interruptible`, pods labelled interruptible go at once (seed 002:
-/// CKS "terminates Pods ... without waiting for their full terminationGracePeriodSeconds").
+/// grace period; with `hurry_interruptible`, pods labelled interruptible go at once
+/// (CoreWeave: Workload scheduling on CKS says CKS "terminates Pods ... without waiting for
+/// their full terminationGracePeriodSeconds").
 pub(crate) async fn drain(ctx: &Ctx, node: &str, hurry_interruptible: bool) {
     let victims = ctx.pods().evictable(node);
     futures::stream::iter(victims)

@@ -1,7 +1,8 @@
 //! Removing a node from its pool when `targetNodes` drops (or the pool is deleted): cordon,
-//! `CWNodeRemoval`, drain (interruptible pods at once, others with their grace, seed 002), and
-//! once drained or after the 3-minute drain timeout (seed 002, "Drain time differences") the
-//! Node is deleted and its instance goes back to the zone's free capacity.
+//! `CWNodeRemoval`, drain (interruptible pods at once, others with their grace), and once
+//! drained or after the 3-minute drain timeout the Node is deleted and its instance goes back
+//! to the zone's free capacity (CoreWeave: Workload scheduling on CKS, "Pod interruption and
+//! eviction policies" and "Drain time differences").
 
 use std::sync::Arc;
 
@@ -69,8 +70,9 @@ pub(crate) async fn shrink(
         .as_ref()
         .and_then(|l| l.scale_down_strategy.clone())
         .unwrap_or_default();
-    // Seed 002: nodes hosting gracefully interruptible pods are never candidates, whatever
-    // the strategy; a pool made only of them stalls.
+    // Nodes hosting gracefully interruptible pods are never candidates, whatever the
+    // strategy; a pool made only of them stalls (CoreWeave: Workload scheduling on CKS,
+    // "Potential for scale-down stalls").
     let (idle, busy): (Vec<String>, Vec<String>) = {
         let index = ctx.pods();
         nodes

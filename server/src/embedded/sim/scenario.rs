@@ -47,7 +47,8 @@ pub struct PoolPlan {
 /// The plan of one zone.
 #[derive(Clone, Debug)]
 pub struct Scenario {
-    /// The customer organization, the value of `node.coreweave.cloud/reserved` (seed 002).
+    /// The customer organization, the value of `node.coreweave.cloud/reserved` (CoreWeave:
+    /// Workload scheduling on CKS, "Node lifecycle labels").
     pub org_id: String,
     pub pools: Vec<PoolPlan>,
     pub capacity: Vec<CapacityEntry>,
@@ -207,7 +208,7 @@ fn spec(class: &str, instance: &str, target: i32) -> NodePoolSpec {
 /// The per-pool details the table has no column for.
 fn customize(name: &str, s: &mut NodePoolSpec) {
     match name {
-        // Seed 001's `kubectl describe nodepools example-nodepool`.
+        // The `kubectl describe nodepools example-nodepool` of CoreWeave: Node Pool reference.
         "example-nodepool" => {
             s.lifecycle = Some(Lifecycle {
                 scale_down_strategy: Some(ScaleDownStrategy::IdleOnly),
@@ -251,7 +252,7 @@ pub const FINDER_SHOWCASE: (&str, u32) = ("b300-8x", 16);
 /// | zone | pools (class, instance type, target / nodes at start) |
 /// |---|---|
 /// | every | `cpu-control-plane` (default, cd-gp-i64-erapids, 2/2) |
-/// | 0 | `example-nodepool` (seed 001: default, gd-8xa100-i128, 1/1, IdleOnly); `h100-spot-train` (spot, H100, 4/4); `cpu-spot-batch` (spot, cd-gp-a192-genoa, autoscaling 1..6, 3/3); `l40s-inference` (default, L40S, 2/2) |
+/// | 0 | `example-nodepool` (the Node Pool reference's example: default, gd-8xa100-i128, 1/1, IdleOnly); `h100-spot-train` (spot, H100, 4/4); `cpu-spot-batch` (spot, cd-gp-a192-genoa, autoscaling 1..6, 3/3); `l40s-inference` (default, L40S, 2/2) |
 /// | 1 | `h200-spot-train` (spot, H200, 3/3); `l40s-spot-inference` (spot, L40S, tainted, 2/2); `b200-spot-burst` (spot, B200, 2/0: no free B200 Spot, so `QueuedAwaitingCapacity`); `h100-reserved` (default, H100, 2/2) |
 /// | 2 | `a100-spot-eval` (spot, A100, 3/3); `rtxpro-render` (default, RTX PRO 6000, 3/2, quota 2: `Over`); `gb200-nvl72` (default, gb200-4x, 2/0, no quota: `NotSet`); `turin-cpu` (default, turin-gp, 2/2) |
 /// | 3+ | a seeded Spot GPU pool (2–3 nodes) and a small CPU pool |

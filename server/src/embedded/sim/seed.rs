@@ -50,7 +50,8 @@ pub async fn seed(ctx: &Ctx, scenario: &Scenario, pods_per_node: usize) -> kube:
         };
         create(&namespaces, &obj).await?;
     }
-    // Seed 002: CoreWeave labels its control-plane namespaces `ns.coreweave.cloud/org=control-plane`.
+    // CoreWeave labels its control-plane namespaces `ns.coreweave.cloud/org=control-plane`
+    // (CoreWeave: Workload scheduling on CKS, "CKS namespaces").
     let label = json!({"metadata": {"labels": {"ns.coreweave.cloud/org": "control-plane"}}});
     namespaces
         .patch(

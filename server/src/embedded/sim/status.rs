@@ -1,5 +1,6 @@
-//! A NodePool's status as the operator writes it (seed 001, "Node PoolStatus"), and the CW*
-//! events that condition changes fire (seed 001, "Events").
+//! A NodePool's status as the operator writes it (CoreWeave: Node Pool reference,
+//! "NodePoolStatus"; CoreWeave: Node Pool status), and the CW* events that condition changes
+//! fire (CoreWeave: Node Pool reference, "Events").
 
 use app::nodepool::{
     Condition, ConditionType, NodeConfigurationRevision, NodePool, NodePoolStatus,

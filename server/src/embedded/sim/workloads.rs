@@ -1,7 +1,7 @@
 //! What runs on the scenario's nodes: per [`Workload`], the pods of one node, with realistic
 //! owners (StatefulSet trainers, Deployment/ReplicaSet inference servers, CronJob batch Jobs,
-//! the Cilium DaemonSet), namespaces, eviction labels (seed 002) and grace periods
-//! (30 / 120 / 600 s; preStop hooks where a real workload would have one).
+//! the Cilium DaemonSet), namespaces, eviction labels (CoreWeave: Workload scheduling on CKS)
+//! and grace periods (30 / 120 / 600 s; preStop hooks where a real workload would have one).
 
 use app::catalog;
 use app::nodepool::{ComputeClass, NodePoolSpec};
@@ -14,7 +14,8 @@ pub use super::podspec::{PodPlan, replacement};
 use super::random::{hash, mix};
 use super::scenario::Workload;
 
-/// User namespaces of the scenario (labelled with the org ID, seed 002).
+/// User namespaces of the scenario (labelled with the org ID; CoreWeave: Workload scheduling on
+/// CKS, "CKS namespaces").
 pub const USER_NAMESPACES: [&str; 3] = ["ml-training", "inference", "batch"];
 
 /// One node of a pool, as the workload plan needs it.
@@ -46,7 +47,8 @@ fn replica_set(seed: u64, deployment: &str) -> Owner {
     )
 }
 
-/// Tolerations for the pool's taints and CKS's GPU/CPU taints (seed 002).
+/// Tolerations for the pool's taints and CKS's GPU/CPU taints (CoreWeave: Workload scheduling
+/// on CKS, "Taints and tolerations").
 fn tolerations(spec: &NodePoolSpec, gpu_node: bool) -> Vec<Toleration> {
     let mut out: Vec<Toleration> = spec
         .node_taints
@@ -241,7 +243,8 @@ pub fn node_pods(
                     "python -m trainer.checkpoint --save-now".into(),
                 ]),
                 // On Spot the trainer checkpoints on SIGTERM and may be stopped gracefully; on
-                // reserved capacity it must not be interrupted (seed 002).
+                // reserved capacity it must not be interrupted (CoreWeave: Workload
+                // scheduling on CKS, eviction policies).
                 policy: if spot {
                     Policy::Graceful
                 } else {

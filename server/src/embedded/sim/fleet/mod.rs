@@ -6,15 +6,16 @@
 //! random (mean [`super::preemption::MEAN_TIME_TO_PREEMPTION`] per node) or at once when
 //! annotated `sim.spotboard.dev/preempt=now`, along the provider's own timeline:
 //!
-//! - **GKE** (seed 003): T=0 the node gets the taint
+//! - **GKE** (GKE: Spot VMs): T=0 the node gets the taint
 //!   `cloud.google.com/impending-node-termination`; at T+15 s the kubelet has shut ordinary
 //!   pods down (phase Failed, reason `Terminated`, condition `DisruptionTarget`), at T+30 s
 //!   the `system-*` priority pods too, and the VM is gone. Failed pods stay, as on GKE. The
 //!   managed instance group recreates the VM 60 s later.
-//! - **Karpenter** (seed 004): T=0 the interruption warning: Warning `SpotInterrupted` on the
-//!   Node, cordon and the `karpenter.sh/disrupted` taint, every pod evicted with its own grace
-//!   period; a replacement node is launched at once and joins 45 s later. At T+2 min the
-//!   instance is reclaimed: whatever still runs is killed and the Node deleted.
+//! - **Karpenter** (AWS: Spot Instance interruption notices; Karpenter: Disruption): T=0 the
+//!   interruption warning: Warning `SpotInterrupted` on the Node, cordon and the
+//!   `karpenter.sh/disrupted` taint, every pod evicted with its own grace period; a
+//!   replacement node is launched at once and joins 45 s later. At T+2 min the instance is
+//!   reclaimed: whatever still runs is killed and the Node deleted.
 //!
 //! Timings are simulated time (see the zone's `--speed`).
 

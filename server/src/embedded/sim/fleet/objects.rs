@@ -1,5 +1,6 @@
 //! What a GKE or Karpenter zone of the embedded cluster holds: its pools, the Nodes they
-//! register (with each provider's own labels, seeds 003 and 004) and the workloads on them.
+//! register (with each provider's own labels: GKE: Spot VMs; Karpenter: NodePools) and the
+//! workloads on them.
 
 use serde_json::{Value, json};
 
@@ -11,9 +12,9 @@ use app::labels;
 /// Which provider a fleet zone plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flavor {
-    /// GKE: node pools of Spot VMs (seed 003).
+    /// GKE: node pools of Spot VMs (GKE: Spot VMs).
     Gke,
-    /// Karpenter on AWS: NodePools with `karpenter.sh/capacity-type` (seed 004).
+    /// Karpenter on AWS: NodePools with `karpenter.sh/capacity-type` (Karpenter: NodePools).
     Karpenter,
 }
 
@@ -177,8 +178,8 @@ pub fn region(flavor: Flavor, zone: &str) -> String {
 }
 
 /// The zone node number `n` lands in: GKE node pools here are zonal; Karpenter spreads over
-/// the zone and its two siblings (`us-east-1a` → `us-east-1b`, `us-east-1c`), as seed 004's
-/// NodePool does.
+/// the zone and its two siblings (`us-east-1a` → `us-east-1b`, `us-east-1c`), as a NodePool
+/// whose `topology.kubernetes.io/zone` requirement lists three zones does.
 pub fn node_zone(flavor: Flavor, zone: &str, n: usize) -> String {
     match (flavor, zone.char_indices().last()) {
         (Flavor::Karpenter, Some((i, c))) if c.is_ascii_lowercase() => {
@@ -286,7 +287,7 @@ pub fn pod(w: &WorkloadPlan, index: usize, suffix: &str, node: &str) -> Value {
     })
 }
 
-/// The Karpenter NodePool object of `pool` (seed 004's shape), Ready, over `zones`.
+/// The Karpenter NodePool object of `pool` (shape per Karpenter: NodePools), Ready, over `zones`.
 pub fn karpenter_nodepool(pool: &PoolPlan, zones: &[String]) -> Value {
     let now = super::super::clock::rfc3339(chrono::Utc::now());
     json!({
@@ -337,6 +338,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use app::domain::preemption::{CapacityType, Provider, classify};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+    use kube::core::{Selector, SelectorExt};
 
     use super::*;
 
@@ -383,8 +386,21 @@ mod tests {
                 assert!(pool.nodes > 0, "{} needs nodes in {}", w.name, w.pool);
                 let p = pod(w, 0, "abcde", "n1");
                 if let Some(b) = pdb(w) {
-                    let sel = &b["spec"]["selector"]["matchLabels"]["app"];
-                    assert_eq!(&p["metadata"]["labels"]["app"], sel, "{}", w.name);
+                    // The whole selector, as the API server would read it: matchLabels and
+                    // matchExpressions, every key.
+                    let sel: LabelSelector =
+                        serde_json::from_value(b["spec"]["selector"].clone()).unwrap();
+                    let sel = Selector::try_from(sel).unwrap();
+                    assert!(!sel.selects_all(), "{}: a budget over every pod", w.name);
+                    assert!(sel.matches(&labels(&p)), "{} misses its pods", w.name);
+                    let other = pod(&workloads(flavor)[0], 0, "zzzzz", "n1");
+                    if workloads(flavor)[0].name != w.name {
+                        assert!(
+                            !sel.matches(&labels(&other)),
+                            "{} takes others' pods",
+                            w.name
+                        );
+                    }
                 }
             }
         }

@@ -18,15 +18,17 @@ use super::super::pods::{PodRef, delete_pod};
 use super::super::random::hash;
 use super::{Fleet, add_node, objects, run_pod};
 
-/// GKE: ordinary pods' share of the 30 s notice (seed 003, GKE later than 1.22.8-gke.200).
+/// GKE: ordinary pods' share of the 30 s notice (GKE: Spot VMs, GKE later than
+/// 1.22.8-gke.200).
 const GKE_POD_SHUTDOWN: Duration = secs(15);
 /// GKE: the whole notice, after which the VM is gone.
 const GKE_NOTICE: Duration = secs(30);
 /// GKE: the managed instance group recreating the VM.
 const GKE_RECREATE: Duration = secs(60);
-/// AWS: the two-minute interruption warning (seed 004).
+/// AWS: the two-minute interruption warning (AWS: Spot Instance interruption notices).
 const AWS_NOTICE: Duration = secs(120);
-/// Karpenter: launching the replacement until its node is Ready (seed 004's target, < 60 s).
+/// Karpenter: launching the replacement until its node is Ready (under a minute on a
+/// well-configured cluster; a typical target, not a documented figure).
 const KARPENTER_REPLACE: Duration = secs(45);
 
 async fn pods_on(f: &Fleet, node: &str) -> kube::Result<Vec<Pod>> {
