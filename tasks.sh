@@ -145,7 +145,7 @@ cmd_faults() { # The fault suite: injects each fault and prints one table (READM
 cmd_lint() { # cargo fmt --check, and clippy -D warnings for the ssr and hydrate feature sets
   need_rust
   cargo fmt --all -- --check
-  cargo clippy --locked -p server --all-targets -- -D warnings
+  cargo clippy --locked -p server -p spotboard-embedded --all-targets -- -D warnings
   cargo clippy --locked -p app --lib --features hydrate --target wasm32-unknown-unknown -- -D warnings
 }
 

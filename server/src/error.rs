@@ -38,9 +38,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The embedded cluster's API server refused or failed a request.
+    /// The embedded cluster could not start, or a client of it could not be made.
     #[error("embedded cluster: {0}")]
-    Embedded(String),
+    Embedded(#[from] spotboard_embedded::Error),
     /// The ledger's database could not be opened, migrated, read or written.
     #[error("ledger: {0}")]
     Ledger(String),

@@ -22,7 +22,6 @@ pub mod capacity;
 pub mod cli;
 pub mod crd;
 pub mod create;
-pub mod embedded;
 pub mod error;
 pub mod http;
 pub mod hub;

@@ -3,10 +3,9 @@
 use clap::Parser;
 use server::{
     cli::{Cli, Command},
-    crd,
-    embedded::EmbeddedCluster,
-    run,
+    crd, run,
 };
+use spotboard_embedded::EmbeddedCluster;
 
 // The first list of a big cluster decodes hundreds of megabytes of objects that are trimmed
 // at once; glibc's allocator keeps that peak as resident memory, mimalloc gives it back.

@@ -5,6 +5,7 @@ use std::{future::Future, net::SocketAddr, sync::Arc};
 use app::domain::prices::PriceCatalog;
 
 use leptos::prelude::LeptosOptions;
+use spotboard_embedded::{EmbeddedCluster, EmbeddedOptions, sim::fleet::Flavor};
 use tokio::{net::TcpListener, task::JoinHandle};
 
 use crate::{
@@ -12,7 +13,6 @@ use crate::{
     capacity::{Capacity, FeedSource},
     cli::ServeArgs,
     create::{CreateSettings, Creator, IdentitySettings, WriteTarget},
-    embedded::{EmbeddedCluster, EmbeddedOptions, sim::fleet::Flavor},
     http::{self, AllowedHosts, AppState, Auth, GuardSettings, Proxy, Shutdown, StreamSlots},
     hub::Hub,
     ledger::{self, Ledger, Savings},

@@ -456,7 +456,7 @@ async fn malformed_nodes_pods_and_events_are_skipped_and_the_rest_keep_updating(
     let kubeconfig = d.kubeconfig.clone();
     let second = common::start_with(&[ZONE], 60.0, |a| {
         a.kubeconfig = Some(kubeconfig);
-        a.contexts = vec![server::embedded::context_name(ZONE)];
+        a.contexts = vec![spotboard_embedded::context_name(ZONE)];
     })
     .await;
     let relisted = second.running.hub.ledger_inputs().nodes;

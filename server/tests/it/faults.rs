@@ -18,7 +18,7 @@ use futures::StreamExt;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use rand::{Rng, SeedableRng};
-use server::embedded::api::ReaderFault;
+use spotboard_embedded::api::ReaderFault;
 
 const ZONE: &str = "US-EAST-04A";
 

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Node;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 use serde_json::Value;
-use server::embedded::{EmbeddedCluster, EmbeddedOptions};
+use spotboard_embedded::{EmbeddedCluster, EmbeddedOptions};
 
 use common::sim::eventually;
 
@@ -26,7 +26,7 @@ async fn dashboard(
     let mut args = server::cli::Cli::parse_from(["spotboard"]).serve;
     args.listen = "127.0.0.1:0".parse().unwrap();
     args.kubeconfig = Some(kubeconfig.to_path_buf());
-    args.contexts = vec![server::embedded::context_name(ZONE)];
+    args.contexts = vec![spotboard_embedded::context_name(ZONE)];
     args.database_url = Some(database_url.to_string());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = server::run::start(&args, async {

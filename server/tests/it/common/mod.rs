@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use server::{cli::ServeArgs, run};
 
-pub mod api;
 pub mod create;
-pub mod objects;
-pub mod sim;
+
+/// Polling a cluster through kube-rs, shared with the embedded cluster's own tests.
+pub use spotboard_embedded::testing as sim;
 
 pub struct Dashboard {
     pub running: run::Running,

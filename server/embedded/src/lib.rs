@@ -15,14 +15,17 @@
 //! ClusterRole shipped for real clusters.
 
 pub mod api;
+mod error;
 mod kubeconfig;
 pub mod sim;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use std::path::PathBuf;
 
 use kube::Client;
 
-use crate::{Error, Result};
+pub use error::{Error, Result};
 
 pub use api::Tokens;
 
@@ -208,7 +211,7 @@ impl EmbeddedCluster {
         self.zones
             .iter()
             .find(|z| z.zone == zone)
-            .ok_or_else(|| Error::Embedded(format!("no embedded zone {zone}")))
+            .ok_or_else(|| Error::NoZone(zone.to_string()))
     }
 
     fn client(&self, zone: &str, token: &str) -> Result<Client> {
@@ -226,7 +229,10 @@ pub fn context_name(zone: &str) -> String {
 pub fn config_for(url: &str, token: &str) -> Result<kube::Config> {
     let uri = url
         .parse()
-        .map_err(|e| Error::Embedded(format!("bad url {url}: {e}")))?;
+        .map_err(|e: http::uri::InvalidUri| Error::BadUrl {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
     let mut config = kube::Config::new(uri);
     config.auth_info.token = Some(token.to_string().into());
     Ok(config)
@@ -236,7 +242,7 @@ pub fn config_for(url: &str, token: &str) -> Result<kube::Config> {
 pub fn client_for(url: &str, token: &str, cluster: &str) -> Result<Client> {
     let config = config_for(url, token)?;
     Client::try_from(config).map_err(|source| Error::Kube {
-        cluster: cluster.to_string(),
+        zone: cluster.to_string(),
         source,
     })
 }

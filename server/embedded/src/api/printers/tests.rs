@@ -1,5 +1,5 @@
 use super::*;
-use crate::embedded::api::age::human_duration;
+use crate::api::age::human_duration;
 
 fn now() -> DateTime<Utc> {
     "2026-11-21T12:00:00Z".parse().unwrap()

@@ -267,8 +267,8 @@ async fn start(ctx: Arc<Ctx>, (ns, name): PodKey, uid: String, node: Arc<Node>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embedded::sim::nodes::{NewNode, node_object};
-    use crate::embedded::sim::pods::Policy;
+    use crate::sim::nodes::{NewNode, node_object};
+    use crate::sim::pods::Policy;
     use std::collections::BTreeMap;
 
     fn node(pool: &str, cordoned: bool) -> Node {

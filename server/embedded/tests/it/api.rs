@@ -1,6 +1,6 @@
 //! The embedded API server through kube-rs clients, as spotboard and the behaviour model use
 //! it: CRUD, status, dry run, paging, selectors, authorization, outages. Watches are in
-//! `embedded_watch.rs`, real kubectl in `embedded_kubectl.rs`.
+//! `watch.rs`, real kubectl in `kubectl.rs`.
 
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
-use server::embedded::client_for;
+use spotboard_embedded::client_for;
 
 use crate::common;
 

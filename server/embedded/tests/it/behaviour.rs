@@ -1,6 +1,6 @@
 //! The CoreWeave behaviour model against a real embedded API server, observed only through
 //! kube-rs as a user's tools would: the seeded scenario, node boot, scale-down and validation
-//! (Spot preemption is in `embedded_preemption.rs`). Speeds are high so simulated minutes pass in fractions of a second; every
+//! (Spot preemption is in `preemption.rs`). Speeds are high so simulated minutes pass in fractions of a second; every
 //! wait polls with a deadline.
 
 use std::time::Duration;

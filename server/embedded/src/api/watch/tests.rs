@@ -2,10 +2,10 @@ use futures::StreamExt;
 use serde_json::json;
 
 use super::*;
-use crate::embedded::api::object::Target;
-use crate::embedded::api::patch::PatchKind;
-use crate::embedded::api::store::DeleteOptions;
-use crate::embedded::api::table::IncludeObject;
+use crate::api::object::Target;
+use crate::api::patch::PatchKind;
+use crate::api::store::DeleteOptions;
+use crate::api::table::IncludeObject;
 
 fn spec(labels: &str) -> WatchSpec {
     WatchSpec {

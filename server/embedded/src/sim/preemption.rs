@@ -273,7 +273,7 @@ pub(crate) fn random(ctx: &Arc<Ctx>, dt: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embedded::sim::clock::secs;
+    use crate::sim::clock::secs;
 
     #[test]
     fn phases_follow_seed_000() {

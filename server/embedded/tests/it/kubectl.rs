@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
-use server::embedded::{EmbeddedCluster, EmbeddedOptions};
+use spotboard_embedded::{EmbeddedCluster, EmbeddedOptions};
 
 struct Kubectl {
     _dir: tempfile::TempDir,

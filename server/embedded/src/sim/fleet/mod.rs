@@ -116,7 +116,7 @@ pub async fn start(
         tasks: tasks.clone(),
     });
     seed_zone(&fleet).await.map_err(|source| Error::Kube {
-        cluster: zone.to_string(),
+        zone: zone.to_string(),
         source,
     })?;
     let f = fleet.clone();

@@ -15,7 +15,7 @@ use kube::api::{
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use serde_json::json;
-use server::embedded::api::ApiOptions;
+use spotboard_embedded::api::ApiOptions;
 
 #[tokio::test]
 async fn watch_orders_events_and_resumes() {

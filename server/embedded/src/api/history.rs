@@ -104,7 +104,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embedded::api::stored::Stored;
+    use crate::api::stored::Stored;
     use serde_json::json;
 
     fn change(rv: u64) -> Arc<Change> {

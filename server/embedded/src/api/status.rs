@@ -244,7 +244,7 @@ pub fn success(rt: &ResourceType, name: &str, uid: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embedded::api::resources::Kind;
+    use crate::api::resources::Kind;
 
     #[test]
     fn status_shape_matches_kubernetes() {

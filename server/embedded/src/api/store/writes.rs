@@ -8,14 +8,14 @@ use chrono::Utc;
 use serde_json::{Value, json};
 
 use super::{Collection, DeleteOptions, Deleted, Store};
-use crate::embedded::api::deletion::{self, DeletePlan};
-use crate::embedded::api::history::EventType;
-use crate::embedded::api::object::{self, Target};
-use crate::embedded::api::paging::ObjectKey;
-use crate::embedded::api::patch::{self, PatchError, PatchKind};
-use crate::embedded::api::resources::Kind;
-use crate::embedded::api::status::ApiError;
-use crate::embedded::api::stored::{Obj, Stored};
+use crate::api::deletion::{self, DeletePlan};
+use crate::api::history::EventType;
+use crate::api::object::{self, Target};
+use crate::api::paging::ObjectKey;
+use crate::api::patch::{self, PatchError, PatchKind};
+use crate::api::resources::Kind;
+use crate::api::status::ApiError;
+use crate::api::stored::{Obj, Stored};
 
 impl Store {
     /// Stores a new object; `dry_run` validates and returns it without storing.

@@ -131,7 +131,7 @@ pub async fn start(
 ) -> Result<SimHandle> {
     let scenario = scenario::plan(opts.seed, zone_index, opts.zone_count, opts.extra_nodes);
     let kube_err = |source| Error::Kube {
-        cluster: zone.to_string(),
+        zone: zone.to_string(),
         source,
     };
     let (nodes, node_writer) = kube::runtime::reflector::store();
@@ -184,9 +184,7 @@ pub async fn start(
         .is_err()
     {
         ctx.tasks.shutdown();
-        return Err(Error::Embedded(format!(
-            "zone {zone}: watches did not sync"
-        )));
+        return Err(Error::NotSynced(zone.to_string()));
     }
     ctx.spawn(controller::run(ctx.clone()));
     ctx.spawn(scheduler::run(ctx.clone()));

@@ -43,8 +43,7 @@ pub fn document(zones: &[Zone], admin_token: &str) -> Value {
 /// Writes the kubeconfig to `path` (parent directories created, mode 0600 on Unix,
 /// replacing any earlier file). Errors: any I/O failure, as [`Error::Io`].
 pub fn write(path: &Path, zones: &[Zone], admin_token: &str) -> Result<()> {
-    let yaml = serde_yaml::to_string(&document(zones, admin_token))
-        .map_err(|e| Error::Embedded(format!("serializing the kubeconfig: {e}")))?;
+    let yaml = serde_yaml::to_string(&document(zones, admin_token)).map_err(Error::Kubeconfig)?;
     let ctx = |what: &str| format!("{what} kubeconfig {}", path.display());
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(ctx("creating the folder of"), e))?;

@@ -1,8 +1,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::embedded::api::object::Target;
-use crate::embedded::api::patch::PatchKind;
+use crate::api::object::Target;
+use crate::api::patch::PatchKind;
 
 fn store() -> Store {
     Store::new(100)

@@ -1,16 +1,17 @@
-//! A zone of the embedded cluster with the behaviour model running, and ways to poll it.
+//! For tests (feature `testing`): a zone of the embedded cluster with the behaviour model
+//! running, and ways to poll any cluster through kube-rs until something holds.
 
 use std::future::Future;
 use std::time::Duration;
 
+use crate::api::{ApiServer, Tokens};
+use crate::client_for;
+use crate::sim::{self, SimHandle, SimOptions};
 use app::labels;
 use app::nodepool::{ConditionType, NodePool};
 use k8s_openapi::api::core::v1::{Event, Node};
 use kube::api::ListParams;
 use kube::{Api, Client};
-use server::embedded::api::{ApiServer, Tokens};
-use server::embedded::client_for;
-use server::embedded::sim::{self, SimHandle, SimOptions};
 use tokio::time::Instant;
 
 pub struct Zone {

@@ -6,8 +6,8 @@ use app::nodepool::NodePool;
 use futures::StreamExt;
 use kube::api::WatchEvent;
 use kube::{Client, ResourceExt};
-use server::embedded::api::{ApiOptions, ApiServer, Tokens};
-use server::embedded::client_for;
+use spotboard_embedded::api::{ApiOptions, ApiServer, Tokens};
+use spotboard_embedded::client_for;
 
 pub struct Fixture {
     pub server: ApiServer,

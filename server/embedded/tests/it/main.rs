@@ -1,0 +1,10 @@
+//! The embedded cluster's integration tests, as one test binary, through clients a user has:
+//! kube-rs, kubectl, and Python's official `kubernetes` client and kr8s.
+
+mod common;
+
+mod api;
+mod behaviour;
+mod kubectl;
+mod preemption;
+mod watch;
