@@ -1,18 +1,15 @@
-//! The preemptions page's server function and the seam through which the server supplies
-//! its live preemption state.
+//! The preemptions page's server function (the pod lookup) and the seam through which the
+//! server supplies it. Timelines, waves, rates and the readiness audit arrive on the live
+//! stream.
 
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
-use crate::model::{PodHit, Preemptions, Readiness};
+use crate::model::PodHit;
 
-/// What the server provides (by Leptos context): preemptions now.
+/// What the server provides (by Leptos context): the ledger's pod hits.
 #[cfg(feature = "ssr")]
 pub trait PreemptionSource: Send + Sync {
-    /// Preemptions now, with the ledger's rates.
-    fn preemptions(&self) -> crate::create_api::BoxFuture<'_, Preemptions>;
-    /// The spot readiness audit, at most a few seconds old.
-    fn readiness(&self) -> crate::create_api::BoxFuture<'_, Readiness>;
     /// The preemptions that hit pods of `namespace` named `name…`, from the ledger.
     fn pod_hits<'a>(
         &'a self,
@@ -25,27 +22,6 @@ pub trait PreemptionSource: Send + Sync {
 #[cfg(feature = "ssr")]
 #[derive(Clone)]
 pub struct PreemptionSourceHandle(pub std::sync::Arc<dyn PreemptionSource>);
-
-/// Active and recent preemptions, with their timelines and blast radius.
-///
-/// Errors: a server error only when the server was wired without a preemption source.
-#[server(endpoint = "preemptions", input = Json)]
-pub async fn load_preemptions() -> Result<Preemptions, ServerFnError> {
-    let source = use_context::<PreemptionSourceHandle>()
-        .ok_or_else(|| ServerFnError::new("no preemption source in context"))?;
-    Ok(source.0.preemptions().await)
-}
-
-/// The spot readiness audit of every pool with spot nodes.
-///
-/// Errors: a server error only when the server was wired without a preemption source; a
-/// cluster that could not be read is named in the result's `errors`.
-#[server(endpoint = "readiness", input = Json)]
-pub async fn load_readiness() -> Result<Readiness, ServerFnError> {
-    let source = use_context::<PreemptionSourceHandle>()
-        .ok_or_else(|| ServerFnError::new("no preemption source in context"))?;
-    Ok(source.0.readiness().await)
-}
 
 /// "Why did my pod stop?": the preemptions that hit pods of `namespace` named `name…`, newest
 /// first, from the ledger (kept beyond Kubernetes' event TTL).

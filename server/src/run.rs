@@ -165,6 +165,7 @@ pub async fn start(
         prices,
     });
     let (preemptions, preemption_task) = PreemptionWatch::start(
+        hub.clone(),
         looks,
         clients,
         chrono::Duration::seconds(args.wave_gap_seconds as i64),

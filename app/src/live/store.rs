@@ -10,7 +10,11 @@ use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use serde::{Serialize, de::DeserializeOwned};
 
-use crate::model::{Change, ClusterRow, Delta, EventRow, NodeRow, PoolRow, RowKind, Snapshot};
+use crate::domain::preemption::rates::RateRow;
+use crate::model::{
+    Change, ClusterAudit, ClusterRow, Delta, EventRow, NodeRow, PoolRow, PreemptionView, RowKind,
+    Snapshot, UndeliveredAlert, Wave,
+};
 
 use super::patch;
 
@@ -176,6 +180,11 @@ pub struct LiveStore {
     pub pools: Keyed<PoolRow>,
     pub nodes: Keyed<NodeRow>,
     pub events: Keyed<EventRow>,
+    pub preemptions: Keyed<PreemptionView>,
+    pub waves: Keyed<Wave>,
+    pub rates: Keyed<RateRow>,
+    pub alerts: Keyed<UndeliveredAlert>,
+    pub audits: Keyed<ClusterAudit>,
 }
 
 impl Default for LiveStore {
@@ -197,6 +206,11 @@ impl LiveStore {
             pools: Keyed::new(),
             nodes: Keyed::new(),
             events: Keyed::new(),
+            preemptions: Keyed::new(),
+            waves: Keyed::new(),
+            rates: Keyed::new(),
+            alerts: Keyed::new(),
+            audits: Keyed::new(),
         }
     }
 
@@ -219,6 +233,12 @@ impl LiveStore {
         self.pools.replace(snap.pools, |r| r.key.clone());
         self.nodes.replace(snap.nodes, |r| r.key.clone());
         self.events.replace(snap.events, |r| r.key.clone());
+        self.preemptions
+            .replace(snap.preemptions, |r| r.uid.clone());
+        self.waves.replace(snap.waves, Wave::key);
+        self.rates.replace(snap.rates, RateRow::row_key);
+        self.alerts.replace(snap.alerts, UndeliveredAlert::key);
+        self.audits.replace(snap.audits, |a| a.cluster.clone());
         self.rev.set(snap.rev);
         self.epoch.set(snap.epoch);
     }
@@ -237,6 +257,11 @@ impl LiveStore {
             RowKind::Pool => self.pools.apply(&delta.key, &delta.change),
             RowKind::Node => self.nodes.apply(&delta.key, &delta.change),
             RowKind::Event => self.events.apply(&delta.key, &delta.change),
+            RowKind::Preemption => self.preemptions.apply(&delta.key, &delta.change),
+            RowKind::Wave => self.waves.apply(&delta.key, &delta.change),
+            RowKind::Rate => self.rates.apply(&delta.key, &delta.change),
+            RowKind::Alert => self.alerts.apply(&delta.key, &delta.change),
+            RowKind::Audit => self.audits.apply(&delta.key, &delta.change),
         };
         self.rev.set(delta.rev);
         r

@@ -84,9 +84,11 @@ pub struct CapacityCell {
     /// Median seconds from a pool falling below target (AtTarget False) to reaching it again,
     /// over recent observations in this zone for this type.
     pub median_fulfil_seconds: Option<u64>,
-    /// Preemptions per spot node of this type in this zone over the trailing 24 h, percent.
+    /// The ledger's 24 h preemption rate of this type in this zone, percent: spot nodes
+    /// preempted in the window over spot nodes that ran in it (the definition of
+    /// [`crate::domain::preemption::rates`]); `None` when the ledger has no such node.
     pub preemption_rate_pct: Option<f64>,
-    /// Spot nodes that went into the rate's denominator.
+    /// Spot nodes that ran in the window: the rate's denominator.
     pub spot_nodes: i64,
     /// From the feed: nodes the zone could hand out now.
     pub available_nodes: Option<u32>,

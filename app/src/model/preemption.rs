@@ -101,3 +101,31 @@ pub struct UndeliveredAlert {
     pub error: String,
     pub at: Option<DateTime<Utc>>,
 }
+
+impl Wave {
+    /// The wave's key on the live stream: its cluster and first T=0.
+    pub fn key(&self) -> String {
+        let started = self.started.map(|t| t.to_rfc3339()).unwrap_or_default();
+        format!("{}/{started}", self.cluster)
+    }
+}
+
+impl UndeliveredAlert {
+    /// The alert's key on the live stream: its wave and destination.
+    pub fn key(&self) -> String {
+        let started = self.started.map(|t| t.to_rfc3339()).unwrap_or_default();
+        format!("{}/{started}/{}", self.cluster, self.destination)
+    }
+}
+
+impl PreemptionView {
+    /// Active before removed, then newest T=0 first, then by node name: the order of
+    /// `/preemptions` and the pool page.
+    pub fn order(a: &Self, b: &Self) -> std::cmp::Ordering {
+        a.timeline
+            .removed()
+            .cmp(&b.timeline.removed())
+            .then(b.timeline.t0.cmp(&a.timeline.t0))
+            .then(a.node.cmp(&b.node))
+    }
+}

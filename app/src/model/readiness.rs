@@ -104,6 +104,17 @@ pub struct PoolReadiness {
     pub findings: Vec<Finding>,
 }
 
+/// One cluster's latest audit, as the live stream carries it (keyed by cluster).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClusterAudit {
+    pub cluster: String,
+    pub generated_at: Option<DateTime<Utc>>,
+    /// The cluster's pools with spot nodes; empty when it has none.
+    pub pools: Vec<PoolReadiness>,
+    /// Why the cluster's pods or PodDisruptionBudgets could not be read, if they could not.
+    pub errors: Vec<String>,
+}
+
 /// `GET /api/v1/readiness`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Readiness {

@@ -1,29 +1,55 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ClusterRow, EventRow, NodeRow, PoolRow};
+use super::{
+    ClusterAudit, ClusterRow, EventRow, NodeRow, PoolRow, PreemptionView, UndeliveredAlert, Wave,
+};
+use crate::domain::preemption::rates::RateRow;
 
 /// What a stream (or snapshot) covers.
 ///
-/// The dashboard needs only pools and clusters; a pool page also needs that pool's nodes and
-/// events. Scoping keeps a 10k-node fleet out of a browser that shows 40 pools.
+/// The dashboard needs only pools and clusters; a pool page also needs that pool's nodes,
+/// events and preemptions; `/preemptions` needs every preemption, wave, rate and undelivered
+/// alert. Scoping keeps a 10k-node fleet out of a browser that shows 40 pools.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Scope {
-    /// `Some((cluster, pool name))` to include that pool's nodes and events.
+    /// `Some((cluster, pool name))` to include that pool's nodes, events and preemptions.
     #[serde(default)]
     pub pool: Option<(String, String)>,
+    /// Include the preemption rows: every cluster's with no `pool`, that pool's with one.
+    #[serde(default)]
+    pub preemptions: bool,
 }
 
 impl Scope {
     /// The dashboard scope: every pool and cluster, no nodes or events.
     pub fn pools() -> Self {
-        Self { pool: None }
+        Self::default()
     }
 
-    /// One pool's page: every pool and cluster, plus the nodes and events of this pool.
+    /// One pool's page: every pool and cluster, plus the nodes, events and preemptions of
+    /// this pool.
     pub fn pool(cluster: impl Into<String>, name: impl Into<String>) -> Self {
         Self {
             pool: Some((cluster.into(), name.into())),
+            preemptions: true,
+        }
+    }
+
+    /// `/preemptions`: every pool and cluster, and every preemption row.
+    pub fn preemptions() -> Self {
+        Self {
+            pool: None,
+            preemptions: true,
+        }
+    }
+
+    /// The scope a stream URL's query names (see [`Scope::query`]).
+    pub fn from_query(cluster: Option<String>, pool: Option<String>, preemptions: bool) -> Self {
+        match (cluster, pool) {
+            (Some(c), Some(p)) => Self::pool(c, p),
+            _ if preemptions => Self::preemptions(),
+            _ => Self::pools(),
         }
     }
 
@@ -35,6 +61,7 @@ impl Scope {
                 encode_component(c),
                 encode_component(n)
             ),
+            None if self.preemptions => "preemptions=1".to_string(),
             None => String::new(),
         }
     }
@@ -45,6 +72,23 @@ impl Scope {
             (Some((c, n)), Some(p)) => c == cluster && n == p,
             _ => false,
         }
+    }
+
+    /// Whether a preemption row of `cluster`/`pool` belongs in this scope.
+    pub fn wants_preemption(&self, cluster: &str, pool: Option<&str>) -> bool {
+        self.preemptions && (self.pool.is_none() || self.wants(cluster, pool))
+    }
+
+    /// Whether a cluster's readiness audit belongs in this scope: every cluster's on
+    /// `/preemptions`, the pool's cluster's on a pool page.
+    pub fn wants_audit(&self, cluster: &str) -> bool {
+        self.preemptions && self.pool.as_ref().is_none_or(|(c, _)| c == cluster)
+    }
+
+    /// Whether the fleet-wide preemption rows (waves, rates, undelivered alerts) belong in
+    /// this scope: `/preemptions` only.
+    pub fn wants_fleet_preemptions(&self) -> bool {
+        self.preemptions && self.pool.is_none()
     }
 }
 
@@ -68,6 +112,16 @@ pub enum RowKind {
     Pool,
     Node,
     Event,
+    /// A [`PreemptionView`], keyed by node uid.
+    Preemption,
+    /// A [`Wave`], keyed by [`Wave::key`].
+    Wave,
+    /// A [`RateRow`], keyed by [`RateRow::row_key`].
+    Rate,
+    /// An [`UndeliveredAlert`], keyed by [`UndeliveredAlert::key`].
+    Alert,
+    /// A [`ClusterAudit`] (the spot readiness audit), keyed by cluster.
+    Audit,
 }
 
 /// Everything in a scope at one revision.
@@ -84,6 +138,21 @@ pub struct Snapshot {
     pub pools: Vec<PoolRow>,
     pub nodes: Vec<NodeRow>,
     pub events: Vec<EventRow>,
+    /// Preemptions in scope, active first (by T=0), then those removed within the hour.
+    #[serde(default)]
+    pub preemptions: Vec<PreemptionView>,
+    /// Newest first.
+    #[serde(default)]
+    pub waves: Vec<Wave>,
+    /// The ledger's preemption rates (see [`crate::domain::preemption::rates`]).
+    #[serde(default)]
+    pub rates: Vec<RateRow>,
+    /// Wave alerts the webhook did not take, newest first.
+    #[serde(default)]
+    pub alerts: Vec<UndeliveredAlert>,
+    /// The spot readiness audit of the clusters in scope, by cluster.
+    #[serde(default)]
+    pub audits: Vec<ClusterAudit>,
 }
 
 /// One change to one row. The unit of the live stream.

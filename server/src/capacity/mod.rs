@@ -62,7 +62,7 @@ impl Capacity {
 
 impl CapacityReader for Capacity {
     fn grid(&self) -> CapacityGrid {
-        let (clusters, pools, events) = self.hub.capacity_inputs();
+        let (clusters, pools, rates) = self.hub.capacity_inputs();
         let fulfil = self
             .tracker
             .lock()
@@ -73,7 +73,7 @@ impl CapacityReader for Capacity {
         build_grid(&GridInputs {
             clusters: &clusters,
             pools: &pools,
-            events: &events,
+            rates: &rates,
             fulfil: &fulfil,
             feeds: &feeds,
             now: Utc::now(),

@@ -1,7 +1,7 @@
 //! `GET /api/v1/stream`: one Server-Sent Events stream per browser tab.
 //!
 //! Query: `epoch=<e>&since=<rev>` (the process epoch and revision of the snapshot the page was
-//! rendered with), `cluster=&pool=` (the scope). Event ids are `EPOCH-REV`; a reconnecting
+//! rendered with), `cluster=&pool=` or `preemptions=1` (the scope, [`Scope::from_query`]). Event ids are `EPOCH-REV`; a reconnecting
 //! EventSource sends the last as `Last-Event-ID`, which wins over the query. The stream starts
 //! with the missed deltas when the epoch is this process's and the resume ring still holds
 //! them, else with a `snapshot` event, then sends `delta` events as they happen. It ends when
@@ -35,6 +35,8 @@ pub struct StreamQuery {
     pub epoch: Option<u64>,
     pub cluster: Option<String>,
     pub pool: Option<String>,
+    /// Present (any value) on `/preemptions`: every preemption row too.
+    pub preemptions: Option<String>,
 }
 
 fn snapshot_event(s: &Snapshot) -> Event {
@@ -64,10 +66,7 @@ pub async fn stream(
         )
             .into_response();
     };
-    let scope = match (q.cluster, q.pool) {
-        (Some(c), Some(p)) => Scope::pool(c, p),
-        _ => Scope::pools(),
-    };
+    let scope = Scope::from_query(q.cluster, q.pool, q.preemptions.is_some());
     let last_event_id = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -96,8 +95,9 @@ pub async fn stream(
         }
     };
     let live = stream::unfold(
-        (hub, scope, sub.rx, last, shutdown, slot),
-        move |(hub, scope, mut rx, mut last, mut shutdown, slot)| async move {
+        // The stream slot and the viewer count are given back when the stream ends.
+        (hub, scope, sub.rx, last, shutdown, (slot, sub.viewer)),
+        move |(hub, scope, mut rx, mut last, mut shutdown, held)| async move {
             loop {
                 let received = tokio::select! {
                     r = rx.recv() => r,
@@ -114,7 +114,7 @@ pub async fn stream(
                             .event(sse::DELTA)
                             .id(sse::event_id(epoch, p.rev))
                             .data(p.data.clone());
-                        return Some((ev, (hub, scope, rx, last, shutdown, slot)));
+                        return Some((ev, (hub, scope, rx, last, shutdown, held)));
                     }
                     Err(RecvError::Lagged(skipped)) => {
                         // Catching up delta by delta would only fall further behind; one snapshot
@@ -125,7 +125,7 @@ pub async fn stream(
                         );
                         let s = hub.snapshot(&scope);
                         last = s.rev;
-                        return Some((snapshot_event(&s), (hub, scope, rx, last, shutdown, slot)));
+                        return Some((snapshot_event(&s), (hub, scope, rx, last, shutdown, held)));
                     }
                     Err(RecvError::Closed) => return None,
                 }

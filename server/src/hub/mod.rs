@@ -12,13 +12,18 @@
 //! - `views`: the published rows, diffing and the resume ring.
 
 mod cluster;
+mod derived;
 mod observer;
 mod views;
 
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
-use app::model::{ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow, Scope, Snapshot};
+use app::domain::preemption::rates::RateRow;
+use app::model::{
+    ClusterAudit, ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow, PreemptionView, Scope,
+    Snapshot, UndeliveredAlert, Wave,
+};
 use chrono::Utc;
 use tokio::sync::broadcast;
 
@@ -49,6 +54,8 @@ struct Inner {
     tx: broadcast::Sender<Arc<Published>>,
     /// This process's epoch (see `Snapshot::epoch`).
     epoch: u64,
+    /// Subscriptions whose scope has preemption rows (see [`Hub::preemption_viewers`]).
+    viewers: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 struct State {
@@ -59,7 +66,7 @@ struct State {
 /// How a new subscriber starts.
 pub enum Start {
     /// Everything in scope, current at its `rev`.
-    Snapshot(Snapshot),
+    Snapshot(Box<Snapshot>),
     /// The deltas in scope after the revision the subscriber already has.
     Replay(Vec<Arc<Published>>),
 }
@@ -68,6 +75,25 @@ pub enum Start {
 pub struct Subscription {
     pub start: Start,
     pub rx: broadcast::Receiver<Arc<Published>>,
+    /// Keep it as long as the stream is served: it counts the stream as a viewer of
+    /// preemption rows.
+    pub viewer: Option<Viewer>,
+}
+
+/// Counts a subscription in [`Hub::preemption_viewers`] while it lives.
+pub struct Viewer(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Viewer {
+    fn new(count: &Arc<std::sync::atomic::AtomicUsize>) -> Self {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self(count.clone())
+    }
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Counts for `/metrics`, health and benchmarks.
@@ -119,6 +145,7 @@ impl Hub {
                 // Below 2^53 so that JavaScript reads it exactly; never 0, which a store
                 // that has seen nothing yet holds.
                 epoch: (rand::random::<u64>() >> 11).max(1),
+                viewers: Arc::default(),
             }),
         }
     }
@@ -236,6 +263,37 @@ impl Hub {
 
     /// Publishes the pool rows whose node aggregates were held back (see
     /// [`POOL_AGGREGATE_EVERY`]). Run every [`POOL_AGGREGATE_EVERY`] by [`Hub::spawn_flusher`].
+    /// Publishes the preemption tracker's rows: every preemption it follows and its waves.
+    pub fn set_preemptions(&self, preemptions: Vec<PreemptionView>, waves: Vec<Wave>) {
+        self.write(|s, tx| {
+            s.views.set_derived(|d| &mut d.preemptions, preemptions, tx);
+            s.views.set_derived(|d| &mut d.waves, waves, tx);
+        });
+    }
+
+    /// Publishes the ledger's preemption rates.
+    pub fn set_rates(&self, rates: Vec<RateRow>) {
+        self.write(|s, tx| s.views.set_derived(|d| &mut d.rates, rates, tx));
+    }
+
+    /// Publishes the readiness audit, one row per cluster.
+    pub fn set_audits(&self, audits: Vec<ClusterAudit>) {
+        self.write(|s, tx| s.views.set_derived(|d| &mut d.audits, audits, tx));
+    }
+
+    /// How many streams now hold a scope with preemption rows (a `/preemptions` or pool
+    /// page): the readiness audit lists pods only while someone looks.
+    pub fn preemption_viewers(&self) -> usize {
+        self.inner
+            .viewers
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Publishes the wave alerts the webhook did not take.
+    pub fn set_alerts(&self, alerts: Vec<UndeliveredAlert>) {
+        self.write(|s, tx| s.views.set_derived(|d| &mut d.alerts, alerts, tx));
+    }
+
     pub fn flush(&self) {
         self.write(|s, tx| {
             for (cluster, uids) in s.views.take_deferred() {
@@ -317,9 +375,10 @@ impl Hub {
             let rx = self.inner.tx.subscribe();
             let start = match since.and_then(|since| s.views.replay(scope, since)) {
                 Some(replay) => Start::Replay(replay),
-                None => Start::Snapshot(self.stamped(s.views.snapshot(scope))),
+                None => Start::Snapshot(Box::new(self.stamped(s.views.snapshot(scope)))),
             };
-            Subscription { start, rx }
+            let viewer = scope.preemptions.then(|| Viewer::new(&self.inner.viewers));
+            Subscription { start, rx, viewer }
         })
     }
 
@@ -328,13 +387,10 @@ impl Hub {
         self.read(|s| s.views.snapshot(&Scope::pools()).pools)
     }
 
-    /// Clusters with a known zone, every pool, and the "Preemption pending" events: the
+    /// Clusters with a known zone, every pool, and the ledger's preemption rates: the
     /// cluster side of the capacity grid.
-    pub fn capacity_inputs(&self) -> (Vec<(String, String)>, Vec<PoolRow>, Vec<EventRow>) {
-        self.read(|s| {
-            s.views
-                .capacity_inputs(app::labels::REASON_PREEMPTION_PENDING)
-        })
+    pub fn capacity_inputs(&self) -> (Vec<(String, String)>, Vec<PoolRow>, Vec<RateRow>) {
+        self.read(|s| s.views.capacity_inputs())
     }
 
     /// Every node and pool, the "Preemption pending" events, and the clusters whose every

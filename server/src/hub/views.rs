@@ -7,6 +7,7 @@ use std::{
 };
 
 use app::{
+    domain::preemption::rates::RateRow,
     live::patch,
     model::{Change, ClusterRow, Delta, EventRow, NodeRow, PoolRow, RowKind, Scope, Snapshot},
 };
@@ -16,6 +17,7 @@ use tokio::sync::broadcast;
 use super::{
     HubStats,
     cluster::{ClusterData, Dirty},
+    derived::{Derived, DerivedRow, replace_all},
 };
 
 /// One published delta, serialized once for every subscriber.
@@ -36,6 +38,9 @@ impl Published {
         match self.kind {
             RowKind::Cluster | RowKind::Pool => true,
             RowKind::Node | RowKind::Event => scope.wants(&self.cluster, self.pool.as_deref()),
+            RowKind::Preemption => scope.wants_preemption(&self.cluster, self.pool.as_deref()),
+            RowKind::Wave | RowKind::Rate | RowKind::Alert => scope.wants_fleet_preemptions(),
+            RowKind::Audit => scope.wants_audit(&self.cluster),
         }
     }
 }
@@ -56,6 +61,7 @@ pub struct Views {
     pools: HashMap<String, PoolRow>,
     nodes: HashMap<String, NodeRow>,
     events: HashMap<String, EventRow>,
+    derived: Derived,
     ring: VecDeque<Arc<Published>>,
     ring_cap: usize,
 }
@@ -75,6 +81,7 @@ impl Views {
             pools: HashMap::new(),
             nodes: HashMap::new(),
             events: HashMap::new(),
+            derived: Derived::default(),
             ring: VecDeque::with_capacity(ring_cap),
             ring_cap,
         }
@@ -153,8 +160,27 @@ impl Views {
                         self.publish(kind, key, cluster.to_string(), pool, c, tx);
                     }
                 }
-                RowKind::Cluster => {}
+                RowKind::Cluster
+                | RowKind::Preemption
+                | RowKind::Wave
+                | RowKind::Rate
+                | RowKind::Alert
+                | RowKind::Audit => {}
             }
+        }
+    }
+
+    /// Makes the derived rows of one kind exactly `rows` (`select` picks the kind's map) and
+    /// publishes what changed.
+    pub fn set_derived<T: DerivedRow>(
+        &mut self,
+        select: fn(&mut Derived) -> &mut HashMap<String, T>,
+        rows: Vec<T>,
+        tx: &broadcast::Sender<Arc<Published>>,
+    ) {
+        let changes = replace_all(select(&mut self.derived), rows, |o, n| change_of(o, n));
+        for (key, cluster, pool, change) in changes {
+            self.publish(T::KIND, key, cluster, pool, change, tx);
         }
     }
 
@@ -191,18 +217,16 @@ impl Views {
     }
 
     /// What the capacity grid is built from: `(cluster, zone)` of clusters with a known zone,
-    /// every pool, and the events whose reason is `reason`.
-    pub fn capacity_inputs(
-        &self,
-        reason: &str,
-    ) -> (Vec<(String, String)>, Vec<PoolRow>, Vec<EventRow>) {
+    /// every pool, and the ledger's preemption rates as last published.
+    pub fn capacity_inputs(&self) -> (Vec<(String, String)>, Vec<PoolRow>, Vec<RateRow>) {
         let clusters = self
             .clusters
             .values()
             .filter_map(|c| Some((c.name.clone(), c.zone.clone()?)))
             .collect();
         let pools = self.pools.values().cloned().collect();
-        (clusters, pools, self.events_with_reason(reason))
+        let rates = self.derived.rates.values().cloned().collect();
+        (clusters, pools, rates)
     }
 
     /// Every node and pool, and the events whose reason is `reason`: the ledger's view.
@@ -243,6 +267,7 @@ impl Views {
                 .cmp(&b.last_seen)
                 .then_with(|| a.key.cmp(&b.key))
         });
+        let derived = self.derived.snapshot(scope);
         Snapshot {
             // The hub stamps its epoch; the views know only revisions.
             epoch: 0,
@@ -251,6 +276,11 @@ impl Views {
             pools,
             nodes,
             events,
+            preemptions: derived.preemptions,
+            waves: derived.waves,
+            rates: derived.rates,
+            alerts: derived.alerts,
+            audits: derived.audits,
         }
     }
 

@@ -17,21 +17,30 @@ mod readiness;
 mod tracker;
 mod webhook;
 
-use std::{collections::HashMap, sync::Arc};
+use std::{
+    collections::HashMap,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
-use app::model::Preemptions;
+use app::model::{Preemptions, Scope};
 use chrono::Utc;
 
-use crate::hub::Observations;
+use crate::hub::{Hub, Observations};
 
 pub use metrics::Metrics;
 pub use readiness::ReadinessAudit;
 pub use tracker::Tracker;
 pub use webhook::{Webhook, redact};
 
-/// The live preemption state, shared with the HTTP handlers.
+/// How often the ledger's preemption rates are recomputed when no preemption starts or ends.
+const RATES_EVERY: Duration = Duration::from_secs(60);
+
+/// The live preemption state. It publishes its rows (timelines, waves, rates, undelivered
+/// alerts) on the hub's stream; the HTTP handlers read them back from the hub.
 #[derive(Clone)]
 pub struct PreemptionWatch {
+    hub: Hub,
     tracker: Arc<std::sync::Mutex<Tracker>>,
     pub metrics: Arc<Metrics>,
     ledger: Option<crate::ledger::Ledger>,
@@ -47,6 +56,7 @@ impl PreemptionWatch {
     /// A wave closes when no preemption follows it for `wave_gap`; each closed wave is logged
     /// once and, with `webhook`, POSTed there once as JSON (`{cluster, started, last, nodes}`).
     pub fn start(
+        hub: Hub,
         looks: Observations,
         clients: HashMap<String, kube::Client>,
         wave_gap: chrono::Duration,
@@ -54,6 +64,7 @@ impl PreemptionWatch {
         ledger: Option<crate::ledger::Ledger>,
     ) -> (Self, tokio::task::JoinHandle<()>) {
         let watch = PreemptionWatch {
+            hub,
             tracker: Arc::new(std::sync::Mutex::new(Tracker::new(wave_gap))),
             metrics: Arc::new(Metrics::default()),
             ledger: ledger.clone(),
@@ -61,8 +72,12 @@ impl PreemptionWatch {
             webhook: webhook.map(Webhook::new),
         };
         let w = watch.clone();
+        // Ends with the process, like the loop below; it holds no state worth a clean stop.
+        drop(watch.readiness.spawn_publisher(watch.hub.clone()));
         let mut looks = looks;
         let task = tokio::spawn(async move {
+            let mut rates_at: Option<Instant> = None;
+            let mut removed = 0;
             loop {
                 if looks.changed().await.is_err() {
                     return;
@@ -71,6 +86,18 @@ impl PreemptionWatch {
                 let fresh = w
                     .lock()
                     .observe(&inputs.nodes, &inputs.pools, Utc::now(), &w.metrics);
+                let now_removed = w.publish();
+                // The ledger changes when a preemption starts or a node's lifetime ends; the
+                // rates follow it then, and once a minute as windows slide.
+                if !fresh.is_empty()
+                    || now_removed != removed
+                    || rates_at.is_none_or(|t| t.elapsed() >= RATES_EVERY)
+                {
+                    removed = now_removed;
+                    rates_at = Some(Instant::now());
+                    let w = w.clone();
+                    tokio::spawn(async move { w.publish_rates().await });
+                }
                 let closed = w.lock().closed_waves(Utc::now());
                 for wave in closed {
                     tracing::warn!(cluster = %wave.cluster, nodes = wave.nodes.len(), "preemption wave");
@@ -97,6 +124,7 @@ impl PreemptionWatch {
                             tracing::warn!(error = %e, node = %need.node, "could not link pods to the preemption");
                         }
                         w.lock().set_pods(&need.uid, impacts);
+                        w.publish();
                         // Then how each pod ended, once the node is gone: this ties pod
                         // failures (GKE's `Terminated`) to the preemption.
                         let Ok(held) = read else { return };
@@ -108,6 +136,7 @@ impl PreemptionWatch {
                                     tracing::warn!(error = %e, node = %need.node, "could not record pod outcomes");
                                 }
                                 w.lock().set_outcomes(&need.uid, &o);
+                                w.publish();
                             }
                             Err(e) => {
                                 tracing::warn!(error = %e, node = %need.node, "pod outcomes unknown")
@@ -124,37 +153,48 @@ impl PreemptionWatch {
         self.tracker.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Active and recent preemptions now, with the rates from the last 30 days of the ledger
-    /// (none when the ledger cannot be read; the live part does not depend on it).
-    pub async fn view(&self) -> Preemptions {
+    /// Publishes the tracker's timelines and waves, and the undelivered alerts, on the hub
+    /// (only what changed goes out). Returns how many followed nodes are removed.
+    fn publish(&self) -> usize {
+        let v = self.lock().view(Utc::now());
+        let removed = v.nodes.iter().filter(|n| n.timeline.removed()).count();
+        self.hub.set_preemptions(v.nodes, v.waves);
+        self.hub.set_alerts(
+            self.webhook
+                .as_ref()
+                .map(Webhook::undelivered)
+                .unwrap_or_default(),
+        );
+        removed
+    }
+
+    /// Recomputes the rates from the last 30 days of the ledger and publishes them; when the
+    /// ledger cannot be read the last rates stay (the live part does not depend on them).
+    async fn publish_rates(&self) {
+        let Some(l) = &self.ledger else { return };
         let now = Utc::now();
-        let mut v = self.lock().view(now);
-        v.undelivered = self
-            .webhook
-            .as_ref()
-            .map(Webhook::undelivered)
-            .unwrap_or_default();
-        if let Some(l) = &self.ledger {
-            match l.between(now - chrono::Duration::days(30), now).await {
-                Ok(lifetimes) => {
-                    v.rates = app::domain::preemption::rates::rates(&lifetimes, now);
-                }
-                Err(e) => tracing::warn!(error = %e, "preemption rates unavailable"),
-            }
+        match l.between(now - chrono::Duration::days(30), now).await {
+            Ok(lifetimes) => self
+                .hub
+                .set_rates(app::domain::preemption::rates::rates(&lifetimes, now)),
+            Err(e) => tracing::warn!(error = %e, "preemption rates unavailable"),
         }
-        v
+    }
+
+    /// Active and recent preemptions now, as published on the stream (`/preemptions`' rows).
+    pub async fn view(&self) -> Preemptions {
+        let s = self.hub.snapshot(&Scope::preemptions());
+        Preemptions {
+            now: Some(Utc::now()),
+            nodes: s.preemptions,
+            waves: s.waves,
+            rates: s.rates,
+            undelivered: s.alerts,
+        }
     }
 }
 
 impl app::preemptions_api::PreemptionSource for PreemptionWatch {
-    fn preemptions(&self) -> app::create_api::BoxFuture<'_, Preemptions> {
-        Box::pin(self.view())
-    }
-
-    fn readiness(&self) -> app::create_api::BoxFuture<'_, app::model::Readiness> {
-        Box::pin(self.readiness.report())
-    }
-
     fn pod_hits<'a>(
         &'a self,
         namespace: &'a str,

@@ -9,12 +9,12 @@ use app::domain::preemption::{
     Provider,
     readiness::{NodeFacts, audit},
 };
-use app::model::{PoolReadiness, Readiness};
+use app::model::{ClusterAudit, PoolReadiness, Readiness};
 use chrono::Utc;
 use kube::api::ListParams;
 
 use super::facts;
-use crate::hub::Observations;
+use crate::hub::{Hub, Observations};
 
 /// How long one audit is served before the clusters are listed again: a page refreshing
 /// every few seconds must not list every pod of every cluster each time.
@@ -35,6 +35,52 @@ impl ReadinessAudit {
             clients: Arc::new(clients),
             cache: Arc::default(),
         }
+    }
+
+    /// Publishes the audit on the hub's stream, one row per cluster, every [`CACHE_FOR`]
+    /// while a `/preemptions` or pool page is open (the audit lists every pod: nobody
+    /// looking, no listing).
+    pub fn spawn_publisher(&self, hub: Hub) -> tokio::task::JoinHandle<()> {
+        let audit = self.clone();
+        tokio::spawn(async move {
+            let mut last: Option<Instant> = None;
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tick.tick().await;
+                if hub.preemption_viewers() == 0 || last.is_some_and(|t| t.elapsed() < CACHE_FOR) {
+                    continue;
+                }
+                last = Some(Instant::now());
+                let report = audit.report().await;
+                hub.set_audits(audit.by_cluster(report));
+            }
+        })
+    }
+
+    /// `report` split into one row per watched cluster (a cluster with no spot pool gets a
+    /// row with none, so a page can tell "nothing to audit" from "not audited yet").
+    fn by_cluster(&self, report: Readiness) -> Vec<ClusterAudit> {
+        let mut clusters: Vec<&String> = self.clients.keys().collect();
+        clusters.sort();
+        clusters
+            .into_iter()
+            .map(|c| ClusterAudit {
+                cluster: c.clone(),
+                generated_at: report.generated_at,
+                pools: report
+                    .pools
+                    .iter()
+                    .filter(|p| &p.cluster == c)
+                    .cloned()
+                    .collect(),
+                errors: report
+                    .errors
+                    .iter()
+                    .filter(|e| e.starts_with(&format!("{c}: ")))
+                    .cloned()
+                    .collect(),
+            })
+            .collect()
     }
 
     /// The audit of every pool with spot nodes, at most [`CACHE_FOR`] old. A cluster whose

@@ -235,7 +235,7 @@ impl Tracker {
             .nodes
             .values()
             .filter_map(|f| {
-                let timeline = derive(f.provider, &f.history, now)?;
+                let timeline = derive(f.provider, &f.history)?;
                 let pods = f.pods.clone().map(|pods| {
                     pods.into_iter()
                         .map(|mut p| {
@@ -258,13 +258,7 @@ impl Tracker {
                 })
             })
             .collect();
-        nodes.sort_by(|a, b| {
-            a.timeline
-                .removed()
-                .cmp(&b.timeline.removed())
-                .then(b.timeline.t0.cmp(&a.timeline.t0))
-                .then(a.node.cmp(&b.node))
-        });
+        nodes.sort_by(PreemptionView::order);
         Preemptions {
             now: Some(now),
             nodes,

@@ -86,18 +86,47 @@ async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
     let removed = eventually(Duration::from_secs(15), "removed", || async {
         let p = preemptions(&d.base).await;
         find(&p, &victim)
-            .filter(|n| n["timeline"]["current"] == 2)
+            .filter(|n| n["timeline"]["phases"][2]["observed"].is_string())
             .cloned()
     })
     .await;
-    assert!(removed["timeline"]["next_in_s"].is_null());
+    assert_eq!(removed["timeline"]["phases"][2]["name"], "removed");
 
-    // A label set by hand on another node drives the same timeline (signals, not the sim).
+    // A label set by hand on another node drives the same timeline (signals, not the sim),
+    // and its card reaches a `/preemptions` tab on the stream, with no request of the tab's.
+    let stream = format!("{}/api/v1/stream?preemptions=1", d.base);
+    let want = by_hand.clone();
+    let tab = tokio::spawn(async move {
+        common::sse_until(&stream, Duration::from_secs(20), |event, data| {
+            if event != "delta" {
+                return false;
+            }
+            let d: Value = serde_json::from_str(data).unwrap_or_default();
+            d["kind"] == "preemption" && d["change"]["add"]["node"] == want.as_str()
+        })
+        .await
+    });
+    // The tab holds its snapshot before the label goes on.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let label = json!({"metadata": {"labels": {"qos.coreweave.cloud/pending-preemption": "true"}}});
+    let labelled_at = std::time::Instant::now();
     nodes
         .patch(&by_hand, &PatchParams::default(), &Patch::Merge(&label))
         .await
         .unwrap();
+    let card = tab
+        .await
+        .unwrap()
+        .expect("the preemption's row on the stream");
+    println!(
+        "label → preemption row on the stream: {} ms",
+        labelled_at.elapsed().as_millis()
+    );
+    let card: Value = serde_json::from_str(&card).unwrap();
+    assert_eq!(
+        card["change"]["add"]["timeline"]["phases"][0]["name"],
+        "notice"
+    );
     let hand = eventually(Duration::from_secs(5), "hand-labelled node", || async {
         let p = preemptions(&d.base).await;
         find(&p, &by_hand).cloned()
@@ -131,6 +160,49 @@ async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
     })
     .await;
     assert!(rate["band"].as_str().unwrap().contains('%'), "{rate}");
+
+    // One definition: the capacity grid's cell and the Capacity Finder's score show the
+    // ledger's 24 h rate of the type in the zone, the row `/preemptions` shows.
+    let (zone, t) = ("US-EAST-04A", "gd-8xh100ib-i128");
+    let (ledger, grid, finder) = eventually(
+        Duration::from_secs(10),
+        "the same rate on three pages",
+        || async {
+            let p = preemptions(&d.base).await;
+            let row = p["rates"].as_array()?.iter().find(|r| {
+                r["by"] == "zone × instance type"
+                    && r["key"] == format!("{zone}/{t}").as_str()
+                    && r["window"] == "24h"
+            })?;
+            let ledger = row["rate_pct"].as_f64()?;
+            let g =
+                common::json_of(reqwest::Client::new().get(format!("{}/api/v1/capacity", d.base)))
+                    .await;
+            let cell = g["cells"]
+                .as_array()?
+                .iter()
+                .find(|c| c["zone"] == zone && c["instance_type"] == t)?;
+            let grid = cell["preemption_rate_pct"].as_f64()?;
+            let f = common::json_of(reqwest::Client::new().get(format!(
+                "{}/api/v1/capacity-finder?instanceType={t}&count=1",
+                d.base
+            )))
+            .await;
+            let finder = f["ranked"].as_array()?.iter().find(|z| z["zone"] == zone)?["parts"]
+                .as_array()?
+                .iter()
+                .find(|part| part["name"] == "preemption")?["why"]
+                .as_str()?
+                .to_string();
+            (ledger == grid && finder.starts_with(&format!("{ledger:.1} %")))
+                .then_some((ledger, grid, finder))
+        },
+    )
+    .await;
+    assert!(
+        ledger > 0.0,
+        "the preemption above counts: {ledger} {grid} {finder}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

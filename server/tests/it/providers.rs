@@ -162,7 +162,9 @@ async fn a_gke_preemption_shuts_pods_down_in_30_seconds_and_is_recorded() {
     eventually(Duration::from_secs(10), "the node removed", || async {
         let p = get(&d.base, "/api/v1/preemptions").await;
         let n = preemption(&p, &victim)?;
-        (n["timeline"]["current"] == 2).then_some(())
+        n["timeline"]["phases"][2]["observed"]
+            .is_string()
+            .then_some(())
     })
     .await;
     let pods = Api::<Pod>::all(d.admin(GKE));

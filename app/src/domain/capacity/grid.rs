@@ -2,22 +2,21 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::catalog;
 use crate::domain::cost::unit_prices;
-use crate::labels::REASON_PREEMPTION_PENDING;
-use crate::model::{
-    CapacityCell, CapacityFeed, CapacityGrid, EventRow, FeedEntry, PoolRow, SourceStatus,
-};
+use crate::domain::preemption::rates::{RateRow, zone_type_24h};
+use crate::model::{CapacityCell, CapacityFeed, CapacityGrid, FeedEntry, PoolRow, SourceStatus};
 
 /// Everything the grid is built from, gathered by the server.
 pub struct GridInputs<'a> {
     /// `(cluster, zone)` of every watched cluster whose zone is known.
     pub clusters: &'a [(String, String)],
     pub pools: &'a [PoolRow],
-    /// Events of every pool; only "Preemption pending" ones in the trailing 24 h count.
-    pub events: &'a [EventRow],
+    /// The ledger's preemption rates ([`crate::domain::preemption::rates`]); cells read the
+    /// 24 h row of their zone and instance type.
+    pub rates: &'a [RateRow],
     /// Seconds from AtTarget False to True, per `(zone, instance type)`.
     pub fulfil: &'a BTreeMap<(String, String), Vec<u64>>,
     /// Each feed's status and its last good document.
@@ -81,7 +80,6 @@ pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
             types.push(p.instance_type.clone());
         }
     }
-    let since = inp.now - Duration::hours(24);
     let mut cells = Vec::new();
     for (cluster, zone) in inp.clusters {
         for t in &types {
@@ -106,25 +104,9 @@ pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
                     cell.capacity_reason = worse(cell.capacity_reason.take(), &c.reason);
                 }
             }
-            let mut preempted: Vec<&str> = inp
-                .events
-                .iter()
-                .filter(|e| &e.cluster == cluster && e.reason == REASON_PREEMPTION_PENDING)
-                .filter(|e| e.last_seen.is_some_and(|t| t >= since))
-                .filter(|e| {
-                    spot_pools
-                        .iter()
-                        .any(|p| e.pool.as_deref() == Some(p.name.as_str()))
-                })
-                .map(|e| e.object.as_str())
-                .collect();
-            preempted.sort_unstable();
-            preempted.dedup();
-            let preemptions = preempted.len() as i64;
-            cell.spot_nodes = cell.current_nodes + preemptions;
-            if cell.pools > 0 || preemptions > 0 {
-                cell.preemption_rate_pct =
-                    Some(preemptions as f64 * 100.0 / cell.spot_nodes.max(1) as f64);
+            if let Some(r) = zone_type_24h(inp.rates, zone, t) {
+                cell.preemption_rate_pct = Some(r.rate_pct);
+                cell.spot_nodes = i64::from(r.spot_nodes);
             }
             cell.median_fulfil_seconds = inp
                 .fulfil

@@ -98,7 +98,11 @@ pub fn score(
             "preemption",
             1.0 - (r / 20.0).min(1.0),
             W_PREEMPTION,
-            format!("{r:.1} % of spot nodes preempted in 24 h ({})", band(r)),
+            format!(
+                "{r:.1} % of the {} spot nodes that ran in 24 h were preempted ({})",
+                cell.spot_nodes,
+                band(r)
+            ),
         ),
         None => part("preemption", 0.5, W_PREEMPTION, "no preemption data".into()),
     };

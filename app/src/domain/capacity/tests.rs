@@ -3,8 +3,9 @@ use std::collections::BTreeMap;
 use chrono::{Duration, TimeZone, Utc};
 
 use super::*;
+use crate::domain::preemption::rates;
 use crate::model::{
-    CapacityCell, CapacityFeed, CapacityGrid, ConditionView, EventRow, FeedEntry, FinderResult,
+    CapacityCell, CapacityFeed, CapacityGrid, ConditionView, FeedEntry, FinderResult, Lifetime,
     PoolRow, SourceStatus,
 };
 
@@ -151,15 +152,29 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         pool("c1", "b", "Partial", 2, 1),
         pool("c2", "elsewhere", "NoneAvailable", 5, 0),
     ];
-    let event = |node: &str, hours_ago: i64| EventRow {
+    // The ledger: n1 preempted 1 h ago, n2 30 h ago (outside 24 h), three others running, in
+    // pool a; and a node of another zone that must not count here.
+    let life = |node: &str, zone: &str, t0_hours_ago: Option<i64>| Lifetime {
         cluster: "c1".into(),
+        node: node.into(),
         pool: Some("a".into()),
-        object: node.into(),
-        reason: "Preemption pending".into(),
-        last_seen: Some(now() - Duration::hours(hours_ago)),
+        zone: Some(zone.into()),
+        instance_type: Some("gd-8xh100ib-i128".into()),
+        capacity_type: "spot".into(),
+        started_at: now() - Duration::hours(40),
+        ended_at: t0_hours_ago.map(|h| now() - Duration::hours(h) + Duration::minutes(7)),
+        preemption_t0: t0_hours_ago.map(|h| now() - Duration::hours(h)),
         ..Default::default()
     };
-    let events = vec![event("n1", 1), event("n1", 1), event("n2", 30)];
+    let lifetimes = vec![
+        life("n1", "US-EAST-04A", Some(1)),
+        life("n2", "US-EAST-04A", Some(30)),
+        life("n3", "US-EAST-04A", None),
+        life("n4", "US-EAST-04A", None),
+        life("n5", "US-EAST-04A", None),
+        life("x1", "US-WEST-01A", Some(1)),
+    ];
+    let rates = rates::rates(&lifetimes, now());
     let mut fulfil = BTreeMap::new();
     fulfil.insert(
         ("US-EAST-04A".to_string(), "gd-8xh100ib-i128".to_string()),
@@ -184,7 +199,7 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
     let g = build_grid(&GridInputs {
         clusters: &clusters,
         pools: &pools,
-        events: &events,
+        rates: &rates,
         fulfil: &fulfil,
         feeds: &feeds,
         now: now(),
@@ -197,8 +212,15 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         Some("Partial"),
         "the worst of the two"
     );
-    // One node preempted in 24 h (n1 twice is one node; n2 is older) over 4 + 1 spot nodes.
-    assert_eq!(c.preemption_rate_pct, Some(20.0));
+    // One node preempted in 24 h (n2 is older, x1 another zone) over the 4 spot nodes that
+    // ran in the window: the ledger's definition, the same figure `/preemptions` shows.
+    assert_eq!(c.preemption_rate_pct, Some(25.0));
+    assert_eq!(c.spot_nodes, 4);
+    let row = rates::zone_type_24h(&rates, "US-EAST-04A", "gd-8xh100ib-i128").unwrap();
+    assert_eq!(
+        (row.preemptions, row.spot_nodes, row.rate_pct),
+        (1, 4, 25.0)
+    );
     assert_eq!(c.median_fulfil_seconds, Some(120));
     assert_eq!(c.available_nodes, Some(4), "the newer feed figure wins");
     assert!(c.confidential && g.confidential);

@@ -1,8 +1,9 @@
 //! Preemption rates from the ledger, in the Spot Advisor's bands.
 //!
-//! Definition: for a pool, zone or instance type and a trailing window (24 h, 7 d, 30 d), the
-//! spot nodes whose preemption T=0 fell in the window, divided by the spot nodes that ran at any
-//! time in the window, as a percent. The bands are the Spot Instance Advisor's: <5 %, 5–10 %,
+//! Definition (the only one spotboard uses: `/preemptions`, the capacity grid and the Capacity
+//! Finder's score all read these rows): for a pool, zone, instance type, or instance type in
+//! one zone, and a trailing window (24 h, 7 d, 30 d), the spot nodes whose preemption T=0 fell
+//! in the window, divided by the spot nodes that ran at any time in the window, as a percent. The bands are the Spot Instance Advisor's: <5 %, 5–10 %,
 //! 10–15 %, 15–20 %, >20 % (AWS: EC2 Spot Instance Advisor, "Frequency of interruption").
 
 use std::collections::BTreeMap;
@@ -15,6 +16,27 @@ use crate::model::Lifetime;
 
 /// The trailing windows, with their names.
 pub const WINDOWS: [(&str, i64); 3] = [("24h", 24), ("7d", 24 * 7), ("30d", 24 * 30)];
+
+/// `by` of the rows per instance type in one zone, which the capacity grid's cells read.
+pub const BY_ZONE_TYPE: &str = "zone × instance type";
+
+/// The key of a [`BY_ZONE_TYPE`] row.
+pub fn zone_type_key(zone: &str, instance_type: &str) -> String {
+    format!("{zone}/{instance_type}")
+}
+
+/// The row of `rates` for `instance_type` in `zone` over the 24 h window, if the ledger has
+/// spot nodes there.
+pub fn zone_type_24h<'a>(
+    rates: &'a [RateRow],
+    zone: &str,
+    instance_type: &str,
+) -> Option<&'a RateRow> {
+    let key = zone_type_key(zone, instance_type);
+    rates
+        .iter()
+        .find(|r| r.by == BY_ZONE_TYPE && r.window == "24h" && r.key == key)
+}
 
 /// The key of a lifetime in one grouping.
 type KeyOf = fn(&Lifetime) -> Option<String>;
@@ -33,14 +55,27 @@ pub struct RateRow {
     pub band: String,
 }
 
+impl RateRow {
+    /// The row's key on the live stream: dimension, key and window.
+    pub fn row_key(&self) -> String {
+        format!("{}/{}/{}", self.by, self.key, self.window)
+    }
+}
+
 /// Rates per pool, zone and instance type over each window, for spot lifetimes only.
 pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
-    let dims: [(&str, KeyOf); 3] = [
+    let dims: [(&str, KeyOf); 4] = [
         ("pool", |l| {
             l.pool.as_ref().map(|p| format!("{}/{p}", l.cluster))
         }),
         ("zone", |l| l.zone.clone()),
         ("instance type", |l| l.instance_type.clone()),
+        (BY_ZONE_TYPE, |l| {
+            Some(zone_type_key(
+                l.zone.as_deref()?,
+                l.instance_type.as_deref()?,
+            ))
+        }),
     ];
     let mut out = Vec::new();
     for (window, hours) in WINDOWS {
@@ -121,6 +156,7 @@ mod tests {
             (2, 11, 18.2)
         );
         assert_eq!(get("7d").band, "15–20 %");
-        assert_eq!(r.iter().filter(|x| x.window == "30d").count(), 3);
+        // One row per pool, zone, instance type, and instance type in a zone.
+        assert_eq!(r.iter().filter(|x| x.window == "30d").count(), 4);
     }
 }

@@ -108,48 +108,48 @@ fn providers_and_capacity_types_from_real_label_sets() {
 #[test]
 fn cks_timeline_walks_notice_draining_removed_from_signals() {
     let mut h = vec![obs(-10, false, false, false), obs(0, true, false, false)];
-    let tl = derive(Provider::Cks, &h, t(30)).unwrap();
+    let tl = derive(Provider::Cks, &h).unwrap();
     assert_eq!(
-        (tl.t0, tl.phase(), tl.next_in_s),
-        (t(0), "notice", Some(90))
+        (tl.t0, tl.phase_at(t(30)), tl.next_in_s(t(30))),
+        (t(0), "notice", Some(("draining", 90)))
     );
     // No evicted-at seen yet at T+130: the planned drain start still moves the phase.
-    let tl = derive(Provider::Cks, &h, t(130)).unwrap();
-    assert_eq!(tl.phase(), "draining");
-    assert_eq!(tl.next_in_s, Some(290));
+    assert_eq!(tl.phase_at(t(130)), "draining");
+    assert_eq!(tl.next_in_s(t(130)), Some(("removed", 290)));
     // evicted-at observed at T+125: the drain phase takes the observed time.
     h.push(obs(125, true, true, false));
-    let tl = derive(Provider::Cks, &h, t(200)).unwrap();
+    let tl = derive(Provider::Cks, &h).unwrap();
     assert_eq!(tl.phases[1].observed, Some(t(125)));
     // Past T+7 min but the node is still there: not shown as removed.
-    let tl = derive(Provider::Cks, &h, t(500)).unwrap();
-    assert_eq!(tl.phase(), "draining");
-    assert_eq!(tl.next_in_s, Some(0));
+    assert!(!tl.removed());
+    assert_eq!(tl.phase_at(t(500)), "draining");
+    assert_eq!(tl.next_in_s(t(500)), Some(("removed", 0)));
     h.push(obs(400, false, false, true));
-    let tl = derive(Provider::Cks, &h, t(500)).unwrap();
+    let tl = derive(Provider::Cks, &h).unwrap();
     assert!(tl.removed());
+    assert_eq!(tl.phase_at(t(500)), "removed");
     assert_eq!(tl.removal(), t(400));
-    assert_eq!(tl.next_in_s, None);
+    assert_eq!(tl.next_in_s(t(500)), None);
     // Only a cordon, no label: no preemption.
-    assert!(derive(Provider::Cks, &[obs(0, false, false, false)], t(10)).is_none());
+    assert!(derive(Provider::Cks, &[obs(0, false, false, false)]).is_none());
 }
 
 #[test]
 fn gke_and_aws_windows() {
     let h = [obs(0, true, false, false)];
-    let gke = derive(Provider::Gke, &h, t(20)).unwrap();
-    assert_eq!(gke.phase(), "shutting down system pods");
-    assert_eq!(gke.next_in_s, Some(10));
+    let gke = derive(Provider::Gke, &h).unwrap();
+    assert_eq!(gke.phase_at(t(20)), "shutting down system pods");
+    assert_eq!(gke.next_in_s(t(20)).map(|n| n.1), Some(10));
     assert_eq!(gke.phases.last().unwrap().planned, t(30));
-    let aws = derive(Provider::Karpenter, &h, t(60)).unwrap();
-    assert_eq!(aws.phase(), "draining");
-    assert_eq!(aws.next_in_s, Some(60));
+    let aws = derive(Provider::Karpenter, &h).unwrap();
+    assert_eq!(aws.phase_at(t(60)), "draining");
+    assert_eq!(aws.next_in_s(t(60)).map(|n| n.1), Some(60));
 }
 
 #[test]
 fn grace_periods_against_the_time_left() {
     let h = [obs(0, true, false, false)];
-    let cks = derive(Provider::Cks, &h, t(1)).unwrap();
+    let cks = derive(Provider::Cks, &h).unwrap();
     // SIGTERM at T+2 min; 30 s (the default) ends at T+150, well before T+7 min.
     let fit = grace_fit(&cks, 30, false);
     assert_eq!(
@@ -159,7 +159,7 @@ fn grace_periods_against_the_time_left() {
     // 600 s ends at T+12 min: SIGKILL risk.
     assert!(grace_fit(&cks, 600, false).sigkill_risk);
     // GKE gives ordinary pods 15 s: a 30 s grace period is cut short.
-    let gke = derive(Provider::Gke, &h, t(1)).unwrap();
+    let gke = derive(Provider::Gke, &h).unwrap();
     let fit = grace_fit(&gke, 30, false);
     assert_eq!(
         (fit.sigterm, fit.grace_end, fit.sigkill_risk),
@@ -174,7 +174,7 @@ fn grace_periods_against_the_time_left() {
     );
     assert!(grace_fit(&gke, 30, true).sigkill_risk);
     // AWS: 2 minutes from the warning.
-    let aws = derive(Provider::Karpenter, &h, t(1)).unwrap();
+    let aws = derive(Provider::Karpenter, &h).unwrap();
     assert!(!grace_fit(&aws, 90, false).sigkill_risk);
     assert!(grace_fit(&aws, 180, false).sigkill_risk);
 }

@@ -27,45 +27,70 @@ pub struct Phase {
     pub observed: Option<DateTime<Utc>>,
 }
 
-/// A node's preemption timeline.
+/// A node's preemption timeline: when each phase was planned and when it was observed. It
+/// does not change with the clock, so the server publishes it only when a signal changes and
+/// the browser's countdown ticks locally ([`Timeline::current_at`], [`Timeline::next_in_s`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {
     pub provider: Provider,
     /// T=0: the first observation with the notice signal.
     pub t0: DateTime<Utc>,
     pub phases: Vec<Phase>,
-    /// Index into `phases` of the phase the node is in now.
-    pub current: usize,
-    /// Seconds until the next phase's planned start; `None` once removed.
-    pub next_in_s: Option<i64>,
 }
 
 impl Timeline {
-    /// The current phase's name.
-    pub fn phase(&self) -> &str {
-        &self.phases[self.current].name
+    /// Index into `phases` of the phase the node is in at `now`. A phase is current from its
+    /// observed start, or its planned start when not observed; the last phase (removed) only
+    /// once the node's disappearance was observed.
+    pub fn current_at(&self, now: DateTime<Utc>) -> usize {
+        let last = self.phases.len() - 1;
+        if self.removed() {
+            return last;
+        }
+        (0..last)
+            .rev()
+            .find(|&i| self.phases[i].starts() <= now)
+            .unwrap_or(0)
     }
 
-    /// Whether the node is gone.
+    /// The current phase's name at `now`.
+    pub fn phase_at(&self, now: DateTime<Utc>) -> &str {
+        &self.phases[self.current_at(now)].name
+    }
+
+    /// The next phase's name and seconds from `now` to its start (0 when overdue); `None`
+    /// once removed.
+    pub fn next_in_s(&self, now: DateTime<Utc>) -> Option<(&str, i64)> {
+        let current = self.current_at(now);
+        let next = self.phases.get(current + 1)?;
+        Some((&next.name, (next.starts() - now).num_seconds().max(0)))
+    }
+
+    /// Whether the node was observed gone.
     pub fn removed(&self) -> bool {
-        self.current + 1 == self.phases.len()
+        self.phases.last().is_some_and(|p| p.observed.is_some())
     }
 
     /// When the node is (or was) gone: observed, else planned.
     pub fn removal(&self) -> DateTime<Utc> {
-        let last = &self.phases[self.phases.len() - 1];
-        last.observed.unwrap_or(last.planned)
+        self.phases[self.phases.len() - 1].starts()
     }
 }
 
-/// The timeline of a node whose observations (oldest first) are `history`, as of `now`;
-/// `None` when the notice signal was never seen.
+impl Phase {
+    /// When the phase starts: observed, else planned.
+    pub fn starts(&self) -> DateTime<Utc> {
+        self.observed.unwrap_or(self.planned)
+    }
+}
+
+/// The timeline of a node whose observations (oldest first) are `history`; `None` when the
+/// notice signal was never seen.
 ///
 /// T=0 is the first observation with the signal. A CKS drain observed early or late moves the
 /// draining phase to when it was seen; the node's disappearance marks "removed" whenever it
-/// happens. A phase is current from its observed start, or its planned start when not observed
-/// (the signals of the last phase are the node's removal only).
-pub fn derive(provider: Provider, history: &[Observation], now: DateTime<Utc>) -> Option<Timeline> {
+/// happens.
+pub fn derive(provider: Provider, history: &[Observation]) -> Option<Timeline> {
     let t0 = history.iter().find(|o| o.notice)?.at;
     let specs = window(provider);
     let drain_seen = history
@@ -91,27 +116,10 @@ pub fn derive(provider: Provider, history: &[Observation], now: DateTime<Utc>) -
             },
         })
         .collect();
-    let current = if gone_seen.is_some() {
-        last
-    } else {
-        // Before removal is observed, the node is never shown as removed.
-        (0..last)
-            .rev()
-            .find(|&i| phases[i].observed.unwrap_or(phases[i].planned) <= now)
-            .unwrap_or(0)
-    };
-    let next_in_s = (current < last).then(|| {
-        let next = &phases[current + 1];
-        (next.observed.unwrap_or(next.planned) - now)
-            .num_seconds()
-            .max(0)
-    });
     Some(Timeline {
         provider,
         t0,
         phases,
-        current,
-        next_in_s,
     })
 }
 

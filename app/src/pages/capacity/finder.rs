@@ -143,7 +143,7 @@ pub fn CapacityFinderPage() -> impl IntoView {
              (its pools report NoneAvailable or QueuedAwaitingCapacity, or no node is free). \
              Availability is free nodes ÷ requested nodes from the capacity feed (without a feed, \
              the pools' Capacity condition times what they have delivered); preemption is \
-             1 − rate ÷ 20 %; price is the cheapest zone's spot price ÷ this zone's; time to \
+             1 − rate ÷ 20 %, with the ledger's 24 h rate of the type in the zone (as on Preemptions); price is the cheapest zone's spot price ÷ this zone's; time to \
              fulfil is 1 ÷ (1 + median minutes ÷ 10); freshness falls from 1 at one minute to 0 at \
              one hour. Only availability depends on the count, so a larger request never scores higher."
         </p>

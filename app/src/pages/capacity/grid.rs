@@ -29,8 +29,9 @@ pub fn CapacityPage() -> impl IntoView {
             <h1>"Capacity by zone"</h1>
             <p class="muted">
                 "Spot per instance type and zone: the Capacity condition of your pools of that type, \
-                 queued against delivered nodes, the median time from queued to current, the observed \
-                 preemption rate, what the capacity feeds say is free, and the list prices."
+                 queued against delivered nodes, the median time from queued to current, the ledger's 24 h \
+                 preemption rate (spot nodes preempted in the window ÷ spot nodes that ran in it, the same \
+                 figure as on Preemptions), what the capacity feeds say is free, and the list prices."
             </p>
         </section>
         <Transition fallback=|| view! { <p class="loading" role="status">"Loading capacity…"</p> }>
@@ -134,7 +135,7 @@ fn cell_view(c: CapacityCell) -> impl IntoView {
                 <div class="small" title="median time from falling below target to at target">{format!("fulfil {}", human(s))}</div>
             })}
             {c.preemption_rate_pct.map(|r| view! {
-                <div class="small" title=format!("{r:.1} % over {} spot nodes", c.spot_nodes)>{format!("preempted {}", band(r))}</div>
+                <div class="small" title=format!("24 h: {r:.1} % of {} spot nodes that ran", c.spot_nodes) data-rate=format!("{r:.1}")>{format!("preempted {}", band(r))}</div>
             })}
             <div class="small muted" title="spot / on-demand, USD per instance-hour">{format!("{spot} / {od}")}</div>
         </td>

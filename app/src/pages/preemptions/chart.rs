@@ -96,7 +96,6 @@ mod tests {
                     draining: false,
                     gone: false,
                 }],
-                t0 + Duration::seconds(200),
             )
             .unwrap(),
             pods: None,

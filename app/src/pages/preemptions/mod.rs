@@ -15,13 +15,8 @@ use leptos::prelude::*;
 
 use crate::components::time::use_now;
 use crate::domain::preemption::rates::RateRow;
-use crate::live::{LiveStore, adopt_pools, use_live};
+use crate::live::{LiveStore, use_live};
 use crate::model::{PodImpact, PreemptionView, Scope};
-use crate::preemptions_api::load_preemptions;
-
-/// How often the page asks for fresh timelines, milliseconds (the countdown ticks every second
-/// on its own).
-const REFRESH_MS: u64 = 1000;
 
 /// `m:ss` for a number of seconds (negative shows as 0:00).
 pub fn clock_s(s: i64) -> String {
@@ -29,22 +24,38 @@ pub fn clock_s(s: i64) -> String {
     format!("{}:{:02}", s / 60, s % 60)
 }
 
-/// The page.
+/// The preemptions in the tab's store, of one pool (`cluster`, `pool`) or all, in page order
+/// (tracks every row).
+pub fn in_order(live: LiveStore, pool: Option<(&str, &str)>) -> Vec<PreemptionView> {
+    let mut rows: Vec<PreemptionView> = live
+        .preemptions
+        .values()
+        .into_iter()
+        .filter(|v| pool.is_none_or(|(c, p)| v.cluster == c && v.pool.as_deref() == Some(p)))
+        .collect();
+    rows.sort_by(PreemptionView::order);
+    rows
+}
+
+/// The page. Everything on it arrives on the tab's one stream (scope
+/// [`Scope::preemptions`]); the countdowns tick on the browser's clock.
 #[component]
 pub fn PreemptionsPage() -> impl IntoView {
-    let tick = crate::components::time::use_tick(REFRESH_MS);
-    let data = Resource::new(move || tick.get(), |_| load_preemptions());
     let live = expect_context::<LiveStore>();
-    let snapshot = use_live(Scope::pools);
+    let snapshot = use_live(Scope::preemptions);
+    let keys = Memo::new(move |_| {
+        in_order(live, None)
+            .into_iter()
+            .map(|v| v.uid)
+            .collect::<Vec<_>>()
+    });
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
-        if let Some(Ok(p)) = data.get()
-            && !p.nodes.is_empty()
-        {
-            let now = p.now.unwrap_or_else(Utc::now);
+        let nodes = in_order(live, None);
+        if !nodes.is_empty() {
             crate::components::chart::draw(
                 chart::CHART_ID,
-                chart::timeline_chart(&p.nodes, now),
+                chart::timeline_chart(&nodes, Utc::now()),
                 50,
             );
         }
@@ -59,47 +70,79 @@ pub fn PreemptionsPage() -> impl IntoView {
                  15 s for system pods); AWS warns 2 min ahead. A label added by hand plays the same timeline."
             </p>
         </section>
-        <Transition fallback=|| view! { <p class="loading" role="status">"Loading preemptions…"</p> }>
-            {move || {
-                adopt_pools(live, snapshot);
-                data.get()
-            }.map(|r| match r {
+        <Suspense fallback=|| view! { <p class="loading" role="status">"Loading preemptions…"</p> }>
+            {move || snapshot.get().map(|r| match r {
                 Err(e) => view! { <p class="error" role="alert">"Could not load preemptions: " {e.to_string()}</p> }.into_any(),
-                Ok(p) => {
-                    let rates = p.rates.clone();
+                Ok(snap) => {
+                    live.adopt(&Scope::preemptions(), &snap);
                     view! {
-                        {p.undelivered.first().map(|u| view! {
-                            <p class="error" role="alert" data-testid="undelivered">{format!(
-                                "{} wave alert(s) not delivered to {}: the latest ({} in {}, {} node(s)) failed {} times, last: {}",
-                                p.undelivered.len(), u.destination, u.started.map(|t| t.format("%H:%M:%S UTC").to_string()).unwrap_or_default(),
-                                u.cluster, u.nodes, u.attempts, u.error
-                            )}</p>
-                        })}
-                        {p.waves.first().filter(|w| w.nodes.len() > 1).map(|w| view! {
-                            <p class="notice" role="status" data-testid="wave">{format!(
-                                "Preemption wave in {}: {} nodes ({})",
-                                w.cluster, w.nodes.len(), w.nodes.join(", ")
-                            )}</p>
-                        })}
-                        {if p.nodes.is_empty() {
-                            view! { <p class="empty" data-testid="no-preemptions">"No preemption in the last hour."</p> }.into_any()
-                        } else {
-                            view! {
-                                <div id=chart::CHART_ID class="chart" role="img" aria-label="Preempted nodes' phases over time"></div>
-                                <div class="preemptions">
-                                    {p.nodes.into_iter().map(|v| view! { <NodeTimeline v /> }).collect_view()}
-                                </div>
-                            }.into_any()
-                        }}
-                        <RatesTable rates />
+                        <Undelivered />
+                        <LatestWave />
+                        <Show
+                            when=move || !keys.with(Vec::is_empty)
+                            fallback=|| view! { <p class="empty" data-testid="no-preemptions">"No preemption in the last hour."</p> }
+                        >
+                            <div id=chart::CHART_ID class="chart" role="img" aria-label="Preempted nodes' phases over time"></div>
+                            <div class="preemptions">
+                                <For each=move || keys.get() key=|k| k.clone() let:uid>
+                                    <LiveTimeline uid />
+                                </For>
+                            </div>
+                        </Show>
+                        {move || view! { <RatesTable rates=live.rates.values() /> }}
                     }.into_any()
                 }
             })}
-        </Transition>
-        // Outside the Transition, which re-renders every second: the form keeps what is typed
-        // and the audit polls on its own.
+        </Suspense>
         <lookup::PodLookup />
         <ReadinessSection />
+    }
+}
+
+/// One preemption's card, re-rendered only when its own row changes.
+#[component]
+pub fn LiveTimeline(uid: String) -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let row = live.preemptions.get(&uid);
+    move || row.map(|r| view! { <NodeTimeline v=r.get() /> })
+}
+
+/// The newest wave alert the `--alert-webhook` did not take, with how many there are.
+#[component]
+fn Undelivered() -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    move || {
+        let mut all = live.alerts.values();
+        all.sort_by_key(|a| std::cmp::Reverse(a.at));
+        all.first().map(|u| view! {
+            <p class="error" role="alert" data-testid="undelivered">{format!(
+                "{} wave alert(s) not delivered to {}: the latest ({} in {}, {} node(s)) failed {} times, last: {}",
+                all.len(), u.destination, u.started.map(|t| t.format("%H:%M:%S UTC").to_string()).unwrap_or_default(),
+                u.cluster, u.nodes, u.attempts, u.error
+            )}</p>
+        })
+    }
+}
+
+/// The newest wave, when it took more than one node.
+#[component]
+fn LatestWave() -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    move || {
+        let mut waves = live.waves.values();
+        waves.sort_by_key(|w| std::cmp::Reverse(w.started));
+        waves
+            .into_iter()
+            .next()
+            .filter(|w| w.nodes.len() > 1)
+            .map(|w| {
+                view! {
+                    <p class="notice" role="status" data-testid="wave">{format!(
+                        "Preemption wave in {}: {} nodes ({})",
+                        w.cluster, w.nodes.len(), w.nodes.join(", ")
+                    )}</p>
+                }
+            })
     }
 }
 
@@ -148,10 +191,6 @@ fn RatesTable(rates: Vec<RateRow>) -> impl IntoView {
     }
 }
 
-fn at_or(t: Option<DateTime<Utc>>, planned: DateTime<Utc>) -> DateTime<Utc> {
-    t.unwrap_or(planned)
-}
-
 /// One node's timeline: phase bar with "now", countdown, and its blast radius.
 #[component]
 pub fn NodeTimeline(v: PreemptionView) -> impl IntoView {
@@ -167,9 +206,8 @@ pub fn NodeTimeline(v: PreemptionView) -> impl IntoView {
         .enumerate()
         .take(last)
         .map(|(i, p)| {
-            let start = at_or(p.observed, p.planned);
-            let next = &tl.phases[i + 1];
-            let stop = at_or(next.observed, next.planned);
+            let start = p.starts();
+            let stop = tl.phases[i + 1].starts();
             let width = ((stop - start).num_milliseconds().max(0) as f64 / span * 100.0).max(1.0);
             let class = format!("phase phase-{}", p.name.replace(' ', "-"));
             view! { <div class=class style=format!("width:{width:.1}%") title=format!("{} from T+{}", p.name, clock_s((start - t0).num_seconds()))>{p.name.clone()}</div> }
@@ -180,25 +218,11 @@ pub fn NodeTimeline(v: PreemptionView) -> impl IntoView {
         let pos = ((now.get() - t0).num_milliseconds() as f64 / span * 100.0).clamp(0.0, 100.0);
         format!("left:{pos:.1}%")
     };
-    // The phase as of the ticking clock, so the countdown walks between refreshes too.
+    // The phase as of the ticking clock: the row changes only when a signal does.
     let status = move || {
         let n = now.get();
-        let current = if tl_now.removed() {
-            last
-        } else {
-            (0..last)
-                .rev()
-                .find(|&i| at_or(tl_now.phases[i].observed, tl_now.phases[i].planned) <= n)
-                .unwrap_or(0)
-        };
-        let phase = tl_now.phases[current].name.clone();
-        let left = (current < last).then(|| {
-            let next = &tl_now.phases[current + 1];
-            (
-                next.name.clone(),
-                (at_or(next.observed, next.planned) - n).num_seconds(),
-            )
-        });
+        let phase = tl_now.phase_at(n).to_string();
+        let left = tl_now.next_in_s(n).map(|(next, s)| (next.to_string(), s));
         (phase, left)
     };
     let status2 = status.clone();

@@ -2,17 +2,44 @@
 
 use leptos::prelude::*;
 
+use crate::live::LiveStore;
 use crate::model::{Check, PoolReadiness};
-use crate::preemptions_api::load_readiness;
 
-/// How often the audit is asked for again, milliseconds (the server caches it 15 s).
-const REFRESH_MS: u64 = 15_000;
-
-/// The audit of every pool with spot nodes, or of one pool (`cluster`, `pool`).
+/// The audit of every pool with spot nodes, or of one pool (`cluster`, `pool`), from the
+/// tab's stream: the server audits every 15 s while such a page is open.
 #[component]
 pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> impl IntoView {
-    let tick = crate::components::time::use_tick(REFRESH_MS);
-    let data = Resource::new(move || tick.get(), |_| load_readiness());
+    let live = expect_context::<LiveStore>();
+    let body = move || {
+        let audits: Vec<_> = live
+            .audits
+            .values()
+            .into_iter()
+            .filter(|a| only.as_ref().is_none_or(|(c, _)| &a.cluster == c))
+            .collect();
+        if audits.is_empty() {
+            return view! { <p class="loading" role="status">"Auditing spot pools…"</p> }
+                .into_any();
+        }
+        let errors: Vec<String> = audits.iter().flat_map(|a| a.errors.clone()).collect();
+        let pools: Vec<PoolReadiness> = audits
+            .into_iter()
+            .flat_map(|a| a.pools)
+            .filter(|p| {
+                only.as_ref()
+                    .is_none_or(|(c, n)| &p.cluster == c && &p.pool == n)
+            })
+            .collect();
+        view! {
+            {errors.into_iter().map(|e| view! { <p class="error">{e}</p> }).collect_view()}
+            {if pools.is_empty() {
+                view! { <p class="empty">"No spot nodes to audit."</p> }.into_any()
+            } else {
+                table(pools).into_any()
+            }}
+        }
+        .into_any()
+    };
     view! {
         <section class="readiness" data-testid="readiness">
             <h2>"Spot readiness"</h2>
@@ -22,26 +49,7 @@ pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> imp
                  (CKS 300 s, GKE 15 s, AWS 120 s), all replicas in one zone of a multi-zone cluster, \
                  StatefulSets, graceful-interruptible pods and no preStop hook. DaemonSet pods are not checked."
             </p>
-            <Transition fallback=|| view! { <p class="loading" role="status">"Auditing spot pools…"</p> }>
-                {move || data.get().map(|r| match r {
-                    Err(e) => view! { <p class="error" role="alert">"Could not audit: " {e.to_string()}</p> }.into_any(),
-                    Ok(r) => {
-                        let pools: Vec<PoolReadiness> = r
-                            .pools
-                            .into_iter()
-                            .filter(|p| only.as_ref().is_none_or(|(c, n)| &p.cluster == c && &p.pool == n))
-                            .collect();
-                        view! {
-                            {r.errors.into_iter().map(|e| view! { <p class="error">{e}</p> }).collect_view()}
-                            {if pools.is_empty() {
-                                view! { <p class="empty">"No spot nodes to audit."</p> }.into_any()
-                            } else {
-                                table(pools).into_any()
-                            }}
-                        }.into_any()
-                    }
-                })}
-            </Transition>
+            {body}
         </section>
     }
 }

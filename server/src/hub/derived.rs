@@ -1,0 +1,157 @@
+//! Rows that server-side consumers derive from the hub's own rows (preemption timelines,
+//! waves, the ledger's rates, undelivered alerts) and hand back to be published on the same
+//! stream: snapshot, keyed deltas and resume, like pools and nodes.
+
+use std::collections::HashMap;
+
+use app::{
+    domain::preemption::rates::RateRow,
+    model::{Change, ClusterAudit, PreemptionView, RowKind, Scope, UndeliveredAlert, Wave},
+};
+use serde::Serialize;
+
+/// A row kind a consumer derives: its key on the stream and where it belongs.
+pub trait DerivedRow: Serialize + PartialEq + Clone {
+    const KIND: RowKind;
+    fn key(&self) -> String;
+    /// The cluster and pool the row is about; scopes filter on them.
+    fn place(&self) -> (String, Option<String>) {
+        (String::new(), None)
+    }
+}
+
+impl DerivedRow for PreemptionView {
+    const KIND: RowKind = RowKind::Preemption;
+    fn key(&self) -> String {
+        self.uid.clone()
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (self.cluster.clone(), self.pool.clone())
+    }
+}
+
+impl DerivedRow for Wave {
+    const KIND: RowKind = RowKind::Wave;
+    fn key(&self) -> String {
+        Wave::key(self)
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (self.cluster.clone(), None)
+    }
+}
+
+impl DerivedRow for RateRow {
+    const KIND: RowKind = RowKind::Rate;
+    fn key(&self) -> String {
+        self.row_key()
+    }
+}
+
+impl DerivedRow for UndeliveredAlert {
+    const KIND: RowKind = RowKind::Alert;
+    fn key(&self) -> String {
+        UndeliveredAlert::key(self)
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (self.cluster.clone(), None)
+    }
+}
+
+impl DerivedRow for ClusterAudit {
+    const KIND: RowKind = RowKind::Audit;
+    fn key(&self) -> String {
+        self.cluster.clone()
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (self.cluster.clone(), None)
+    }
+}
+
+/// The derived rows as last published, one map per kind.
+#[derive(Default)]
+pub struct Derived {
+    pub preemptions: HashMap<String, PreemptionView>,
+    pub waves: HashMap<String, Wave>,
+    pub rates: HashMap<String, RateRow>,
+    pub alerts: HashMap<String, UndeliveredAlert>,
+    pub audits: HashMap<String, ClusterAudit>,
+}
+
+/// The derived rows of one scope, each list in the order its page shows it.
+pub struct DerivedSnapshot {
+    pub preemptions: Vec<PreemptionView>,
+    pub waves: Vec<Wave>,
+    pub rates: Vec<RateRow>,
+    pub alerts: Vec<UndeliveredAlert>,
+    pub audits: Vec<ClusterAudit>,
+}
+
+/// One change to publish: key, cluster, pool, change.
+pub type Pending = (String, String, Option<String>, Change);
+
+/// Makes `map` hold exactly `rows`, returning the changes to publish (rows that did not
+/// change give none).
+pub fn replace_all<T: DerivedRow>(
+    map: &mut HashMap<String, T>,
+    rows: Vec<T>,
+    change_of: impl Fn(Option<&T>, Option<&T>) -> Option<Change>,
+) -> Vec<Pending> {
+    let mut fresh: HashMap<String, T> = rows.into_iter().map(|r| (r.key(), r)).collect();
+    let mut out = Vec::new();
+    for (key, old) in map.iter() {
+        if !fresh.contains_key(key) {
+            let (cluster, pool) = old.place();
+            out.push((key.clone(), cluster, pool, Change::Remove));
+        }
+    }
+    for (key, new) in fresh.iter() {
+        if let Some(c) = change_of(map.get(key), Some(new)) {
+            let (cluster, pool) = new.place();
+            out.push((key.clone(), cluster, pool, c));
+        }
+    }
+    std::mem::swap(map, &mut fresh);
+    out
+}
+
+impl Derived {
+    /// The derived rows of `scope`.
+    pub fn snapshot(&self, scope: &Scope) -> DerivedSnapshot {
+        let mut preemptions: Vec<PreemptionView> = self
+            .preemptions
+            .values()
+            .filter(|p| scope.wants_preemption(&p.cluster, p.pool.as_deref()))
+            .cloned()
+            .collect();
+        preemptions.sort_by(PreemptionView::order);
+        let mut audits: Vec<ClusterAudit> = self
+            .audits
+            .values()
+            .filter(|a| scope.wants_audit(&a.cluster))
+            .cloned()
+            .collect();
+        audits.sort_by(|a, b| a.cluster.cmp(&b.cluster));
+        if !scope.wants_fleet_preemptions() {
+            return DerivedSnapshot {
+                preemptions,
+                waves: Vec::new(),
+                rates: Vec::new(),
+                alerts: Vec::new(),
+                audits,
+            };
+        }
+        let mut waves: Vec<Wave> = self.waves.values().cloned().collect();
+        waves.sort_by_key(|w| std::cmp::Reverse(w.started));
+        let mut rates: Vec<RateRow> = self.rates.values().cloned().collect();
+        rates.sort_by_key(RateRow::row_key);
+        let mut alerts: Vec<UndeliveredAlert> = self.alerts.values().cloned().collect();
+        alerts.sort_by_key(|a| std::cmp::Reverse(a.at));
+        DerivedSnapshot {
+            preemptions,
+            waves,
+            rates,
+            alerts,
+            audits,
+        }
+    }
+}
