@@ -1,17 +1,17 @@
-//! The capacity pages' server functions and the seam through which the server supplies the
-//! grid. The Capacity Finder's ranking is the pure [`rank`](crate::domain::capacity::rank) over
+//! The Capacity Finder's server function and the seam through which the server supplies the
+//! grid (`/capacity` itself gets the grid's cells on the live stream). The Capacity Finder's ranking is the pure [`rank`](crate::domain::capacity::rank) over
 //! that grid, so the page, `GET /api/v1/capacity-finder` and the tests agree.
 
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 
-use crate::model::{CapacityGrid, FinderResult};
+use crate::model::FinderResult;
 
 /// What the server provides (by Leptos context): the current capacity grid.
 #[cfg(feature = "ssr")]
 pub trait CapacityReader: Send + Sync {
     /// The grid built from the clusters and feeds as they are now.
-    fn grid(&self) -> CapacityGrid;
+    fn grid(&self) -> crate::model::CapacityGrid;
 }
 
 /// The context value carrying the server's [`CapacityReader`].
@@ -25,17 +25,9 @@ fn reader() -> Result<CapacityReaderHandle, ServerFnError> {
         .ok_or_else(|| ServerFnError::new("no capacity reader in context"))
 }
 
-/// The capacity grid (zones × spot-eligible instance types).
-///
-/// Errors: a server error only when the server was wired without a capacity reader.
-#[server(endpoint = "capacity_grid", input = Json)]
-pub async fn load_capacity_grid() -> Result<CapacityGrid, ServerFnError> {
-    Ok(reader()?.0.grid())
-}
-
 /// Zones ranked for `instance_type` × `count`, optionally within `region`.
 ///
-/// Errors: as [`load_capacity_grid`].
+/// Errors: a server error only when the server was wired without a capacity reader.
 #[server(endpoint = "capacity_finder", input = Json)]
 pub async fn find_capacity(
     instance_type: String,

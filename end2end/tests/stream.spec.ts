@@ -53,3 +53,12 @@ test("a pool page polls nothing: its nodes, events, preemptions and audit all st
   await page.waitForTimeout(WINDOW_MS);
   expect(stop(), "requests made by the pool page while live").toEqual([]);
 });
+
+test("/capacity polls nothing: the grid's cells stream", async ({ page }) => {
+  await page.goto("/capacity");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await expect(page.getByTestId("capacity-grid").locator("td.cap-cell").first()).toBeVisible();
+  const stop = recordRequests(page);
+  await page.waitForTimeout(WINDOW_MS);
+  expect(stop(), "requests made by /capacity while live").toEqual([]);
+});

@@ -17,18 +17,6 @@ pub fn provide_now() {
     provide_context(Now(now));
 }
 
-/// A counter that goes up every `every_ms` in the browser (and stays 0 on the server): the
-/// source of a `Resource` that should refresh on a schedule.
-pub fn use_tick(every_ms: u64) -> RwSignal<u64> {
-    let tick = RwSignal::new(0u64);
-    #[cfg(feature = "hydrate")]
-    {
-        let _ = leptos_use::use_interval_fn(move || tick.update(|t| *t += 1), every_ms);
-    }
-    let _ = every_ms;
-    tick
-}
-
 /// The ticking current time (falls back to a fixed "now" outside [`crate::App`]).
 pub fn use_now() -> RwSignal<DateTime<Utc>> {
     use_context::<Now>()

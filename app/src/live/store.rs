@@ -12,8 +12,8 @@ use serde::{Serialize, de::DeserializeOwned};
 
 use crate::domain::preemption::rates::RateRow;
 use crate::model::{
-    Change, ClusterAudit, ClusterRow, Delta, EventRow, NodeRow, PoolRow, PreemptionView, RowKind,
-    Snapshot, UndeliveredAlert, Wave,
+    CapacityCell, Change, ClusterAudit, ClusterRow, Delta, EventRow, NodeRow, PoolRow,
+    PreemptionView, RowKind, Snapshot, SourceStatus, UndeliveredAlert, Wave,
 };
 
 use super::patch;
@@ -185,6 +185,8 @@ pub struct LiveStore {
     pub rates: Keyed<RateRow>,
     pub alerts: Keyed<UndeliveredAlert>,
     pub audits: Keyed<ClusterAudit>,
+    pub cells: Keyed<CapacityCell>,
+    pub sources: Keyed<SourceStatus>,
 }
 
 impl Default for LiveStore {
@@ -211,6 +213,8 @@ impl LiveStore {
             rates: Keyed::new(),
             alerts: Keyed::new(),
             audits: Keyed::new(),
+            cells: Keyed::new(),
+            sources: Keyed::new(),
         }
     }
 
@@ -239,6 +243,8 @@ impl LiveStore {
         self.rates.replace(snap.rates, RateRow::row_key);
         self.alerts.replace(snap.alerts, UndeliveredAlert::key);
         self.audits.replace(snap.audits, |a| a.cluster.clone());
+        self.cells.replace(snap.cells, CapacityCell::key);
+        self.sources.replace(snap.sources, |s| s.name.clone());
         self.rev.set(snap.rev);
         self.epoch.set(snap.epoch);
     }
@@ -262,6 +268,8 @@ impl LiveStore {
             RowKind::Rate => self.rates.apply(&delta.key, &delta.change),
             RowKind::Alert => self.alerts.apply(&delta.key, &delta.change),
             RowKind::Audit => self.audits.apply(&delta.key, &delta.change),
+            RowKind::Cell => self.cells.apply(&delta.key, &delta.change),
+            RowKind::Source => self.sources.apply(&delta.key, &delta.change),
         };
         self.rev.set(delta.rev);
         r

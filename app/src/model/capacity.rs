@@ -117,7 +117,44 @@ pub struct CapacityGrid {
     pub confidential: bool,
 }
 
+impl CapacityCell {
+    /// The cell's key on the live stream: its cluster and instance type.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.cluster, self.instance_type)
+    }
+}
+
 impl CapacityGrid {
+    /// The grid as the live stream carries it, cell by cell: columns are the cells' clusters
+    /// by name (the server's order), rows the catalog's order, then other types by name.
+    pub fn from_rows(mut cells: Vec<CapacityCell>, sources: Vec<SourceStatus>) -> Self {
+        let mut zones: Vec<(String, String)> = cells
+            .iter()
+            .map(|c| (c.cluster.clone(), c.zone.clone()))
+            .collect();
+        zones.sort();
+        zones.dedup();
+        let catalog_index = |t: &str| {
+            crate::catalog::instance_types()
+                .iter()
+                .position(|it| it.id == t)
+                .unwrap_or(usize::MAX)
+        };
+        let mut instance_types: Vec<String> =
+            cells.iter().map(|c| c.instance_type.clone()).collect();
+        instance_types.sort_by(|a, b| catalog_index(a).cmp(&catalog_index(b)).then(a.cmp(b)));
+        instance_types.dedup();
+        cells.sort_by_key(CapacityCell::key);
+        Self {
+            generated_at: None,
+            confidential: cells.iter().any(|c| c.confidential),
+            zones,
+            instance_types,
+            cells,
+            sources,
+        }
+    }
+
     /// The cell of `zone` × `instance_type`, if any.
     pub fn cell(&self, zone: &str, instance_type: &str) -> Option<&CapacityCell> {
         self.cells

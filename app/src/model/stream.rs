@@ -2,7 +2,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    ClusterAudit, ClusterRow, EventRow, NodeRow, PoolRow, PreemptionView, UndeliveredAlert, Wave,
+    CapacityCell, ClusterAudit, ClusterRow, EventRow, NodeRow, PoolRow, PreemptionView,
+    SourceStatus, UndeliveredAlert, Wave,
 };
 use crate::domain::preemption::rates::RateRow;
 
@@ -19,6 +20,9 @@ pub struct Scope {
     /// Include the preemption rows: every cluster's with no `pool`, that pool's with one.
     #[serde(default)]
     pub preemptions: bool,
+    /// Include the capacity grid's cells and sources (`/capacity`).
+    #[serde(default)]
+    pub capacity: bool,
 }
 
 impl Scope {
@@ -33,22 +37,37 @@ impl Scope {
         Self {
             pool: Some((cluster.into(), name.into())),
             preemptions: true,
+            capacity: false,
         }
     }
 
     /// `/preemptions`: every pool and cluster, and every preemption row.
     pub fn preemptions() -> Self {
         Self {
-            pool: None,
             preemptions: true,
+            ..Self::default()
+        }
+    }
+
+    /// `/capacity`: every pool and cluster, and the capacity grid's rows.
+    pub fn capacity() -> Self {
+        Self {
+            capacity: true,
+            ..Self::default()
         }
     }
 
     /// The scope a stream URL's query names (see [`Scope::query`]).
-    pub fn from_query(cluster: Option<String>, pool: Option<String>, preemptions: bool) -> Self {
+    pub fn from_query(
+        cluster: Option<String>,
+        pool: Option<String>,
+        preemptions: bool,
+        capacity: bool,
+    ) -> Self {
         match (cluster, pool) {
             (Some(c), Some(p)) => Self::pool(c, p),
             _ if preemptions => Self::preemptions(),
+            _ if capacity => Self::capacity(),
             _ => Self::pools(),
         }
     }
@@ -62,6 +81,7 @@ impl Scope {
                 encode_component(n)
             ),
             None if self.preemptions => "preemptions=1".to_string(),
+            None if self.capacity => "capacity=1".to_string(),
             None => String::new(),
         }
     }
@@ -122,6 +142,10 @@ pub enum RowKind {
     Alert,
     /// A [`ClusterAudit`] (the spot readiness audit), keyed by cluster.
     Audit,
+    /// A [`CapacityCell`] of the capacity grid, keyed by [`CapacityCell::key`].
+    Cell,
+    /// A capacity [`SourceStatus`], keyed by its name.
+    Source,
 }
 
 /// Everything in a scope at one revision.
@@ -153,6 +177,12 @@ pub struct Snapshot {
     /// The spot readiness audit of the clusters in scope, by cluster.
     #[serde(default)]
     pub audits: Vec<ClusterAudit>,
+    /// The capacity grid's cells, by key.
+    #[serde(default)]
+    pub cells: Vec<CapacityCell>,
+    /// The capacity sources (the clusters and each feed) and what they last said.
+    #[serde(default)]
+    pub sources: Vec<SourceStatus>,
 }
 
 /// One change to one row. The unit of the live stream.

@@ -40,23 +40,43 @@ impl Capacity {
     ) -> (Arc<Self>, Vec<tokio::task::JoinHandle<()>>) {
         let (feeds, poller) = feed::spawn_pollers(sources, poll_every);
         let tracker = Arc::new(std::sync::Mutex::new(FulfilTracker::default()));
-        let (t, h) = (tracker.clone(), hub.clone());
+        let capacity = Arc::new(Capacity {
+            hub,
+            feeds,
+            tracker,
+        });
+        let c = capacity.clone();
         let tracking = tokio::spawn(async move {
             let mut tick = tokio::time::interval(TRACK_EVERY);
             loop {
                 tick.tick().await;
-                let pools = h.pool_rows();
-                t.lock().unwrap_or_else(|p| p.into_inner()).observe(&pools);
+                let pools = c.hub.pool_rows();
+                c.tracker
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .observe(&pools);
+                c.publish();
             }
         });
-        (
-            Arc::new(Capacity {
-                hub,
-                feeds,
-                tracker,
-            }),
-            vec![poller, tracking],
-        )
+        (capacity, vec![poller, tracking])
+    }
+}
+
+impl Capacity {
+    /// Publishes the grid on the hub's stream, cell by cell (only changed cells go out). A
+    /// cell's `observed_at` is left out there: for live cluster data it is "now", which would
+    /// change every cell at every build.
+    fn publish(&self) {
+        let grid = self.grid();
+        let cells = grid
+            .cells
+            .into_iter()
+            .map(|c| app::model::CapacityCell {
+                observed_at: None,
+                ..c
+            })
+            .collect();
+        self.hub.set_capacity(cells, grid.sources);
     }
 }
 

@@ -1,7 +1,7 @@
 //! `GET /api/v1/stream`: one Server-Sent Events stream per browser tab.
 //!
 //! Query: `epoch=<e>&since=<rev>` (the process epoch and revision of the snapshot the page was
-//! rendered with), `cluster=&pool=` or `preemptions=1` (the scope, [`Scope::from_query`]). Event ids are `EPOCH-REV`; a reconnecting
+//! rendered with), `cluster=&pool=`, `preemptions=1` or `capacity=1` (the scope, [`Scope::from_query`]). Event ids are `EPOCH-REV`; a reconnecting
 //! EventSource sends the last as `Last-Event-ID`, which wins over the query. The stream starts
 //! with the missed deltas when the epoch is this process's and the resume ring still holds
 //! them, else with a `snapshot` event, then sends `delta` events as they happen. It ends when
@@ -37,6 +37,8 @@ pub struct StreamQuery {
     pub pool: Option<String>,
     /// Present (any value) on `/preemptions`: every preemption row too.
     pub preemptions: Option<String>,
+    /// Present (any value) on `/capacity`: the capacity grid's rows too.
+    pub capacity: Option<String>,
 }
 
 fn snapshot_event(s: &Snapshot) -> Event {
@@ -66,7 +68,12 @@ pub async fn stream(
         )
             .into_response();
     };
-    let scope = Scope::from_query(q.cluster, q.pool, q.preemptions.is_some());
+    let scope = Scope::from_query(
+        q.cluster,
+        q.pool,
+        q.preemptions.is_some(),
+        q.capacity.is_some(),
+    );
     let last_event_id = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())

@@ -6,7 +6,10 @@ use std::collections::HashMap;
 
 use app::{
     domain::preemption::rates::RateRow,
-    model::{Change, ClusterAudit, PreemptionView, RowKind, Scope, UndeliveredAlert, Wave},
+    model::{
+        CapacityCell, Change, ClusterAudit, PreemptionView, RowKind, Scope, SourceStatus,
+        UndeliveredAlert, Wave,
+    },
 };
 use serde::Serialize;
 
@@ -67,6 +70,23 @@ impl DerivedRow for ClusterAudit {
     }
 }
 
+impl DerivedRow for CapacityCell {
+    const KIND: RowKind = RowKind::Cell;
+    fn key(&self) -> String {
+        CapacityCell::key(self)
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (self.cluster.clone(), None)
+    }
+}
+
+impl DerivedRow for SourceStatus {
+    const KIND: RowKind = RowKind::Source;
+    fn key(&self) -> String {
+        self.name.clone()
+    }
+}
+
 /// The derived rows as last published, one map per kind.
 #[derive(Default)]
 pub struct Derived {
@@ -75,6 +95,8 @@ pub struct Derived {
     pub rates: HashMap<String, RateRow>,
     pub alerts: HashMap<String, UndeliveredAlert>,
     pub audits: HashMap<String, ClusterAudit>,
+    pub cells: HashMap<String, CapacityCell>,
+    pub sources: HashMap<String, SourceStatus>,
 }
 
 /// The derived rows of one scope, each list in the order its page shows it.
@@ -84,6 +106,8 @@ pub struct DerivedSnapshot {
     pub rates: Vec<RateRow>,
     pub alerts: Vec<UndeliveredAlert>,
     pub audits: Vec<ClusterAudit>,
+    pub cells: Vec<CapacityCell>,
+    pub sources: Vec<SourceStatus>,
 }
 
 /// One change to publish: key, cluster, pool, change.
@@ -131,6 +155,16 @@ impl Derived {
             .cloned()
             .collect();
         audits.sort_by(|a, b| a.cluster.cmp(&b.cluster));
+        let (mut cells, mut sources): (Vec<CapacityCell>, Vec<SourceStatus>) = if scope.capacity {
+            (
+                self.cells.values().cloned().collect(),
+                self.sources.values().cloned().collect(),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        cells.sort_by_key(CapacityCell::key);
+        sources.sort_by(|a, b| a.name.cmp(&b.name));
         if !scope.wants_fleet_preemptions() {
             return DerivedSnapshot {
                 preemptions,
@@ -138,6 +172,8 @@ impl Derived {
                 rates: Vec::new(),
                 alerts: Vec::new(),
                 audits,
+                cells,
+                sources,
             };
         }
         let mut waves: Vec<Wave> = self.waves.values().cloned().collect();
@@ -152,6 +188,8 @@ impl Derived {
             rates,
             alerts,
             audits,
+            cells,
+            sources,
         }
     }
 }

@@ -21,8 +21,8 @@ use std::sync::{Arc, RwLock};
 
 use app::domain::preemption::rates::RateRow;
 use app::model::{
-    ClusterAudit, ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow, PreemptionView, Scope,
-    Snapshot, UndeliveredAlert, Wave,
+    CapacityCell, ClusterAudit, ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow,
+    PreemptionView, Scope, Snapshot, SourceStatus, UndeliveredAlert, Wave,
 };
 use chrono::Utc;
 use tokio::sync::broadcast;
@@ -274,6 +274,14 @@ impl Hub {
     /// Publishes the ledger's preemption rates.
     pub fn set_rates(&self, rates: Vec<RateRow>) {
         self.write(|s, tx| s.views.set_derived(|d| &mut d.rates, rates, tx));
+    }
+
+    /// Publishes the capacity grid, cell by cell, and its sources.
+    pub fn set_capacity(&self, cells: Vec<CapacityCell>, sources: Vec<SourceStatus>) {
+        self.write(|s, tx| {
+            s.views.set_derived(|d| &mut d.cells, cells, tx);
+            s.views.set_derived(|d| &mut d.sources, sources, tx);
+        });
     }
 
     /// Publishes the readiness audit, one row per cluster.

@@ -41,6 +41,7 @@ impl Published {
             RowKind::Preemption => scope.wants_preemption(&self.cluster, self.pool.as_deref()),
             RowKind::Wave | RowKind::Rate | RowKind::Alert => scope.wants_fleet_preemptions(),
             RowKind::Audit => scope.wants_audit(&self.cluster),
+            RowKind::Cell | RowKind::Source => scope.capacity,
         }
     }
 }
@@ -165,7 +166,9 @@ impl Views {
                 | RowKind::Wave
                 | RowKind::Rate
                 | RowKind::Alert
-                | RowKind::Audit => {}
+                | RowKind::Audit
+                | RowKind::Cell
+                | RowKind::Source => {}
             }
         }
     }
@@ -281,6 +284,8 @@ impl Views {
             rates: derived.rates,
             alerts: derived.alerts,
             audits: derived.audits,
+            cells: derived.cells,
+            sources: derived.sources,
         }
     }
 

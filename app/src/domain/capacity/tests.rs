@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use chrono::{Duration, TimeZone, Utc};
 
 use super::*;
+use crate::catalog;
 use crate::domain::preemption::rates;
 use crate::model::{
     CapacityCell, CapacityFeed, CapacityGrid, ConditionView, FeedEntry, FinderResult, Lifetime,
@@ -236,4 +237,42 @@ fn median_of_samples() {
     assert_eq!(median(&[]), None);
     assert_eq!(median(&[5]), Some(5));
     assert_eq!(median(&[9, 1, 5, 3]), Some(3));
+}
+
+#[test]
+fn a_grid_from_streamed_cells_has_the_servers_columns_and_rows() {
+    let cell = |cluster: &str, zone: &str, t: &str| CapacityCell {
+        cluster: cluster.into(),
+        zone: zone.into(),
+        instance_type: t.into(),
+        confidential: t == "zz-custom",
+        ..Default::default()
+    };
+    let catalog_first = catalog::instance_types()
+        .iter()
+        .find(|t| t.spot_ok)
+        .unwrap()
+        .id
+        .clone();
+    let g = CapacityGrid::from_rows(
+        vec![
+            cell("c2", "EU-SOUTH-04A", "zz-custom"),
+            cell("c1", "US-EAST-04A", &catalog_first),
+            cell("c2", "EU-SOUTH-04A", &catalog_first),
+        ],
+        Vec::new(),
+    );
+    assert_eq!(
+        g.zones,
+        [
+            ("c1".to_string(), "US-EAST-04A".to_string()),
+            ("c2".to_string(), "EU-SOUTH-04A".to_string())
+        ]
+    );
+    assert_eq!(
+        g.instance_types,
+        [catalog_first.clone(), "zz-custom".into()]
+    );
+    assert!(g.confidential, "a confidential cell marks the grid");
+    assert!(g.cell("EU-SOUTH-04A", "zz-custom").is_some());
 }

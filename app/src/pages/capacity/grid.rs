@@ -2,7 +2,6 @@
 
 use leptos::prelude::*;
 
-use crate::capacity_api::load_capacity_grid;
 use crate::catalog;
 use crate::components::time::{age, use_now};
 use crate::domain::capacity::score::{band, human};
@@ -12,18 +11,12 @@ use crate::model::{CapacityCell, CapacityGrid, Scope, encode_component};
 
 use super::{ConfidentialBanner, Sources, reason_class};
 
-/// How often the page asks for a fresh grid, milliseconds.
-const REFRESH_MS: u64 = 10_000;
-
-/// The page.
+/// The page. The grid arrives on the tab's stream (scope [`Scope::capacity`]), cell by cell:
+/// a changed cell re-renders that cell only.
 #[component]
 pub fn CapacityPage() -> impl IntoView {
-    let tick = crate::components::time::use_tick(REFRESH_MS);
-    let grid = Resource::new(move || tick.get(), |_| load_capacity_grid());
-    // The pools' stream keeps the header's live badge true here too; the grid itself is
-    // aggregated on the server and refreshed every few seconds.
     let live = expect_context::<LiveStore>();
-    let snapshot = use_live(Scope::pools);
+    let snapshot = use_live(Scope::capacity);
     view! {
         <section class="page-head">
             <h1>"Capacity by zone"</h1>
@@ -34,60 +27,78 @@ pub fn CapacityPage() -> impl IntoView {
                  figure as on Preemptions), what the capacity feeds say is free, and the list prices."
             </p>
         </section>
-        <Transition fallback=|| view! { <p class="loading" role="status">"Loading capacity…"</p> }>
-            {move || {
-                crate::live::adopt_pools(live, snapshot);
-                grid.get()
-            }.map(|r| match r {
+        <Suspense fallback=|| view! { <p class="loading" role="status">"Loading capacity…"</p> }>
+            {move || snapshot.get().map(|r| match r {
                 Err(e) => view! { <p class="error" role="alert">"Could not load capacity: " {e.to_string()}</p> }.into_any(),
-                Ok(g) => grid_view(g).into_any(),
+                Ok(snap) => {
+                    live.adopt(&Scope::capacity(), &snap);
+                    grid_view(live).into_any()
+                }
             })}
-        </Transition>
+        </Suspense>
     }
 }
 
-fn grid_view(g: CapacityGrid) -> impl IntoView {
-    let zones = g.zones.clone();
-    let head = zones
-        .iter()
-        .map(|(cluster, zone)| view! { <th scope="col" title=cluster.clone()>{zone.clone()}</th> })
-        .collect_view();
-    let rows = g
-        .instance_types
-        .iter()
-        .map(|t| {
-            let label = catalog::instance_type(t)
-                .map(|it| {
-                    if it.gpus > 0 {
-                        format!("{} × {}", it.gpus, it.gpu_model)
-                    } else {
-                        format!("CPU, {} vCPU", it.vcpus)
-                    }
-                })
-                .unwrap_or_default();
-            let cells = zones
+fn grid_view(live: LiveStore) -> impl IntoView {
+    // Columns, rows and the banner change only when cells come or go or turn confidential.
+    let layout = Memo::new(move |_| {
+        let g = CapacityGrid::from_rows(live.cells.values(), Vec::new());
+        (g.zones, g.instance_types, g.confidential)
+    });
+    let sources = move || {
+        let mut s = live.sources.values();
+        s.sort_by(|a, b| a.name.cmp(&b.name));
+        view! { <Sources sources=s /> }
+    };
+    let head = move || {
+        layout.with(|(zones, _, _)| {
+            zones
                 .iter()
-                .map(|(_, z)| match g.cell(z, t) {
-                    Some(c) => cell_view(c.clone()).into_any(),
-                    None => view! { <td class="muted">"—"</td> }.into_any(),
-                })
-                .collect_view();
-            let finder = format!("/capacity-finder?instanceType={}", encode_component(t));
-            view! {
-                <tr data-type=t.clone()>
-                    <th scope="row">
-                        <code>{t.clone()}</code>
-                        <div class="muted small">{label}</div>
-                        <a class="small" href=finder>"Find a zone"</a>
-                    </th>
-                    {cells}
-                </tr>
-            }
+                .map(|(cluster, zone)| view! { <th scope="col" title=cluster.clone()>{zone.clone()}</th> })
+                .collect_view()
         })
-        .collect_view();
+    };
+    let rows = move || {
+        let (zones, types, _) = layout.get();
+        types
+            .into_iter()
+            .map(|t| {
+                let label = catalog::instance_type(&t)
+                    .map(|it| {
+                        if it.gpus > 0 {
+                            format!("{} × {}", it.gpus, it.gpu_model)
+                        } else {
+                            format!("CPU, {} vCPU", it.vcpus)
+                        }
+                    })
+                    .unwrap_or_default();
+                let cells = zones
+                    .iter()
+                    .map(|(cluster, _)| {
+                        let row = live.cells.get(&format!("{cluster}/{t}"));
+                        move || match row {
+                            Some(r) => cell_view(r.get()).into_any(),
+                            None => view! { <td class="muted">"—"</td> }.into_any(),
+                        }
+                    })
+                    .collect_view();
+                let finder = format!("/capacity-finder?instanceType={}", encode_component(&t));
+                view! {
+                    <tr data-type=t.clone()>
+                        <th scope="row">
+                            <code>{t.clone()}</code>
+                            <div class="muted small">{label}</div>
+                            <a class="small" href=finder>"Find a zone"</a>
+                        </th>
+                        {cells}
+                    </tr>
+                }
+            })
+            .collect_view()
+    };
     view! {
-        {g.confidential.then(|| view! { <ConfidentialBanner /> })}
-        <Sources sources=g.sources.clone() />
+        {move || layout.with(|l| l.2).then(|| view! { <ConfidentialBanner /> })}
+        {sources}
         <div class="table-wrap">
             <table class="capacity-grid" data-testid="capacity-grid">
                 <thead><tr><th scope="col">"Instance type"</th>{head}</tr></thead>
@@ -95,11 +106,11 @@ fn grid_view(g: CapacityGrid) -> impl IntoView {
             </table>
         </div>
         <p class="hint definition">
-            "Preemption rate: nodes of the type that got \"Preemption pending\" in the trailing 24 h, \
-             divided by the zone's spot nodes of that type (delivered plus preempted), shown in the \
-             Spot Advisor bands <5 %, 5–10 %, 10–15 %, 15–20 %, >20 %. It is computed from events \
-             still in the cluster; Kubernetes keeps events for about an hour. Free nodes come from \
-             the capacity feeds, with their age on hover. Prices are list prices in USD per \
+            "Preemption rate: the ledger's, over the trailing 24 h: spot nodes of the type in the zone \
+             whose preemption T=0 fell in the window, divided by the spot nodes of that type that ran \
+             there at any time in it, in the Spot Advisor bands <5 %, 5–10 %, 10–15 %, 15–20 %, >20 % \
+             (the rows of Preemptions; the ledger keeps them beyond Kubernetes' event TTL). Free nodes \
+             come from the capacity feeds, with their age on hover. Prices are list prices in USD per \
              instance-hour (coreweave.com/pricing, 2026-08-22)."
         </p>
     }
