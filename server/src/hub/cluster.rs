@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use app::domain::preemption::Provider;
+use app::domain::preemption::{CapacityType, Provider};
 use app::model::RowKind;
 use chrono::{DateTime, Utc};
 
@@ -174,6 +174,13 @@ impl ClusterData {
         self.pool_uid_by_name
             .insert(rec.name.clone(), rec.uid.clone());
         dirty.push((RowKind::Pool, rec.uid.clone()));
+        let class = |r: &PoolRecord| r.parsed.as_ref().ok().map(|(s, _)| s.compute_class.clone());
+        let old = self.pools.get(&rec.uid).map(class);
+        if old != Some(class(&rec)) {
+            // Its nodes take their capacity type from the pool's computeClass.
+            let nodes: Vec<String> = self.nodes_of(&rec.name).map(|n| n.uid.clone()).collect();
+            dirty.extend(nodes.into_iter().map(|u| (RowKind::Node, u)));
+        }
         self.pools.insert(rec.uid.clone(), rec);
     }
 
@@ -342,10 +349,29 @@ impl ClusterData {
         dirty.push((RowKind::Event, uid.to_string()));
     }
 
-    /// Whether the node is under its provider's preemption notice: its own signal, and for
-    /// Karpenter also the `SpotInterrupted` event.
+    /// Whether the node is under its provider's preemption notice: its own signal, for
+    /// Karpenter also the `SpotInterrupted` event, and for CKS also a drain under way
+    /// (`qos.coreweave.cloud/evicted-at`). The one definition: node rows carry it, and the
+    /// pool counts, the ledger and the preemption tracker read it from there.
     fn notice_of(&self, n: &NodeRecord) -> bool {
-        n.notice && (n.provider != Provider::Karpenter || self.interrupted.contains(&n.name))
+        let signal =
+            n.notice && (n.provider != Provider::Karpenter || self.interrupted.contains(&n.name));
+        // `evicted_at` is read only from CKS's own label.
+        signal || n.evicted_at.is_some()
+    }
+
+    /// A node's capacity type: its own labels' (GKE, Karpenter), else, for a CKS node, its
+    /// NodePool's `computeClass`. The one definition: node rows carry it.
+    fn capacity_of(&self, n: &NodeRecord) -> CapacityType {
+        if n.capacity != CapacityType::Unknown {
+            return n.capacity;
+        }
+        n.pool
+            .as_deref()
+            .and_then(|p| self.pools.get(self.pool_uid_by_name.get(p)?))
+            .and_then(|r| r.parsed.as_ref().ok())
+            .map(|(spec, _)| CapacityType::of_compute_class(&spec.compute_class))
+            .unwrap_or(CapacityType::Unknown)
     }
 
     /// The nodes labelled with pool `name`.
@@ -399,6 +425,7 @@ impl ClusterData {
         let pods = self.pods_per_node.get(&rec.name).copied().unwrap_or(0);
         let mut row = projection::node_row(cluster, rec, pods);
         row.notice = self.notice_of(rec);
+        row.capacity_type = self.capacity_of(rec).as_str().to_string();
         Some(row)
     }
 

@@ -468,3 +468,25 @@ fn preemption_viewers_are_counted_while_their_stream_lives() {
     drop(dashboard);
     assert_eq!(hub.preemption_viewers(), 0);
 }
+
+#[test]
+fn a_nodes_capacity_type_and_notice_are_derived_once_in_its_row() {
+    let hub = hub();
+    hub.pools("zone-a", Observed::Resync(vec![pool_rec("p1", "spot-a")]));
+    let mut draining = node_rec("n2", "g2", "spot-a");
+    draining.evicted_at = Some("2026-11-23T10:00:00Z".into());
+    hub.nodes(
+        "zone-a",
+        Observed::Resync(vec![node_rec("n1", "g1", "spot-a"), draining]),
+    );
+    hub.flush();
+    let snap = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
+    let row = |k: &str| snap.nodes.iter().find(|n| n.key == k).unwrap().clone();
+    // A CKS node has no capacity-type label: its NodePool's computeClass says spot.
+    assert_eq!(row("n1").capacity_type, "spot");
+    assert!(!row("n1").notice);
+    // A drain under way is still the notice window, for the row, the pool count and the
+    // ledger alike.
+    assert!(row("n2").notice);
+    assert_eq!(snap.pools[0].nodes_preempting, 1);
+}

@@ -13,7 +13,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use app::catalog;
-use app::model::{Lifetime, NodeRow, PoolRow};
+use app::model::{Lifetime, NodeRow};
 use chrono::{DateTime, Utc};
 
 use super::Ledger;
@@ -72,23 +72,9 @@ pub struct Recorder {
     queue: VecDeque<Write>,
 }
 
-/// The provider's notice is on the node (CKS: also once the drain label is set).
-fn is_preempting(n: &NodeRow) -> bool {
-    n.notice || n.pending_preemption || n.evicted_at.is_some()
-}
-
-/// The lifetime a node row starts.
-pub fn lifetime(n: &NodeRow, pools: &[PoolRow], now: DateTime<Utc>) -> Lifetime {
-    let pool = n.pool.as_ref().and_then(|p| {
-        pools
-            .iter()
-            .find(|r| r.cluster == n.cluster && &r.name == p)
-    });
-    // GKE and Karpenter nodes carry it in their labels; CKS nodes take their pool's.
-    let capacity_type = match (n.capacity_type.as_str(), pool) {
-        ("unknown", Some(p)) if !p.capacity_type.is_empty() => p.capacity_type.as_str(),
-        (own, _) => own,
-    };
+/// The lifetime a node row starts. Its capacity type is the row's (the hub derives it once:
+/// the node's labels, else its CKS NodePool's computeClass).
+pub fn lifetime(n: &NodeRow, now: DateTime<Utc>) -> Lifetime {
     Lifetime {
         uid: n.key.clone(),
         cluster: n.cluster.clone(),
@@ -96,7 +82,7 @@ pub fn lifetime(n: &NodeRow, pools: &[PoolRow], now: DateTime<Utc>) -> Lifetime 
         pool: n.pool.clone(),
         instance_type: n.instance_type.clone(),
         zone: n.zone.clone(),
-        capacity_type: capacity_type.into(),
+        capacity_type: n.capacity_type.clone(),
         gpus: n
             .instance_type
             .as_deref()
@@ -162,7 +148,7 @@ impl Recorder {
         let present: HashSet<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
         for n in nodes.iter().filter(|n| synced.contains(&n.cluster)) {
             let signal = pending.get(&(n.cluster.as_str(), n.name.as_str())).copied();
-            let preempting = is_preempting(n) || signal.is_some();
+            let preempting = n.notice || signal.is_some();
             let t0 = signal.unwrap_or(now);
             let newly_preempting = match self.seen.get_mut(&n.key) {
                 None => {
@@ -175,7 +161,7 @@ impl Recorder {
                             preempting,
                         },
                     );
-                    self.push(Write::Started(lifetime(n, pools, now)));
+                    self.push(Write::Started(lifetime(n, now)));
                     preempting
                 }
                 Some(s) if preempting && !s.preempting => {

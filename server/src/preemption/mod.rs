@@ -83,9 +83,7 @@ impl PreemptionWatch {
                     return;
                 }
                 let inputs = looks.borrow_and_update().clone();
-                let fresh = w
-                    .lock()
-                    .observe(&inputs.nodes, &inputs.pools, Utc::now(), &w.metrics);
+                let fresh = w.lock().observe(&inputs.nodes, Utc::now(), &w.metrics);
                 let now_removed = w.publish();
                 // The ledger changes when a preemption starts or a node's lifetime ends; the
                 // rates follow it then, and once a minute as windows slide.

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use app::domain::preemption::Provider;
 use app::domain::preemption::timeline::{Observation, derive, grace_fit};
-use app::model::{NodeRow, PodImpact, PoolRow, PreemptionView, Preemptions, Wave};
+use app::model::{NodeRow, PodImpact, PreemptionView, Preemptions, Wave};
 use chrono::{DateTime, Duration, Utc};
 
 use super::metrics::{Metrics, PreemptionLabels, WaveLabels};
@@ -81,7 +81,6 @@ impl Tracker {
     pub fn observe(
         &mut self,
         nodes: &[NodeRow],
-        pools: &[PoolRow],
         now: DateTime<Utc>,
         metrics: &Metrics,
     ) -> Vec<NeedsPods> {
@@ -89,26 +88,7 @@ impl Tracker {
         let mut fresh = Vec::new();
         for n in nodes {
             present.insert(n.key.as_str());
-            let capacity_type = match n.capacity_type.as_str() {
-                "unknown" | "" => n
-                    .pool
-                    .as_ref()
-                    .and_then(|p| {
-                        pools
-                            .iter()
-                            .find(|r| r.cluster == n.cluster && &r.name == p)
-                    })
-                    .map(|p| {
-                        if p.compute_class == "spot" {
-                            "spot"
-                        } else {
-                            "on-demand"
-                        }
-                    })
-                    .unwrap_or("unknown")
-                    .to_string(),
-                other => other.to_string(),
-            };
+            let capacity_type = n.capacity_type.clone();
             let obs = Observation {
                 at: now,
                 notice: n.notice,
@@ -295,20 +275,20 @@ mod tests {
         let m = Metrics::default();
         let mut tr = Tracker::default();
         assert!(
-            tr.observe(&[node("a", false), node("b", false)], &[], t(0), &m)
+            tr.observe(&[node("a", false), node("b", false)], t(0), &m)
                 .is_empty()
         );
-        let fresh = tr.observe(&[node("a", true), node("b", false)], &[], t(1), &m);
+        let fresh = tr.observe(&[node("a", true), node("b", false)], t(1), &m);
         assert_eq!(fresh.len(), 1, "T=0 seen once");
         assert!(
-            tr.observe(&[node("a", true), node("b", true)], &[], t(30), &m)
+            tr.observe(&[node("a", true), node("b", true)], t(30), &m)
                 .len()
                 == 1
         );
         assert_eq!(tr.view(t(31)).waves.len(), 1, "30 s apart: one wave");
         assert_eq!(tr.view(t(31)).waves[0].nodes.len(), 2);
         // Both gone; a third preemption much later starts a new wave.
-        tr.observe(&[node("c", true)], &[], t(500), &m);
+        tr.observe(&[node("c", true)], t(500), &m);
         let v = tr.view(t(501));
         assert_eq!(v.waves.len(), 2);
         assert!(v.nodes.iter().filter(|n| n.timeline.removed()).count() == 2);
@@ -319,7 +299,7 @@ mod tests {
             m.encode()
         );
         // An hour later the removed ones are forgotten.
-        tr.observe(&[node("c", true)], &[], t(500 + 3601), &m);
+        tr.observe(&[node("c", true)], t(500 + 3601), &m);
         assert_eq!(tr.view(t(500 + 3601)).nodes.len(), 1);
     }
 }

@@ -54,13 +54,9 @@ pub fn pool_row(
 
 fn fill(row: &mut PoolRow, spec: &NodePoolSpec, status: &NodePoolStatus, generation: Option<i64>) {
     row.compute_class = spec.compute_class.as_str().to_string();
-    row.capacity_type = match spec.compute_class {
-        app::nodepool::ComputeClass::Spot => CapacityType::Spot,
-        app::nodepool::ComputeClass::Default => CapacityType::OnDemand,
-        _ => CapacityType::Unknown,
-    }
-    .as_str()
-    .to_string();
+    row.capacity_type = CapacityType::of_compute_class(&spec.compute_class)
+        .as_str()
+        .to_string();
     row.instance_type = spec.instance_type.clone();
     row.gpus_per_node = catalog::instance_type(&spec.instance_type).map(|t| t.gpus);
     row.target_nodes = spec.target_nodes;

@@ -71,6 +71,16 @@ pub enum CapacityType {
 }
 
 impl CapacityType {
+    /// A CKS NodePool's capacity type from its `spec.computeClass`: `spot` is spot,
+    /// `default` on-demand (CoreWeave: Node Pool reference), anything newer unknown.
+    pub fn of_compute_class(class: &crate::nodepool::ComputeClass) -> Self {
+        match class {
+            crate::nodepool::ComputeClass::Spot => CapacityType::Spot,
+            crate::nodepool::ComputeClass::Default => CapacityType::OnDemand,
+            _ => CapacityType::Unknown,
+        }
+    }
+
     /// `spot`, `on-demand` or `reserved` as the wire and the ledger spell them; anything else
     /// is `Unknown`.
     pub fn parse(s: &str) -> Self {
