@@ -9,4 +9,5 @@ pub mod pools_view;
 pub mod preemption;
 pub mod prices;
 pub mod savings;
+pub mod selector;
 pub mod validation;

@@ -1,6 +1,6 @@
 //! Pods and PodDisruptionBudgets as the readiness audit and the blast radius read them.
 
-use app::domain::preemption::readiness::{PdbFacts, PodFacts, Requirement};
+use app::domain::preemption::readiness::{PdbFacts, PodFacts, pdb_selector};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::{Api, ResourceExt, api::ListParams};
@@ -46,18 +46,16 @@ pub fn pdb(b: &PodDisruptionBudget) -> PdbFacts {
         .spec
         .as_ref()
         .and_then(|s| s.selector.as_ref())
-        .map(|sel| {
-            (
+        .and_then(|sel| {
+            pdb_selector(
                 sel.match_labels.clone().unwrap_or_default(),
-                sel.match_expressions
-                    .iter()
-                    .flatten()
-                    .map(|e| Requirement {
-                        key: e.key.clone(),
-                        operator: e.operator.clone(),
-                        values: e.values.clone().unwrap_or_default(),
-                    })
-                    .collect(),
+                sel.match_expressions.iter().flatten().map(|e| {
+                    (
+                        e.key.clone(),
+                        e.operator.clone(),
+                        e.values.clone().unwrap_or_default(),
+                    )
+                }),
             )
         });
     PdbFacts {

@@ -251,7 +251,7 @@ mod tests {
     }
 
     #[test]
-    fn a_karpenter_nodepool_is_read_as_seed_004_writes_it() {
+    fn a_karpenter_nodepool_is_read_as_karpenter_writes_it() {
         let obj = dyn_pool(serde_json::json!({
             "apiVersion": "karpenter.sh/v1", "kind": "NodePool",
             "metadata": {"name": "spot-general", "uid": "k1"},

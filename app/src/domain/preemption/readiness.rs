@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::{Provider, sigterm_at_s, window};
+use crate::domain::selector::{Requirement, Selector};
 use crate::model::{Check, Finding, PoolReadiness};
 
 /// What the audit needs of a pod.
@@ -54,21 +55,31 @@ pub struct NodeFacts {
     pub spot: bool,
 }
 
-/// One `matchExpressions` requirement of a label selector.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Requirement {
-    pub key: String,
-    /// `In`, `NotIn`, `Exists`, `DoesNotExist`.
-    pub operator: String,
-    pub values: Vec<String>,
-}
-
 /// A PodDisruptionBudget: its namespace, name and selector (`None`: selects nothing).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PdbFacts {
     pub namespace: String,
     pub name: String,
-    pub selector: Option<(BTreeMap<String, String>, Vec<Requirement>)>,
+    /// `matchLabels` and `matchExpressions` together; `None` when the budget has no selector
+    /// or one with an operator a `LabelSelector` does not have (the API server would refuse
+    /// it): such a budget selects nothing.
+    pub selector: Option<Selector>,
+}
+
+/// A budget's selector from its `matchLabels` and `matchExpressions` (`(key, operator,
+/// values)`); `None` when an operator is not a `LabelSelector`'s.
+pub fn pdb_selector(
+    match_labels: BTreeMap<String, String>,
+    expressions: impl IntoIterator<Item = (String, String, Vec<String>)>,
+) -> Option<Selector> {
+    let mut reqs: Vec<Requirement> = match_labels
+        .into_iter()
+        .map(|(k, v)| Requirement::In(k, vec![v]))
+        .collect();
+    for (key, op, values) in expressions {
+        reqs.push(Requirement::from_expression(&key, &op, values)?);
+    }
+    Some(Selector(reqs))
 }
 
 impl PdbFacts {
@@ -78,20 +89,9 @@ impl PdbFacts {
         if self.namespace != pod.namespace {
             return false;
         }
-        let Some((labels, exprs)) = &self.selector else {
-            return false;
-        };
-        labels.iter().all(|(k, v)| pod.labels.get(k) == Some(v))
-            && exprs.iter().all(|r| {
-                let v = pod.labels.get(&r.key);
-                match r.operator.as_str() {
-                    "In" => v.is_some_and(|v| r.values.contains(v)),
-                    "NotIn" => v.is_none_or(|v| !r.values.contains(v)),
-                    "Exists" => v.is_some(),
-                    "DoesNotExist" => v.is_none(),
-                    _ => false,
-                }
-            })
+        self.selector
+            .as_ref()
+            .is_some_and(|s| s.matches(&pod.labels))
     }
 }
 

@@ -49,10 +49,7 @@ fn pdb(ns: &str, name: &str, app: &str) -> PdbFacts {
     PdbFacts {
         namespace: ns.into(),
         name: name.into(),
-        selector: Some((
-            BTreeMap::from([("app".to_string(), app.to_string())]),
-            vec![],
-        )),
+        selector: pdb_selector(BTreeMap::from([("app".to_string(), app.to_string())]), []),
     }
 }
 
@@ -174,7 +171,7 @@ fn selectors_follow_policy_v1() {
     let everything = PdbFacts {
         namespace: "web".into(),
         name: "all".into(),
-        selector: Some((BTreeMap::new(), vec![])),
+        selector: pdb_selector(BTreeMap::new(), []),
     };
     assert!(
         everything.covers(&p),
@@ -191,14 +188,14 @@ fn selectors_follow_policy_v1() {
     };
     assert!(!other_ns.covers(&p));
     let req = |op: &str, values: &[&str]| PdbFacts {
-        selector: Some((
+        selector: pdb_selector(
             BTreeMap::new(),
-            vec![Requirement {
-                key: "app".into(),
-                operator: op.into(),
-                values: values.iter().map(|v| v.to_string()).collect(),
-            }],
-        )),
+            [(
+                "app".to_string(),
+                op.to_string(),
+                values.iter().map(|v| v.to_string()).collect(),
+            )],
+        ),
         ..everything.clone()
     };
     assert!(req("In", &["api", "x"]).covers(&p));

@@ -27,7 +27,7 @@ fn life(uid: &str, class: &str, instance: &str, start_h: i64, end_h: Option<i64>
 }
 
 #[test]
-fn seed_004_hybrid_example_by_hand() {
+fn hybrid_on_demand_floor_example_by_hand() {
     // m5.xlarge in us-east-1 at 0.192 on-demand (AWS public price, mid-2025) and 0.068 spot (a
     // typical spot price then), 20 nodes, 4 kept on-demand.
     let fleet = [FleetGroup {

@@ -5,25 +5,13 @@
 //! allowing all of them costs nothing and means a selector kubectl or kube-rs sends never
 //! fails for want of a registration.
 
+use app::domain::selector::{Requirement, Selector};
 use serde_json::Value;
 
-/// One parsed `labelSelector` (requirements ANDed).
+/// One parsed `labelSelector` (requirements ANDed), matched by the product's one selector
+/// matcher ([`app::domain::selector`]).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct LabelSelector {
-    reqs: Vec<LabelReq>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum LabelReq {
-    Exists(String),
-    NotExists(String),
-    /// `k=v` / `k==v` and `k in (..)`.
-    In(String, Vec<String>),
-    /// `k!=v` and `k notin (..)`: true also when the label is absent.
-    NotIn(String, Vec<String>),
-    Gt(String, i64),
-    Lt(String, i64),
-}
+pub struct LabelSelector(Selector);
 
 impl LabelSelector {
     /// Parses the Kubernetes label selector syntax: `a=b,c!=d,e in (f,g),h notin (i),j,!k,
@@ -37,7 +25,7 @@ impl LabelSelector {
             }
             reqs.push(parse_label_req(part)?);
         }
-        Ok(Self { reqs })
+        Ok(Self(Selector(reqs)))
     }
 
     /// Whether the object's `metadata.labels` satisfy every requirement.
@@ -49,22 +37,10 @@ impl LabelSelector {
 
     /// Whether labels looked up with `get` satisfy every requirement.
     pub fn matches_with<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
-        self.reqs.iter().all(|r| match r {
-            LabelReq::Exists(k) => get(k).is_some(),
-            LabelReq::NotExists(k) => get(k).is_none(),
-            LabelReq::In(k, vs) => get(k).is_some_and(|v| vs.iter().any(|x| x == v)),
-            LabelReq::NotIn(k, vs) => get(k).is_none_or(|v| vs.iter().all(|x| x != v)),
-            LabelReq::Gt(k, n) => get(k)
-                .and_then(|v| v.parse::<i64>().ok())
-                .is_some_and(|v| v > *n),
-            LabelReq::Lt(k, n) => get(k)
-                .and_then(|v| v.parse::<i64>().ok())
-                .is_some_and(|v| v < *n),
-        })
+        self.0.matches_with(get)
     }
 }
 
-/// Splits at commas that are not inside parentheses (`in (a,b)` stays whole).
 fn split_top_level(text: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     let (mut depth, mut start) = (0i32, 0usize);
@@ -87,14 +63,14 @@ fn is_key_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')
 }
 
-fn parse_label_req(part: &str) -> Result<LabelReq, String> {
+fn parse_label_req(part: &str) -> Result<Requirement, String> {
     let bad = || format!("unable to parse requirement: {part:?}");
     if let Some(key) = part.strip_prefix('!') {
         let key = key.trim();
         if key.is_empty() || !key.chars().all(is_key_char) {
             return Err(bad());
         }
-        return Ok(LabelReq::NotExists(key.to_string()));
+        return Ok(Requirement::DoesNotExist(key.to_string()));
     }
     let key_end = part.find(|c: char| !is_key_char(c)).unwrap_or(part.len());
     let key = part[..key_end].to_string();
@@ -111,19 +87,19 @@ fn parse_label_req(part: &str) -> Result<LabelReq, String> {
         }
     };
     if rest.is_empty() {
-        Ok(LabelReq::Exists(key))
+        Ok(Requirement::Exists(key))
     } else if let Some(v) = rest.strip_prefix("==").or_else(|| rest.strip_prefix('=')) {
-        Ok(LabelReq::In(key, vec![value(v)?]))
+        Ok(Requirement::In(key, vec![value(v)?]))
     } else if let Some(v) = rest.strip_prefix("!=") {
-        Ok(LabelReq::NotIn(key, vec![value(v)?]))
+        Ok(Requirement::NotIn(key, vec![value(v)?]))
     } else if let Some(v) = rest.strip_prefix('>') {
-        Ok(LabelReq::Gt(key, v.trim().parse().map_err(|_| bad())?))
+        Ok(Requirement::Gt(key, v.trim().parse().map_err(|_| bad())?))
     } else if let Some(v) = rest.strip_prefix('<') {
-        Ok(LabelReq::Lt(key, v.trim().parse().map_err(|_| bad())?))
+        Ok(Requirement::Lt(key, v.trim().parse().map_err(|_| bad())?))
     } else if let Some(set) = rest.strip_prefix("notin") {
-        Ok(LabelReq::NotIn(key, parse_set(set).ok_or_else(bad)?))
+        Ok(Requirement::NotIn(key, parse_set(set).ok_or_else(bad)?))
     } else if let Some(set) = rest.strip_prefix("in") {
-        Ok(LabelReq::In(key, parse_set(set).ok_or_else(bad)?))
+        Ok(Requirement::In(key, parse_set(set).ok_or_else(bad)?))
     } else {
         Err(bad())
     }

@@ -17,7 +17,7 @@ use app::nodepool::{Condition, ConditionStatus, ConditionType, NodePoolSpec, Sca
 pub struct PoolFacts<'a> {
     pub spec: &'a NodePoolSpec,
     pub zone: &'a str,
-    /// From [`app::domain::validation::validate`].
+    /// From the controller's own check ([`super::admission::check`]).
     pub errors: &'a [FieldError],
     /// Nodes of the pool present in the cluster.
     pub current: u32,

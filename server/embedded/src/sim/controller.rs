@@ -13,7 +13,6 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::domain::validation::validate;
 use app::labels;
 use app::nodepool::NodePool;
 use k8s_openapi::api::core::v1::Node;
@@ -25,7 +24,7 @@ use super::capacity::CapacityClass;
 use super::clock::{mins, rfc3339, secs};
 use super::conditions::{PoolFacts, desired, merge};
 use super::events::{Component, Involved, Severity};
-use super::{Ctx, Removal, boot, preemption, scaledown, status};
+use super::{Ctx, Removal, admission, boot, preemption, scaledown, status};
 
 /// Simulated time between capacity drift steps.
 pub const DRIFT_STEP: Duration = mins(10);
@@ -179,7 +178,7 @@ async fn reconcile(
 ) -> Option<Instant> {
     let now = Instant::now();
     let spec = &pool.spec;
-    let errors = validate(spec);
+    let errors = admission::check(spec);
     let class = CapacityClass::of(&spec.compute_class);
     rt.instance_type.clone_from(&spec.instance_type);
     rt.class = Some(class);

@@ -31,6 +31,7 @@
 //!
 //! Shutdown: dropping the [`SimHandle`] aborts every task of the zone.
 
+mod admission;
 mod boot;
 pub mod capacity;
 pub mod clock;

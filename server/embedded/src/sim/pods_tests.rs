@@ -27,7 +27,7 @@ fn millicores_parse() {
 }
 
 #[test]
-fn node_states_follow_seed_002() {
+fn node_states_follow_the_cks_labels_page() {
     let mut idx = PodIndex::default();
     idx.upsert(k("train-0"), info(Some("g1"), Policy::NonInterruptible, 8));
     idx.upsert(k("infer-a"), info(Some("g2"), Policy::Interruptible, 2));

@@ -276,7 +276,7 @@ mod tests {
     use crate::sim::clock::secs;
 
     #[test]
-    fn phases_follow_seed_000() {
+    fn phases_follow_the_spot_node_pools_timeline() {
         let cases = [
             (secs(0), Phase::Pending),
             (secs(119), Phase::Pending),

@@ -38,7 +38,7 @@ fn three_zones_split_the_groups_and_stay_small() {
 }
 
 #[test]
-fn example_nodepool_is_seed_001s() {
+fn example_nodepool_is_the_node_pool_references() {
     let s = plan(1, 0, 3, 0);
     let ex = s
         .pools

@@ -304,7 +304,7 @@ async fn graceful_pods_stall_scale_down() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn spot_on_superchip_is_invalid_with_seed_000s_reason() {
+async fn spot_on_superchip_is_invalid_with_the_spot_pages_reason() {
     let z = zone(0, 3, 60.0).await;
     let spec = NodePoolSpec {
         instance_type: "gb200-4x".into(),

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use common::sim::{counts, events, eventually, pool, pool_nodes, reason, zone};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn annotated_spot_node_is_preempted_as_seed_000_says() {
+async fn annotated_spot_node_is_preempted_as_the_spot_node_pools_page_says() {
     let speed = 120.0;
     let z = zone(0, 3, speed).await;
     let before = pool_nodes(&z.client, "h100-spot-train").await;
