@@ -20,9 +20,9 @@ pub trait CapacityReader: Send + Sync {
 pub struct CapacityReaderHandle(pub std::sync::Arc<dyn CapacityReader>);
 
 #[cfg(feature = "ssr")]
-fn reader() -> Result<CapacityReaderHandle, ServerFnError> {
+fn reader() -> Result<CapacityReaderHandle, crate::api_error::ApiError> {
     use_context::<CapacityReaderHandle>()
-        .ok_or_else(|| ServerFnError::new("no capacity reader in context"))
+        .ok_or_else(|| crate::api_error::ApiError::internal("no capacity reader in context"))
 }
 
 /// Zones ranked for `instance_type` × `count`, optionally within `region`.
@@ -33,7 +33,7 @@ pub async fn find_capacity(
     instance_type: String,
     count: u32,
     region: Option<String>,
-) -> Result<FinderResult, ServerFnError> {
+) -> Result<FinderResult, crate::api_error::ApiError> {
     let grid = reader()?.0.grid();
     Ok(crate::domain::capacity::rank(
         &grid,

@@ -36,10 +36,13 @@ pub trait PoolWriter: Send + Sync {
 pub struct PoolWriterHandle(pub std::sync::Arc<dyn PoolWriter>);
 
 #[cfg(feature = "ssr")]
-async fn writer_and_headers() -> Result<(PoolWriterHandle, http::HeaderMap), ServerFnError> {
+async fn writer_and_headers()
+-> Result<(PoolWriterHandle, http::HeaderMap), crate::api_error::ApiError> {
     let writer = use_context::<PoolWriterHandle>()
-        .ok_or_else(|| ServerFnError::new("no pool writer in context"))?;
-    let headers: http::HeaderMap = leptos_axum::extract().await?;
+        .ok_or_else(|| crate::api_error::ApiError::internal("no pool writer in context"))?;
+    let headers: http::HeaderMap = leptos_axum::extract()
+        .await
+        .map_err(|e| crate::api_error::ApiError::internal(e.to_string()))?;
     Ok((writer, headers))
 }
 
@@ -47,7 +50,7 @@ async fn writer_and_headers() -> Result<(PoolWriterHandle, http::HeaderMap), Ser
 ///
 /// Errors: a server error only when the server was wired without a pool writer (a defect).
 #[server(endpoint = "create_access", input = Json)]
-pub async fn load_create_access() -> Result<CreateAccess, ServerFnError> {
+pub async fn load_create_access() -> Result<CreateAccess, crate::api_error::ApiError> {
     let (writer, headers) = writer_and_headers().await?;
     Ok(writer.0.access(&headers).await)
 }
@@ -60,7 +63,7 @@ pub async fn submit_pool(
     draft: PoolDraft,
     mode: SubmitMode,
     confirm: Option<String>,
-) -> Result<SubmitOutcome, ServerFnError> {
+) -> Result<SubmitOutcome, crate::api_error::ApiError> {
     let (writer, headers) = writer_and_headers().await?;
     Ok(writer.0.submit(&headers, draft, mode, confirm).await)
 }

@@ -12,12 +12,13 @@
 //! - [`live`]: the browser side of the stream: merge patches, keyed stores, connection state.
 //! - [`preemptions_api`]: the preemptions page's server function and the server-side seam.
 //! - [`savings_api`]: the savings page's server function and the server-side seam.
-//! - `refusal` (server only): server function errors with a 4xx/503 status.
+//! - [`api_error`]: the typed error of every server function, with its HTTP status.
 //! - [`pages`] and [`components`]: what a person sees.
 //! - [`error`]: this crate's error type.
 
 #![recursion_limit = "256"]
 
+pub mod api_error;
 pub mod capacity_api;
 pub mod catalog;
 pub mod components;
@@ -30,8 +31,6 @@ pub mod model;
 pub mod nodepool;
 pub mod pages;
 pub mod preemptions_api;
-#[cfg(feature = "ssr")]
-pub mod refusal;
 pub mod savings_api;
 mod shell;
 

@@ -29,14 +29,17 @@ pub struct PreemptionSourceHandle(pub std::sync::Arc<dyn PreemptionSource>);
 /// Errors: a namespace or name that is not a Kubernetes name (400); the ledger could not be
 /// read (503).
 #[server(endpoint = "pod_hits", input = Json)]
-pub async fn find_pod_hits(namespace: String, name: String) -> Result<Vec<PodHit>, ServerFnError> {
+pub async fn find_pod_hits(
+    namespace: String,
+    name: String,
+) -> Result<Vec<PodHit>, crate::api_error::ApiError> {
     crate::domain::preemption::readiness::pod_lookup(&namespace, &name)
-        .map_err(crate::refusal::invalid)?;
+        .map_err(crate::api_error::ApiError::invalid)?;
     let source = use_context::<PreemptionSourceHandle>()
-        .ok_or_else(|| ServerFnError::new("no preemption source in context"))?;
+        .ok_or_else(|| crate::api_error::ApiError::internal("no preemption source in context"))?;
     source
         .0
         .pod_hits(&namespace, &name)
         .await
-        .map_err(crate::refusal::unavailable)
+        .map_err(crate::api_error::ApiError::unavailable)
 }

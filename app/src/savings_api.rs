@@ -35,19 +35,19 @@ pub async fn load_savings(
     range: Option<String>,
     from: Option<String>,
     to: Option<String>,
-) -> Result<SavingsReport, ServerFnError> {
+) -> Result<SavingsReport, crate::api_error::ApiError> {
     let source = use_context::<SavingsSourceHandle>()
-        .ok_or_else(|| ServerFnError::new("no savings source in context"))?;
+        .ok_or_else(|| crate::api_error::ApiError::internal("no savings source in context"))?;
     let (from, to) = crate::domain::savings::range::resolve(
         range.as_deref(),
         from.as_deref(),
         to.as_deref(),
         chrono::Utc::now(),
     )
-    .map_err(crate::refusal::invalid)?;
+    .map_err(crate::api_error::ApiError::invalid)?;
     source
         .0
         .report(from, to)
         .await
-        .map_err(crate::refusal::unavailable)
+        .map_err(crate::api_error::ApiError::unavailable)
 }

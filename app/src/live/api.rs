@@ -25,8 +25,8 @@ pub struct SnapshotSourceHandle(pub std::sync::Arc<dyn SnapshotSource>);
 // JSON, not the default form encoding: the dashboard's scope (`pool: None`) encodes to an
 // empty form, which the server cannot tell from a missing argument.
 #[server(endpoint = "snapshot", input = Json)]
-pub async fn get_snapshot(scope: Scope) -> Result<Snapshot, ServerFnError> {
+pub async fn get_snapshot(scope: Scope) -> Result<Snapshot, crate::api_error::ApiError> {
     let source = use_context::<SnapshotSourceHandle>()
-        .ok_or_else(|| ServerFnError::new("no snapshot source in context"))?;
+        .ok_or_else(|| crate::api_error::ApiError::internal("no snapshot source in context"))?;
     Ok(source.0.snapshot(&scope))
 }

@@ -28,7 +28,7 @@ use crate::model::{Scope, Snapshot};
 /// the same rows. In the browser, the stream then opens after the snapshot's revision.
 pub fn use_live(
     scope: impl Fn() -> Scope + Send + Sync + 'static,
-) -> Resource<Result<Snapshot, ServerFnError>> {
+) -> Resource<Result<Snapshot, crate::api_error::ApiError>> {
     let scope = Memo::new(move |_| scope());
     let snapshot = Resource::new(move || scope.get(), get_snapshot);
     #[cfg(feature = "hydrate")]
@@ -52,7 +52,10 @@ pub fn use_live(
 /// For pages whose own data is another resource but whose header should be live: adopts the
 /// dashboard scope's snapshot once it has loaded. Call inside the page's `<Suspense>` or
 /// `<Transition>` so server and browser render alike.
-pub fn adopt_pools(live: LiveStore, snapshot: Resource<Result<Snapshot, ServerFnError>>) {
+pub fn adopt_pools(
+    live: LiveStore,
+    snapshot: Resource<Result<Snapshot, crate::api_error::ApiError>>,
+) {
     if let Some(Ok(s)) = snapshot.get() {
         live.adopt(&Scope::pools(), &s);
     }

@@ -116,9 +116,10 @@ pub async fn guard(
     next.run(req).await
 }
 
-/// Leptos answers 500 when a server function's arguments do not decode; that is the caller's
-/// error, so it becomes 400 here (a fuzzed or hand-written body must never look like a server
-/// fault). Other server function errors stay 500.
+/// Leptos answers 500 when a server function's arguments do not decode, before the function
+/// runs and can set a status; `app::api_error::ApiError` names that error `Invalid`, the
+/// caller's, so it becomes 400 here (a fuzzed or hand-written body must never look like a
+/// server fault). Other server function errors keep the status their variant set.
 pub async fn undecodable_is_bad_request(req: Request, next: Next) -> Response {
     let response = next.run(req).await;
     if response.status() != StatusCode::INTERNAL_SERVER_ERROR
@@ -131,7 +132,7 @@ pub async fn undecodable_is_bad_request(req: Request, next: Next) -> Response {
         parts.status = StatusCode::BAD_REQUEST;
         return Response::from_parts(parts, axum::body::Body::empty());
     };
-    if bytes.starts_with(b"Args|") || bytes.starts_with(b"Deserialization|") {
+    if bytes.starts_with(br#"{"Invalid":"#) {
         parts.status = StatusCode::BAD_REQUEST;
     }
     Response::from_parts(parts, axum::body::Body::from(bytes))
