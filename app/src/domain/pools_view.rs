@@ -264,18 +264,24 @@ mod tests {
 
     #[test]
     fn sort_is_stable_and_reversible() {
-        let mut rows = vec![
-            pool("b", "z1", "spot", 5, false),
+        // Input out of the tie-break order: a stable sort alone would keep a before b.
+        let rows = vec![
             pool("a", "z2", "spot", 5, false),
+            pool("b", "z1", "spot", 5, false),
             pool("c", "z1", "spot", 1, false),
         ];
-        let q = PoolQuery {
-            sort: SortKey::Current,
-            desc: true,
-            ..Default::default()
+        let sorted = |desc: bool| {
+            let q = PoolQuery {
+                sort: SortKey::Current,
+                desc,
+                ..Default::default()
+            };
+            let mut r = rows.clone();
+            r.sort_by(|a, b| q.compare(a, b));
+            r.iter().map(|r| r.name.clone()).collect::<Vec<_>>()
         };
-        rows.sort_by(|a, b| q.compare(a, b));
-        let names: Vec<_> = rows.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, ["b", "a", "c"]);
+        // Equal counts fall back to cluster, then name, whichever the direction.
+        assert_eq!(sorted(true), ["b", "a", "c"]);
+        assert_eq!(sorted(false), ["c", "b", "a"]);
     }
 }

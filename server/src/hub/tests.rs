@@ -109,6 +109,11 @@ fn pods_count_on_their_node_and_resync_removes_what_is_gone() {
     let snap = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
     assert_eq!(snap.nodes[0].pods, 3);
     hub.pods("zone-a", Observed::Delete("a".into()));
+    assert_eq!(
+        hub.snapshot(&Scope::pool("zone-a", "spot-a")).nodes[0].pods,
+        2,
+        "a pod's delete counts at once"
+    );
     hub.pods("zone-a", Observed::Resync(vec![pod("b")]));
     assert_eq!(
         hub.snapshot(&Scope::pool("zone-a", "spot-a")).nodes[0].pods,
@@ -414,12 +419,18 @@ fn preemption_rows_are_published_once_per_change_and_only_where_wanted() {
         .views
         .replay(&Scope::pool("zone-a", "spot-b"), 0);
     let replayed = replayed.expect("the ring reaches back to revision 0");
+    let wanted: Vec<String> = replayed
+        .iter()
+        .filter(|p| p.kind == RowKind::Preemption)
+        .map(|p| Hub::decode(p).unwrap().key)
+        .collect();
     assert!(
-        replayed
-            .iter()
-            .filter(|p| p.kind == RowKind::Preemption)
-            .all(|p| p.pool.as_deref() == Some("spot-b")),
-        "a pool page is not sent other pools' preemptions"
+        wanted.iter().any(|k| k == "u2"),
+        "the pool page gets its own pool's preemption"
+    );
+    assert!(
+        wanted.iter().all(|k| k != "u1"),
+        "and not other pools' preemptions"
     );
 }
 

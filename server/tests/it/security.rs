@@ -250,7 +250,7 @@ async fn hostile_payloads_never_get_a_server_error() {
             let q = |pairs: &[(&str, &str)]| {
                 pairs
                     .iter()
-                    .map(|(k, v)| format!("{k}={}", urlencode(v)))
+                    .map(|(k, v)| format!("{k}={}", app::model::encode_component(v)))
                     .collect::<Vec<_>>()
                     .join("&")
             };
@@ -336,17 +336,6 @@ async fn hostile_payloads_never_get_a_server_error() {
         pools_before, pools_after,
         "dry runs and validation create nothing"
     );
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// Slowloris: a client that sends its request headers a byte at a time is cut off after the
