@@ -193,6 +193,21 @@ mod tests {
     }
 
     #[test]
+    fn more_than_100_usd_an_hour_needs_confirmation_without_gpus() {
+        let p = preview(&spec("spot", "gd-8xa100-i128", 1), "US-EAST-04A").unwrap();
+        let cpu = |usd: Decimal| CostPreview {
+            gpus_at_peak: 0,
+            peak_usd_per_hour: Some(usd),
+            ..p.clone()
+        };
+        assert!(cpu(dec!(100.01)).needs_confirmation());
+        assert!(
+            !cpu(dec!(100.00)).needs_confirmation(),
+            "at the limit is fine"
+        );
+    }
+
+    #[test]
     fn small_cpu_pool_needs_no_confirmation_and_europe_on_demand_is_unknown() {
         let p = preview(&spec("spot", "gd-8xa100-i128", 1), "US-EAST-04A").unwrap();
         assert_eq!(p.gpus_at_peak, 8);

@@ -314,12 +314,31 @@ mod tests {
     }
 
     #[test]
-    fn events_about_pods_are_dropped() {
-        let e: Event = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "e", "namespace": "default", "uid": "e1"},
-            "involvedObject": {"kind": "Pod", "name": "x"}
-        }))
-        .unwrap();
-        assert!(event(&e).is_none());
+    fn only_events_about_nodepools_and_nodes_are_kept() {
+        let about = |kind: &str| -> Event {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "e", "namespace": "default", "uid": "e1"},
+                "involvedObject": {"kind": kind, "name": "x"},
+                "type": "Warning",
+                "reason": "Preemption pending",
+                "message": "m",
+                "count": 3,
+                "lastTimestamp": "2026-11-23T10:00:00Z"
+            }))
+            .unwrap()
+        };
+        assert!(event(&about("Pod")).is_none());
+        for kind in ["NodePool", "Node"] {
+            let r = event(&about(kind)).unwrap_or_else(|| panic!("{kind} events are kept"));
+            assert_eq!(
+                (r.kind.as_str(), r.object_name.as_str(), r.type_.as_str()),
+                (kind, "x", "Warning")
+            );
+            assert_eq!((r.reason.as_str(), r.count), ("Preemption pending", 3));
+            assert_eq!(
+                r.last_seen.map(|t| t.to_rfc3339()).as_deref(),
+                Some("2026-11-23T10:00:00+00:00")
+            );
+        }
     }
 }
