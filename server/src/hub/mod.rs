@@ -463,4 +463,6 @@ impl app::live::SnapshotSource for Hub {
 }
 
 #[cfg(test)]
+mod derived_tests;
+#[cfg(test)]
 mod tests;

@@ -23,11 +23,11 @@ fn node_rec(uid: &str, name: &str, pool: &str) -> NodeRecord {
     }
 }
 
-fn hub() -> Hub {
+pub(super) fn hub() -> Hub {
     Hub::new(&[("zone-a".into(), Some("US-EAST-04A".into()))])
 }
 
-fn drain(rx: &mut broadcast::Receiver<Arc<Published>>) -> Vec<Delta> {
+pub(super) fn drain(rx: &mut broadcast::Receiver<Arc<Published>>) -> Vec<Delta> {
     let mut out = Vec::new();
     while let Ok(p) = rx.try_recv() {
         out.push(Hub::decode(&p).unwrap());
@@ -329,155 +329,6 @@ fn a_karpenter_taint_is_a_preemption_only_with_spot_interrupted() {
     hub.flush();
     assert!(notice(&hub));
     assert_eq!(hub.pool_rows()[0].nodes_preempting, 1);
-}
-
-fn preemption(uid: &str, pool: &str, removed: bool) -> PreemptionView {
-    use app::domain::preemption::{
-        Provider,
-        timeline::{Phase, Timeline},
-    };
-    let t0 = Utc::now();
-    let phase = |name: &str, observed| Phase {
-        name: name.into(),
-        planned: t0,
-        observed,
-    };
-    PreemptionView {
-        cluster: "zone-a".into(),
-        node: format!("node-{uid}"),
-        uid: uid.into(),
-        pool: Some(pool.into()),
-        zone: None,
-        instance_type: None,
-        capacity_type: "spot".into(),
-        timeline: Timeline {
-            provider: Provider::Cks,
-            t0,
-            phases: vec![
-                phase("notice", Some(t0)),
-                phase("draining", None),
-                phase("removed", removed.then_some(t0)),
-            ],
-        },
-        pods: None,
-        pods_error: None,
-    }
-}
-
-#[test]
-fn preemption_rows_are_published_once_per_change_and_only_where_wanted() {
-    let hub = hub();
-    let mut rx = hub.inner.tx.subscribe();
-    let a = preemption("u1", "spot-a", false);
-    let b = preemption("u2", "spot-b", false);
-    hub.set_preemptions(vec![a.clone(), b.clone()], vec![]);
-    let first = drain(&mut rx);
-    assert_eq!(first.len(), 2);
-    assert!(first.iter().all(|d| d.kind == RowKind::Preemption));
-
-    // The same rows again: nothing to say.
-    hub.set_preemptions(vec![a.clone(), b.clone()], vec![]);
-    assert!(drain(&mut rx).is_empty(), "an unchanged row is not re-sent");
-
-    // One node is removed: one patch, for that row only; the other row leaves.
-    let a_removed = preemption("u1", "spot-a", true);
-    let a_removed = PreemptionView {
-        timeline: app::domain::preemption::timeline::Timeline {
-            t0: a.timeline.t0,
-            ..a_removed.timeline
-        },
-        ..a_removed
-    };
-    hub.set_preemptions(vec![a_removed], vec![]);
-    let changes = drain(&mut rx);
-    assert_eq!(changes.len(), 2, "{changes:?}");
-    assert!(
-        changes
-            .iter()
-            .any(|d| d.key == "u1" && matches!(d.change, Change::Patch(_)))
-    );
-    assert!(
-        changes
-            .iter()
-            .any(|d| d.key == "u2" && d.change == Change::Remove)
-    );
-
-    // Scopes: the dashboard gets none, a pool page its pool's, /preemptions all.
-    hub.set_preemptions(vec![a.clone(), b.clone()], vec![]);
-    assert!(hub.snapshot(&Scope::pools()).preemptions.is_empty());
-    let pool_a = hub.snapshot(&Scope::pool("zone-a", "spot-a")).preemptions;
-    assert_eq!(
-        pool_a.iter().map(|p| p.uid.as_str()).collect::<Vec<_>>(),
-        ["u1"]
-    );
-    assert_eq!(hub.snapshot(&Scope::preemptions()).preemptions.len(), 2);
-    let replayed = hub
-        .inner
-        .state
-        .read()
-        .unwrap()
-        .views
-        .replay(&Scope::pool("zone-a", "spot-b"), 0);
-    let replayed = replayed.expect("the ring reaches back to revision 0");
-    let wanted: Vec<String> = replayed
-        .iter()
-        .filter(|p| p.kind == RowKind::Preemption)
-        .map(|p| Hub::decode(p).unwrap().key)
-        .collect();
-    assert!(
-        wanted.iter().any(|k| k == "u2"),
-        "the pool page gets its own pool's preemption"
-    );
-    assert!(
-        wanted.iter().all(|k| k != "u1"),
-        "and not other pools' preemptions"
-    );
-}
-
-#[test]
-fn rates_and_alerts_go_to_the_preemptions_page_only() {
-    use app::domain::preemption::rates::RateRow;
-    let hub = hub();
-    hub.set_rates(vec![RateRow {
-        by: "pool".into(),
-        key: "zone-a/spot-a".into(),
-        window: "24h".into(),
-        preemptions: 1,
-        spot_nodes: 4,
-        rate_pct: 25.0,
-        band: ">20 %".into(),
-    }]);
-    hub.set_alerts(vec![UndeliveredAlert {
-        cluster: "zone-a".into(),
-        destination: "https://hooks.example".into(),
-        ..Default::default()
-    }]);
-    let all = hub.snapshot(&Scope::preemptions());
-    assert_eq!((all.rates.len(), all.alerts.len()), (1, 1));
-    let pool = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
-    assert_eq!((pool.rates.len(), pool.alerts.len()), (0, 0));
-}
-
-#[test]
-fn preemption_viewers_are_counted_while_their_stream_lives() {
-    let hub = hub();
-    let dashboard = hub.subscribe(&Scope::pools(), None);
-    assert_eq!(
-        hub.preemption_viewers(),
-        0,
-        "the dashboard shows no preemption rows"
-    );
-    let page = hub.subscribe(&Scope::preemptions(), None);
-    let pool = hub.subscribe(&Scope::pool("zone-a", "spot-a"), None);
-    assert_eq!(hub.preemption_viewers(), 2);
-    // A handler keeps the receiver and the viewer; the start is sent and gone.
-    let Subscription { rx, viewer, .. } = page;
-    drop(rx);
-    assert_eq!(hub.preemption_viewers(), 2, "counted until the viewer goes");
-    drop(viewer);
-    drop(pool);
-    drop(dashboard);
-    assert_eq!(hub.preemption_viewers(), 0);
 }
 
 #[test]

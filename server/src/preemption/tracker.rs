@@ -20,7 +20,6 @@ pub const WAVE_GAP: Duration = Duration::seconds(60);
 struct Followed {
     row: NodeRow,
     provider: Provider,
-    capacity_type: String,
     /// Only the observations where something changed.
     history: Vec<Observation>,
     pods: Option<Vec<PodImpact>>,
@@ -88,7 +87,6 @@ impl Tracker {
         let mut fresh = Vec::new();
         for n in nodes {
             present.insert(n.key.as_str());
-            let capacity_type = n.capacity_type.clone();
             let obs = Observation {
                 at: now,
                 notice: n.notice,
@@ -98,14 +96,12 @@ impl Tracker {
             let f = self.nodes.entry(n.key.clone()).or_insert_with(|| Followed {
                 row: n.clone(),
                 provider: Provider::parse(&n.provider),
-                capacity_type: capacity_type.clone(),
                 history: Vec::new(),
                 pods: None,
                 pods_error: None,
                 counted: false,
             });
             f.row = n.clone();
-            f.capacity_type = capacity_type;
             let changed = f
                 .history
                 .last()
@@ -231,7 +227,7 @@ impl Tracker {
                     pool: f.row.pool.clone(),
                     zone: f.row.zone.clone(),
                     instance_type: f.row.instance_type.clone(),
-                    capacity_type: f.capacity_type.clone(),
+                    capacity_type: f.row.capacity_type.clone(),
                     timeline,
                     pods,
                     pods_error: f.pods_error.clone(),
