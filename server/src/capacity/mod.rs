@@ -16,7 +16,7 @@ use app::domain::capacity::{GridInputs, build_grid};
 use app::model::CapacityGrid;
 use chrono::Utc;
 
-use crate::hub::Hub;
+use crate::hub::{CapacityInputs, Hub};
 
 pub use feed::{FeedSource, FeedStates};
 pub use tracker::FulfilTracker;
@@ -50,24 +50,22 @@ impl Capacity {
             let mut tick = tokio::time::interval(TRACK_EVERY);
             loop {
                 tick.tick().await;
-                let pools = c.hub.pool_rows();
+                // One read of the hub serves the fulfilment tracker and the grid.
+                let inputs = c.hub.capacity_inputs();
                 c.tracker
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .observe(&pools);
-                c.publish();
+                    .observe(&inputs.pools);
+                c.publish(c.build(inputs));
             }
         });
         (capacity, vec![poller, tracking])
     }
-}
 
-impl Capacity {
-    /// Publishes the grid on the hub's stream, cell by cell (only changed cells go out). A
+    /// Publishes `grid` on the hub's stream, cell by cell (only changed cells go out). A
     /// cell's `observed_at` is left out there: for live cluster data it is "now", which would
     /// change every cell at every build.
-    fn publish(&self) {
-        let grid = self.grid();
+    fn publish(&self, grid: CapacityGrid) {
         let cells = grid
             .cells
             .into_iter()
@@ -78,11 +76,10 @@ impl Capacity {
             .collect();
         self.hub.set_capacity(cells, grid.sources);
     }
-}
 
-impl CapacityReader for Capacity {
-    fn grid(&self) -> CapacityGrid {
-        let (clusters, pools, rates) = self.hub.capacity_inputs();
+    /// The grid from the hub's clusters, pools and rates, the tracked fulfilment times and
+    /// the feeds as they are now.
+    fn build(&self, inputs: CapacityInputs) -> CapacityGrid {
         let fulfil = self
             .tracker
             .lock()
@@ -91,12 +88,18 @@ impl CapacityReader for Capacity {
             .clone();
         let feeds = self.feeds.read().unwrap_or_else(|p| p.into_inner()).clone();
         build_grid(&GridInputs {
-            clusters: &clusters,
-            pools: &pools,
-            rates: &rates,
+            clusters: &inputs.clusters,
+            pools: &inputs.pools,
+            rates: &inputs.rates,
             fulfil: &fulfil,
             feeds: &feeds,
             now: Utc::now(),
         })
+    }
+}
+
+impl CapacityReader for Capacity {
+    fn grid(&self) -> CapacityGrid {
+        self.build(self.hub.capacity_inputs())
     }
 }

@@ -96,6 +96,15 @@ impl Drop for Viewer {
     }
 }
 
+/// What the capacity grid is built from, as the hub holds it now.
+pub struct CapacityInputs {
+    /// `(cluster, zone)` of clusters whose zone is known.
+    pub clusters: Vec<(String, String)>,
+    pub pools: Vec<PoolRow>,
+    /// The ledger's preemption rates as last published.
+    pub rates: Vec<RateRow>,
+}
+
 /// Counts for `/metrics`, health and benchmarks.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct HubStats {
@@ -397,7 +406,7 @@ impl Hub {
 
     /// Clusters with a known zone, every pool, and the ledger's preemption rates: the
     /// cluster side of the capacity grid.
-    pub fn capacity_inputs(&self) -> (Vec<(String, String)>, Vec<PoolRow>, Vec<RateRow>) {
+    pub fn capacity_inputs(&self) -> CapacityInputs {
         self.read(|s| s.views.capacity_inputs())
     }
 

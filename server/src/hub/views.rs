@@ -7,7 +7,6 @@ use std::{
 };
 
 use app::{
-    domain::preemption::rates::RateRow,
     live::patch,
     model::{Change, ClusterRow, Delta, EventRow, NodeRow, PoolRow, RowKind, Scope, Snapshot},
 };
@@ -221,15 +220,16 @@ impl Views {
 
     /// What the capacity grid is built from: `(cluster, zone)` of clusters with a known zone,
     /// every pool, and the ledger's preemption rates as last published.
-    pub fn capacity_inputs(&self) -> (Vec<(String, String)>, Vec<PoolRow>, Vec<RateRow>) {
-        let clusters = self
-            .clusters
-            .values()
-            .filter_map(|c| Some((c.name.clone(), c.zone.clone()?)))
-            .collect();
-        let pools = self.pools.values().cloned().collect();
-        let rates = self.derived.rates.values().cloned().collect();
-        (clusters, pools, rates)
+    pub fn capacity_inputs(&self) -> super::CapacityInputs {
+        super::CapacityInputs {
+            clusters: self
+                .clusters
+                .values()
+                .filter_map(|c| Some((c.name.clone(), c.zone.clone()?)))
+                .collect(),
+            pools: self.pools.values().cloned().collect(),
+            rates: self.derived.rates.values().cloned().collect(),
+        }
     }
 
     /// Every node and pool, and the events whose reason is `reason`: the ledger's view.
