@@ -136,8 +136,8 @@ cmd_faults() { # The fault suite: injects each fault and prints one table (READM
     --test it -- faults:: process:: ledger:: dashboard:: security:: \
     --nocapture --test-threads 2 2>&1 | tee "$out" | grep -E '^test |test result' >&2 || true
   echo
-  echo "| fault | what | runs | recovered | max ms | p95 ms | rows lost | phantom rows | 5xx | notes |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| fault | what | runs | recovered | max ms | p95 ms | rows lost | phantom rows | 5xx | bytes held | notes |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
   grep -E '^FAULT\|' "$out" | sort -t'|' -k2,2V | cut -d'|' -f2- | sed -E 's/^/| /; s/$/ |/'
   ! grep -qE '^test result: FAILED' "$out"
 }

@@ -164,6 +164,12 @@ pub struct ServeArgs {
     #[arg(global = true, long, default_value_t = 32)]
     pub streams_per_client: usize,
 
+    /// Open connections the server holds at most; one past it is closed at once, so a flood
+    /// cannot take the file descriptors the watches and the ledger need. Each live stream is
+    /// one connection; idle ones are closed after 10 s.
+    #[arg(global = true, long, default_value_t = 10_000)]
+    pub max_connections: usize,
+
     /// Hide the Create Spot Node Pool form and refuse every create and dry run.
     #[arg(global = true, long, env = "SPOTBOARD_READ_ONLY")]
     pub read_only: bool,

@@ -139,6 +139,13 @@ pub async fn start(
         .flat_map(|s| watch::spawn_cluster(hub.clone(), s))
         .collect();
     watchers.push(hub.spawn_flusher());
+    // The embedded cluster's clusters have the same names every run: its lifetimes carry
+    // this run's id, so a later run (or another process on the same PostgreSQL) never closes
+    // or prices them as its own.
+    let ledger = match &embedded {
+        Some(_) => ledger.with_identity(format!("embedded-{:x}", hub.epoch())),
+        None => ledger,
+    };
     let mut feeds: Vec<FeedSource> = args
         .capacity_feeds
         .iter()
@@ -156,17 +163,14 @@ pub async fn start(
         std::time::Duration::from_secs(args.capacity_poll_seconds.max(1)),
     );
     watchers.extend(capacity_tasks);
-    // One look at the hub per second, shared by the recorder, the tracker and the audit.
-    let (looks, observer) = crate::hub::spawn_observer(hub.clone(), crate::hub::OBSERVE_EVERY);
-    watchers.push(observer);
-    watchers.push(ledger::spawn_recorder(ledger.clone(), looks.clone()));
+    // The recorder and the tracker follow the hub's typed changes (no copies on a timer).
+    watchers.push(ledger::spawn_recorder(ledger.clone(), hub.clone()));
     let savings = Arc::new(Savings {
         ledger: ledger.clone(),
         prices,
     });
     let (preemptions, preemption_task) = PreemptionWatch::start(
         hub.clone(),
-        looks,
         clients,
         chrono::Duration::seconds(args.wave_gap_seconds as i64),
         args.alert_webhook.clone(),
@@ -222,7 +226,7 @@ pub async fn start(
         streams: StreamSlots::new(args.streams_per_client),
         shutdown: Shutdown(stop_rx.clone()),
     });
-    let server = tokio::spawn(http::serve(listener, router, stop_rx));
+    let server = tokio::spawn(http::serve(listener, router, args.max_connections, stop_rx));
     Ok(Running {
         addr,
         hub,

@@ -27,16 +27,19 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// signal, so only ordinary requests can still be running.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// Serves `router` on `listener` until `stop` turns true, then waits up to
-/// [`DRAIN_TIMEOUT`] for requests in flight.
+/// Serves `router` on `listener`, at most `max_connections` at once (one past it is closed
+/// at once), until `stop` turns true, then waits up to [`DRAIN_TIMEOUT`] for requests in
+/// flight.
 ///
 /// Errors: none today (a failed accept is logged and retried); the `Result` keeps the
 /// signature of a server that can fail.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
+    max_connections: usize,
     mut stop: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
     // HTTP/1.1 only: browsers speak HTTP/2 only over TLS, which a proxy in front ends.
     let mut builder = http1::Builder::new();
     builder
@@ -57,6 +60,13 @@ pub async fn serve(
             // The guard `wait_for` returns is not Send; drop it inside.
             _ = async { drop(stop.wait_for(|s| *s).await) } => break,
         };
+        // Closing at once (rather than leaving it in the backlog) gives the descriptor back
+        // and tells the client; the connections already open are served as before.
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::debug!(%peer, max_connections, "connection refused: at the connection limit");
+            drop(stream);
+            continue;
+        };
         let service = router
             .clone()
             .map_request(move |mut req: http::Request<Incoming>| {
@@ -70,6 +80,7 @@ pub async fn serve(
             if let Err(e) = conn.await {
                 tracing::trace!(%peer, error = %e, "connection ended with an error");
             }
+            drop(slot);
         });
     }
     drop(listener);

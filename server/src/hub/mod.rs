@@ -10,10 +10,11 @@
 //! # Layout
 //! - `cluster`: one cluster's records and indexes.
 //! - `views`: the published rows, diffing and the resume ring.
+//! - `facts`: the same changes, typed, for the server's own followers.
 
 mod cluster;
 mod derived;
-mod observer;
+mod facts;
 mod views;
 
 use std::collections::HashSet;
@@ -32,7 +33,7 @@ use crate::watch::records::{
 };
 
 pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, WatchedKind};
-pub use observer::{OBSERVE_EVERY, Observations, spawn_observer};
+pub use facts::{FACTS_BUFFER, Fact, Following};
 pub use views::{POOL_AGGREGATE_EVERY, Published};
 
 use cluster::{ClusterData, Dirty};
@@ -52,6 +53,8 @@ pub struct Hub {
 struct Inner {
     state: RwLock<State>,
     tx: broadcast::Sender<Arc<Published>>,
+    /// Typed changes for the server's followers ([`Hub::follow`]).
+    facts: broadcast::Sender<Arc<Fact>>,
     /// This process's epoch (see `Snapshot::epoch`).
     epoch: u64,
     /// Subscriptions whose scope has preemption rows (see [`Hub::preemption_viewers`]).
@@ -115,7 +118,9 @@ pub struct HubStats {
     pub events: usize,
 }
 
-/// What the ledger's recorder reads from the hub.
+/// What the server's followers start from: the hub's nodes, pools and "Preemption pending"
+/// events at one revision.
+#[derive(Default)]
 pub struct LedgerInputs {
     pub nodes: Vec<NodeRow>,
     pub pools: Vec<PoolRow>,
@@ -151,6 +156,7 @@ impl Hub {
             inner: Arc::new(Inner {
                 state: RwLock::new(state),
                 tx,
+                facts: broadcast::channel(FACTS_BUFFER).0,
                 // Below 2^53 so that JavaScript reads it exactly; never 0, which a store
                 // that has seen nothing yet holds.
                 epoch: (rand::random::<u64>() >> 11).max(1),
@@ -180,21 +186,44 @@ impl Hub {
     ) {
         // Node and pod changes touch pools only through their node counts; those may wait.
         let aggregate_only = matches!(kind, WatchedKind::Node | WatchedKind::Pod);
+        let facts = &self.inner.facts;
         self.write(|state, tx| {
+            // Under the lock, as `follow` subscribes under it: no follower misses a change.
+            let following = facts.receiver_count() > 0;
             let Some(data) = state.clusters.get_mut(cluster) else {
                 tracing::warn!(cluster, "update for an unknown cluster ignored");
                 return;
             };
             let dirty = f(data);
             data.last_good = Some(Utc::now());
+            let was_synced = data.synced & ALL_KINDS == ALL_KINDS;
             if resync {
                 data.synced |= kind as u8;
             }
             let data = &state.clusters[cluster];
-            state
+            let mut out = state
                 .views
-                .refresh(cluster, data, dirty, aggregate_only, tx);
+                .refresh(cluster, data, dirty, aggregate_only, following, tx);
+            if following && !was_synced && data.synced & ALL_KINDS == ALL_KINDS {
+                out.push(Fact::Synced {
+                    cluster: cluster.to_string(),
+                });
+            }
+            // Sent under the lock: a follower that starts meanwhile sees each change once.
+            for fact in out {
+                let _ = facts.send(Arc::new(fact));
+            }
         });
+    }
+
+    /// Starts following the hub: its nodes, pools and "Preemption pending" events as they are
+    /// now, then every change to them as a [`Fact`]. A follower that falls more than
+    /// [`FACTS_BUFFER`] facts behind gets `Lagged` and should follow again.
+    pub fn follow(&self) -> Following {
+        self.read(|s| Following {
+            initial: Arc::new(Self::inputs_of(s)),
+            rx: self.inner.facts.subscribe(),
+        })
     }
 
     /// Applies a NodePool change seen in `cluster`.
@@ -321,7 +350,10 @@ impl Hub {
                     .into_iter()
                     .map(|u| (app::model::RowKind::Pool, u))
                     .collect();
-                s.views.refresh(&cluster, data, dirty, false, tx);
+                let following = self.inner.facts.receiver_count() > 0;
+                for fact in s.views.refresh(&cluster, data, dirty, false, following, tx) {
+                    let _ = self.inner.facts.send(Arc::new(fact));
+                }
             }
         });
     }
@@ -413,25 +445,31 @@ impl Hub {
     /// Every node and pool, the "Preemption pending" events, and the clusters whose every
     /// watch has listed: the ledger's view.
     pub fn ledger_inputs(&self) -> LedgerInputs {
-        // One read: nodes, pools and events come from the same revision, and pools are
-        // copied once.
-        self.read(|s| {
-            let (nodes, pools, preemptions) = s
-                .views
-                .ledger_inputs(app::labels::REASON_PREEMPTION_PENDING);
-            let synced = s
-                .clusters
-                .iter()
-                .filter(|(_, c)| c.synced & ALL_KINDS == ALL_KINDS)
-                .map(|(name, _)| name.clone())
-                .collect();
-            LedgerInputs {
-                nodes,
-                pools,
-                preemptions,
-                synced,
-            }
-        })
+        self.read(Self::inputs_of)
+    }
+
+    // One read: nodes, pools and events come from the same revision.
+    fn inputs_of(s: &State) -> LedgerInputs {
+        let (nodes, pools, preemptions) = s
+            .views
+            .ledger_inputs(app::labels::REASON_PREEMPTION_PENDING);
+        let synced = s
+            .clusters
+            .iter()
+            .filter(|(_, c)| c.synced & ALL_KINDS == ALL_KINDS)
+            .map(|(name, _)| name.clone())
+            .collect();
+        LedgerInputs {
+            nodes,
+            pools,
+            preemptions,
+            synced,
+        }
+    }
+
+    /// Whether the hub holds node uid `key`.
+    pub fn has_node(&self, key: &str) -> bool {
+        self.read(|s| s.views.has_node(key))
     }
 
     /// One pool with its nodes and events (newest first), if it exists.

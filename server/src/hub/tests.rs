@@ -352,3 +352,85 @@ fn a_nodes_capacity_type_and_notice_are_derived_once_in_its_row() {
     assert!(row("n2").notice);
     assert_eq!(snap.pools[0].nodes_preempting, 1);
 }
+
+/// A follower sees every change, in order, as typed rows: a node under notice for less time
+/// than any timer (cordoned and deleted between two looks) is still seen under notice.
+#[test]
+fn a_follower_sees_every_node_change_even_a_brief_notice() {
+    let hub = hub();
+    hub.pools("zone-a", Observed::Resync(vec![pool_rec("p1", "spot-a")]));
+    hub.nodes(
+        "zone-a",
+        Observed::Resync(vec![node_rec("n1", "g1", "spot-a")]),
+    );
+    let mut following = hub.follow();
+    assert_eq!(following.initial.nodes.len(), 1);
+    assert!(!following.initial.nodes[0].notice);
+    let noticed = NodeRecord {
+        notice: true,
+        pending_preemption: true,
+        cordoned: true,
+        ..node_rec("n1", "g1", "spot-a")
+    };
+    hub.nodes("zone-a", Observed::Apply(noticed));
+    hub.nodes("zone-a", Observed::Delete("n1".into()));
+    let mut seen = Vec::new();
+    while let Ok(f) = following.rx.try_recv() {
+        match &*f {
+            Fact::Node { key, row } => seen.push((key.clone(), row.as_ref().map(|r| r.notice))),
+            other => panic!("only node facts expected: {other:?}"),
+        }
+    }
+    assert_eq!(
+        seen,
+        vec![("n1".to_string(), Some(true)), ("n1".to_string(), None)],
+        "the notice, then the removal"
+    );
+}
+
+/// Facts are made only while someone follows, and a cluster that finishes listing is
+/// announced once.
+#[test]
+fn facts_are_made_for_followers_and_a_listed_cluster_is_announced_once() {
+    let hub = hub();
+    hub.pools("zone-a", Observed::Resync(vec![pool_rec("p1", "spot-a")]));
+    let mut following = hub.follow();
+    hub.nodes(
+        "zone-a",
+        Observed::Resync(vec![node_rec("n1", "g1", "spot-a")]),
+    );
+    hub.pods("zone-a", Observed::Resync(vec![]));
+    hub.events("zone-a", Observed::Resync(vec![]));
+    hub.events("zone-a", Observed::Resync(vec![]));
+    let mut synced = 0;
+    let mut nodes = 0;
+    while let Ok(f) = following.rx.try_recv() {
+        match &*f {
+            Fact::Synced { cluster } => {
+                assert_eq!(cluster, "zone-a");
+                synced += 1;
+            }
+            Fact::Node { .. } => nodes += 1,
+            _ => {}
+        }
+    }
+    assert_eq!((synced, nodes), (1, 1));
+    drop(following);
+    let mut later = NodeRecord {
+        cordoned: true,
+        ..node_rec("n1", "g1", "spot-a")
+    };
+    hub.nodes("zone-a", Observed::Apply(later.clone()));
+    let following = hub.follow();
+    assert!(
+        following.initial.nodes[0].cordoned,
+        "the change is in the hub"
+    );
+    later.cordoned = false;
+    hub.nodes("zone-a", Observed::Apply(later));
+    assert_eq!(
+        following.rx.len(),
+        1,
+        "one fact for the one change after following"
+    );
+}

@@ -17,6 +17,7 @@ use super::{
     HubStats,
     cluster::{ClusterData, Dirty},
     derived::{Derived, DerivedRow, replace_all},
+    facts::Fact,
 };
 
 /// One published delta, serialized once for every subscriber.
@@ -107,16 +108,20 @@ impl Views {
 
     /// Recomputes the dirty rows of one cluster and publishes those that changed. With
     /// `aggregate_only`, the dirty pools changed only through their nodes and may be deferred.
+    /// Returns the changes as [`Fact`]s for the server's followers when `facts` is true
+    /// (someone follows).
     pub fn refresh(
         &mut self,
         cluster: &str,
         data: &ClusterData,
         mut dirty: Vec<Dirty>,
         aggregate_only: bool,
+        facts: bool,
         tx: &broadcast::Sender<Arc<Published>>,
-    ) {
+    ) -> Vec<Fact> {
         dirty.sort();
         dirty.dedup();
+        let mut out = Vec::new();
         for (kind, key) in dirty {
             match kind {
                 RowKind::Pool => {
@@ -141,6 +146,12 @@ impl Views {
                     }
                     if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
                         self.pool_published.insert(key.clone(), Instant::now());
+                        if facts {
+                            out.push(Fact::Pool {
+                                key: key.clone(),
+                                row: new.map(Box::new),
+                            });
+                        }
                         self.publish(kind, key, cluster.to_string(), None, c, tx);
                     }
                 }
@@ -149,6 +160,12 @@ impl Views {
                     let old = sync(&mut self.nodes, &key, new.clone());
                     let pool = new.as_ref().or(old.as_ref()).and_then(|r| r.pool.clone());
                     if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
+                        if facts {
+                            out.push(Fact::Node {
+                                key: key.clone(),
+                                row: new.map(Box::new),
+                            });
+                        }
                         self.publish(kind, key, cluster.to_string(), pool, c, tx);
                     }
                 }
@@ -157,6 +174,16 @@ impl Views {
                     let old = sync(&mut self.events, &key, new.clone());
                     let pool = new.as_ref().or(old.as_ref()).and_then(|r| r.pool.clone());
                     if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
+                        let signal = |r: &Option<EventRow>| {
+                            r.as_ref()
+                                .is_some_and(|e| e.reason == app::labels::REASON_PREEMPTION_PENDING)
+                        };
+                        if facts && (signal(&new) || signal(&old)) {
+                            out.push(Fact::PreemptionSignal {
+                                key: key.clone(),
+                                row: new.map(Box::new),
+                            });
+                        }
                         self.publish(kind, key, cluster.to_string(), pool, c, tx);
                     }
                 }
@@ -170,6 +197,7 @@ impl Views {
                 | RowKind::Source => {}
             }
         }
+        out
     }
 
     /// Makes the derived rows of one kind exactly `rows` (`select` picks the kind's map) and
@@ -230,6 +258,10 @@ impl Views {
             pools: self.pools.values().cloned().collect(),
             rates: self.derived.rates.values().cloned().collect(),
         }
+    }
+
+    pub fn has_node(&self, key: &str) -> bool {
+        self.nodes.contains_key(key)
     }
 
     /// Every node and pool, and the events whose reason is `reason`: the ledger's view.

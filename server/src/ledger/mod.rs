@@ -13,17 +13,38 @@ pub use recorder::{Recorder, Write, lifetime};
 pub use savings::Savings;
 pub use store::{Health, Ledger};
 
-use crate::hub::Observations;
+use crate::hub::Hub;
 
-/// Records at every look at the hub until the looks stop; a failed step is logged and its
-/// writes stay queued for the next look (nothing seen is lost, nothing is written twice).
-pub fn spawn_recorder(ledger: Ledger, mut looks: Observations) -> tokio::task::JoinHandle<()> {
+/// How often the recorder writes what it queued, and beats.
+pub const STEP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Follows the hub's node changes into lifetimes, and writes them every [`STEP_EVERY`]; a
+/// failed step is logged and its writes stay queued for the next (nothing seen is lost,
+/// nothing is written twice).
+pub fn spawn_recorder(ledger: Ledger, hub: Hub) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut recorder = Recorder::default();
         let mut failing = false;
+        let mut following = hub.follow();
+        recorder.observe(&following.initial, chrono::Utc::now());
+        let mut tick = tokio::time::interval(STEP_EVERY);
         loop {
-            let inputs = looks.borrow_and_update().clone();
-            let step = recorder.step(&ledger, &inputs, chrono::Utc::now()).await;
+            tokio::select! {
+                fact = following.rx.recv() => {
+                    let whole = match fact {
+                        Ok(f) => !recorder.apply(&f, chrono::Utc::now()),
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => true,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    };
+                    if whole {
+                        following = hub.follow();
+                        recorder.observe(&following.initial, chrono::Utc::now());
+                    }
+                    continue;
+                }
+                _ = tick.tick() => {}
+            }
+            let step = recorder.step(&ledger, chrono::Utc::now()).await;
             match ledger.track(step) {
                 Ok(()) => failing = false,
                 Err(e) if !failing => {
@@ -32,9 +53,6 @@ pub fn spawn_recorder(ledger: Ledger, mut looks: Observations) -> tokio::task::J
                         "ledger step failed; changes stay queued and are written when it answers");
                 }
                 Err(_) => {}
-            }
-            if looks.changed().await.is_err() {
-                return;
             }
         }
     })

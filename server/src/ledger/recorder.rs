@@ -13,11 +13,12 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use app::catalog;
-use app::model::{Lifetime, NodeRow};
+use app::model::{EventRow, Lifetime, NodeRow};
 use chrono::{DateTime, Utc};
 
 use super::Ledger;
 use crate::Result;
+use crate::hub::Fact;
 
 #[derive(Clone)]
 struct Seen {
@@ -60,12 +61,18 @@ impl Write {
     }
 }
 
-/// The recorder's memory between looks.
+/// The recorder's memory between facts.
 #[derive(Default)]
 pub struct Recorder {
     seen: HashMap<String, Seen>,
     /// Nodes no longer in the cluster, with when they were first missed.
     vanished: HashMap<String, DateTime<Utc>>,
+    /// "Preemption pending" events by (cluster, node): their key and last time seen.
+    pending: HashMap<(String, String), (String, DateTime<Utc>)>,
+    /// Pool uid → (cluster, name), for a vanished node's end reason.
+    pools: HashMap<String, (String, String)>,
+    /// Clusters whose every watch has listed: only they are judged.
+    synced: HashSet<String>,
     /// Clusters whose leftovers from before this start have been closed.
     reconciled: HashSet<String>,
     /// Writes not yet in the database, oldest first.
@@ -95,19 +102,13 @@ pub fn lifetime(n: &NodeRow, now: DateTime<Utc>) -> Lifetime {
 }
 
 impl Recorder {
-    /// One look: queues what changed since the last one, then writes the queue. Only
-    /// clusters whose watches have listed are judged, so a cluster still connecting does not
-    /// look empty.
+    /// Queues what is due now (nodes whose grace ran out), closes this start's leftovers,
+    /// writes the queue and beats. Called once a second, after the facts that arrived.
     ///
-    /// Errors: the database failed; what was not written stays queued for the next look.
-    pub async fn step(
-        &mut self,
-        ledger: &Ledger,
-        inputs: &crate::hub::LedgerInputs,
-        now: DateTime<Utc>,
-    ) -> Result<()> {
-        self.observe(inputs, now);
-        self.reconcile(ledger, inputs, now).await?;
+    /// Errors: the database failed; what was not written stays queued for the next step.
+    pub async fn step(&mut self, ledger: &Ledger, now: DateTime<Utc>) -> Result<()> {
+        self.settle(now);
+        self.reconcile(ledger, now).await?;
         self.flush(ledger).await?;
         ledger.beat(now).await
     }
@@ -128,81 +129,159 @@ impl Recorder {
         self.queue.push_back(w);
     }
 
-    /// Turns one look at the hub into queued writes (no I/O).
+    /// Starts again from the whole hub (at start, after falling behind the facts, and when a
+    /// cluster has just listed): queues what changed since the recorder last knew (no I/O).
+    /// Only clusters whose watches have listed are judged, so a cluster still connecting
+    /// does not look empty.
     pub fn observe(&mut self, inputs: &crate::hub::LedgerInputs, now: DateTime<Utc>) {
-        let crate::hub::LedgerInputs {
-            nodes,
-            pools,
-            preemptions,
-            synced,
-        } = inputs;
-        // The "Preemption pending" event outlives a preemption faster than a look (at high
-        // simulation speeds, T=0 to removal can fall between two looks): it decides too.
-        let pending: HashMap<(&str, &str), DateTime<Utc>> = preemptions
+        self.synced = inputs.synced.clone();
+        self.pools = inputs
+            .pools
             .iter()
-            .filter_map(|e| {
-                let node = e.object.strip_prefix("Node/")?;
-                Some(((e.cluster.as_str(), node), e.last_seen.unwrap_or(now)))
-            })
+            .map(|p| (p.key.clone(), (p.cluster.clone(), p.name.clone())))
             .collect();
-        let present: HashSet<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
-        for n in nodes.iter().filter(|n| synced.contains(&n.cluster)) {
-            let signal = pending.get(&(n.cluster.as_str(), n.name.as_str())).copied();
-            let preempting = n.notice || signal.is_some();
-            let t0 = signal.unwrap_or(now);
-            let newly_preempting = match self.seen.get_mut(&n.key) {
-                None => {
-                    self.seen.insert(
-                        n.key.clone(),
-                        Seen {
-                            cluster: n.cluster.clone(),
-                            node: n.name.clone(),
-                            pool: n.pool.clone(),
-                            preempting,
-                        },
-                    );
-                    self.push(Write::Started(lifetime(n, now)));
-                    preempting
-                }
-                Some(s) if preempting && !s.preempting => {
-                    s.preempting = true;
-                    true
-                }
-                Some(_) => false,
-            };
-            if newly_preempting {
-                self.push(Write::Preempting {
-                    uid: n.key.clone(),
-                    t0,
-                });
-            }
+        self.pending.clear();
+        for e in &inputs.preemptions {
+            self.signal(e);
         }
-        let gone: Vec<(String, Seen)> = self
+        let present: HashSet<&str> = inputs.nodes.iter().map(|n| n.key.as_str()).collect();
+        for n in &inputs.nodes {
+            self.node(n, now);
+        }
+        let gone: Vec<String> = self
             .seen
             .iter()
-            .filter(|(uid, s)| synced.contains(&s.cluster) && !present.contains(uid.as_str()))
-            .map(|(u, s)| (u.clone(), s.clone()))
+            .filter(|(uid, s)| self.synced.contains(&s.cluster) && !present.contains(uid.as_str()))
+            .map(|(u, _)| u.clone())
             .collect();
-        for (uid, mut s) in gone {
-            let missed = *self.vanished.entry(uid.clone()).or_insert(now);
-            let signal = pending.get(&(s.cluster.as_str(), s.node.as_str()));
+        for uid in gone {
+            self.vanished.entry(uid).or_insert(now);
+        }
+        self.settle(now);
+    }
+
+    /// One change from the hub (no I/O). A cluster that has just listed asks for a whole
+    /// look instead: returns `false` then.
+    pub fn apply(&mut self, fact: &Fact, now: DateTime<Utc>) -> bool {
+        match fact {
+            Fact::Node { row: Some(n), .. } => self.node(n, now),
+            Fact::Node { key, row: None } => {
+                if self.seen.contains_key(key) {
+                    self.vanished.entry(key.clone()).or_insert(now);
+                }
+            }
+            Fact::Pool { key, row: Some(p) } => {
+                self.pools
+                    .insert(key.clone(), (p.cluster.clone(), p.name.clone()));
+            }
+            Fact::Pool { key, row: None } => {
+                self.pools.remove(key);
+            }
+            Fact::PreemptionSignal { row: Some(e), .. } => {
+                if let Some((cluster, node, t0)) = self.signal(e) {
+                    let uid = self
+                        .seen
+                        .iter()
+                        .find(|(_, s)| s.cluster == cluster && s.node == node && !s.preempting)
+                        .map(|(u, _)| u.clone());
+                    if let Some(uid) = uid {
+                        self.preempting(&uid, t0);
+                    }
+                }
+            }
+            Fact::PreemptionSignal { key, row: None } => {
+                self.pending.retain(|_, (k, _)| k != key);
+            }
+            Fact::Synced { .. } => return false,
+        }
+        true
+    }
+
+    /// Notes a "Preemption pending" event; returns (cluster, node, T=0) when it is one.
+    fn signal(&mut self, e: &EventRow) -> Option<(String, String, DateTime<Utc>)> {
+        let node = e.object.strip_prefix("Node/")?;
+        let t0 = e.last_seen.unwrap_or_else(Utc::now);
+        self.pending
+            .insert((e.cluster.clone(), node.to_string()), (e.key.clone(), t0));
+        Some((e.cluster.clone(), node.to_string(), t0))
+    }
+
+    /// A node as the hub now has it: a lifetime starts when it is new, T=0 is recorded when
+    /// it is first under notice (its cordon, or the "Preemption pending" event, which can
+    /// outrun the cordon at high simulation speeds).
+    fn node(&mut self, n: &NodeRow, now: DateTime<Utc>) {
+        if !self.synced.contains(&n.cluster) {
+            return;
+        }
+        self.vanished.remove(&n.key);
+        let signal = self
+            .pending
+            .get(&(n.cluster.clone(), n.name.clone()))
+            .map(|(_, at)| *at);
+        let preempting = n.notice || signal.is_some();
+        match self.seen.get(&n.key) {
+            None => {
+                self.seen.insert(
+                    n.key.clone(),
+                    Seen {
+                        cluster: n.cluster.clone(),
+                        node: n.name.clone(),
+                        pool: n.pool.clone(),
+                        preempting: false,
+                    },
+                );
+                self.push(Write::Started(lifetime(n, now)));
+                if preempting {
+                    self.preempting(&n.key, signal.unwrap_or(now));
+                }
+            }
+            Some(s) if preempting && !s.preempting => {
+                self.preempting(&n.key, signal.unwrap_or(now));
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn preempting(&mut self, uid: &str, t0: DateTime<Utc>) {
+        if let Some(s) = self.seen.get_mut(uid) {
+            s.preempting = true;
+            self.push(Write::Preempting {
+                uid: uid.to_string(),
+                t0,
+            });
+        }
+    }
+
+    /// Ends the vanished nodes whose end reason is known: a preemption (its signal came),
+    /// or, after [`END_GRACE`] without one, a scale-down or deletion.
+    fn settle(&mut self, now: DateTime<Utc>) {
+        let mut vanished: Vec<(String, DateTime<Utc>)> =
+            self.vanished.iter().map(|(u, t)| (u.clone(), *t)).collect();
+        vanished.sort();
+        for (uid, missed) in vanished {
+            let Some(s) = self.seen.get(&uid).cloned() else {
+                self.vanished.remove(&uid);
+                continue;
+            };
+            let signal = self
+                .pending
+                .get(&(s.cluster.clone(), s.node.clone()))
+                .map(|(_, at)| *at);
             if signal.is_none() && !s.preempting && now - missed < END_GRACE {
                 continue;
             }
-            if let Some(t0) = signal {
-                if !s.preempting {
-                    self.push(Write::Preempting {
-                        uid: uid.clone(),
-                        t0: *t0,
-                    });
-                }
-                s.preempting = true;
+            if let Some(t0) = signal
+                && !s.preempting
+            {
+                self.preempting(&uid, t0);
             }
-            let pool_exists = s
-                .pool
-                .as_ref()
-                .is_some_and(|p| pools.iter().any(|r| r.cluster == s.cluster && &r.name == p));
-            let reason = if s.preempting {
+            let preempted = s.preempting || signal.is_some();
+            let pool_exists = s.pool.as_ref().is_some_and(|p| {
+                self.pools
+                    .values()
+                    .any(|(c, name)| c == &s.cluster && name == p)
+            });
+            let reason = if preempted {
                 "preempted"
             } else if pool_exists {
                 "scaled down"
@@ -222,21 +301,24 @@ impl Recorder {
     /// Once per cluster per start: lifetimes left open in the ledger for nodes that are gone
     /// end at the last heartbeat. Marked done only once every write went through, so a
     /// database that fails halfway makes the next look try the whole cluster again.
-    async fn reconcile(
-        &mut self,
-        ledger: &Ledger,
-        inputs: &crate::hub::LedgerInputs,
-        now: DateTime<Utc>,
-    ) -> Result<()> {
-        let present: HashSet<&str> = inputs.nodes.iter().map(|n| n.key.as_str()).collect();
-        for cluster in &inputs.synced {
+    async fn reconcile(&mut self, ledger: &Ledger, now: DateTime<Utc>) -> Result<()> {
+        let synced: Vec<String> = self.synced.iter().cloned().collect();
+        for cluster in &synced {
             if self.reconciled.contains(cluster) {
                 continue;
+            }
+            let abandoned = ledger.end_abandoned(cluster, now).await?;
+            if abandoned > 0 {
+                tracing::info!(
+                    cluster,
+                    abandoned,
+                    "ended nodes an earlier embedded run left open, at its last heartbeat"
+                );
             }
             let last_beat = ledger.last_beat().await?.unwrap_or(now);
             for uid in ledger.open_uids(cluster).await? {
                 // A node this run saw (its start may still be queued) is not a leftover.
-                if !present.contains(uid.as_str()) && !self.seen.contains_key(&uid) {
+                if !self.seen.contains_key(&uid) {
                     ledger.ended(&uid, last_beat, "deleted").await?;
                 }
             }
@@ -252,5 +334,156 @@ impl Recorder {
             self.queue.pop_front();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::model::PoolRow;
+
+    const CLUSTER: &str = "zone-a";
+
+    fn t(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
+    }
+
+    fn node(uid: &str, name: &str, notice: bool) -> NodeRow {
+        NodeRow {
+            key: uid.into(),
+            cluster: CLUSTER.into(),
+            name: name.into(),
+            pool: Some("spot-a".into()),
+            capacity_type: "spot".into(),
+            notice,
+            ..Default::default()
+        }
+    }
+
+    fn started(nodes: Vec<NodeRow>) -> Recorder {
+        let mut r = Recorder::default();
+        r.observe(
+            &crate::hub::LedgerInputs {
+                nodes,
+                pools: vec![PoolRow {
+                    key: "p1".into(),
+                    cluster: CLUSTER.into(),
+                    name: "spot-a".into(),
+                    ..Default::default()
+                }],
+                synced: [CLUSTER.to_string()].into(),
+                ..Default::default()
+            },
+            t(0),
+        );
+        r.queue.clear();
+        r
+    }
+
+    fn removed(uid: &str) -> Fact {
+        Fact::Node {
+            key: uid.into(),
+            row: None,
+        }
+    }
+
+    fn ended(r: &Recorder) -> Vec<(String, &'static str)> {
+        r.queue
+            .iter()
+            .filter_map(|w| match w {
+                Write::Ended { uid, reason, .. } => Some((uid.clone(), *reason)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_brief_notice_then_removal_ends_as_preempted_at_once() {
+        let mut r = started(vec![node("n1", "g1", false)]);
+        let noticed = node("n1", "g1", true);
+        assert!(r.apply(
+            &Fact::Node {
+                key: "n1".into(),
+                row: Some(Box::new(noticed)),
+            },
+            t(5),
+        ));
+        r.apply(&removed("n1"), t(5));
+        r.settle(t(5));
+        assert!(r.queue.contains(&Write::Preempting {
+            uid: "n1".into(),
+            t0: t(5)
+        }));
+        assert_eq!(ended(&r), vec![("n1".to_string(), "preempted")]);
+    }
+
+    #[test]
+    fn the_preemption_event_decides_for_a_node_that_left_without_a_notice_seen() {
+        let mut r = started(vec![node("n1", "g1", false)]);
+        r.apply(&removed("n1"), t(10));
+        r.settle(t(11));
+        assert!(ended(&r).is_empty(), "waits up to END_GRACE for the event");
+        r.apply(
+            &Fact::PreemptionSignal {
+                key: "e1".into(),
+                row: Some(Box::new(EventRow {
+                    key: "e1".into(),
+                    cluster: CLUSTER.into(),
+                    object: "Node/g1".into(),
+                    reason: app::labels::REASON_PREEMPTION_PENDING.into(),
+                    last_seen: Some(t(9)),
+                    ..Default::default()
+                })),
+            },
+            t(11),
+        );
+        r.settle(t(11));
+        assert_eq!(ended(&r), vec![("n1".to_string(), "preempted")]);
+        assert!(r.queue.contains(&Write::Preempting {
+            uid: "n1".into(),
+            t0: t(9)
+        }));
+    }
+
+    #[test]
+    fn without_a_signal_a_vanished_node_ends_by_its_pool_after_the_grace() {
+        let mut r = started(vec![node("n1", "g1", false), node("n2", "g2", false)]);
+        r.apply(&removed("n1"), t(10));
+        r.settle(t(10) + END_GRACE);
+        assert_eq!(ended(&r), vec![("n1".to_string(), "scaled down")]);
+        r.apply(
+            &Fact::Pool {
+                key: "p1".into(),
+                row: None,
+            },
+            t(20),
+        );
+        r.apply(&removed("n2"), t(20));
+        r.settle(t(20) + END_GRACE);
+        assert_eq!(ended(&r)[1], ("n2".to_string(), "deleted"));
+    }
+
+    #[test]
+    fn a_node_back_before_the_grace_is_not_ended() {
+        let mut r = started(vec![node("n1", "g1", false)]);
+        r.apply(&removed("n1"), t(10));
+        r.apply(
+            &Fact::Node {
+                key: "n1".into(),
+                row: Some(Box::new(node("n1", "g1", false))),
+            },
+            t(11),
+        );
+        r.settle(t(60));
+        assert!(ended(&r).is_empty());
+        assert!(
+            !r.apply(
+                &Fact::Synced {
+                    cluster: CLUSTER.into()
+                },
+                t(61)
+            ),
+            "a cluster that listed asks for a whole look"
+        );
     }
 }

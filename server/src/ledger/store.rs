@@ -18,7 +18,14 @@ pub struct Ledger {
     _owner: Option<std::sync::Arc<std::fs::File>>,
     /// Whether the database answers, from the last reads and writes.
     health: std::sync::Arc<std::sync::Mutex<Health>>,
+    /// The run this process records for: '' for real clusters, a per-run id for the embedded
+    /// cluster ([`Ledger::with_identity`]).
+    identity: String,
 }
+
+/// How long another run's heartbeat may be silent before its open lifetimes count as
+/// abandoned (the recorder beats every second).
+pub const ABANDONED_AFTER: chrono::Duration = chrono::Duration::seconds(60);
 
 /// Since when the database has been failing, and why; `None` while it answers.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -33,6 +40,10 @@ pub const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 
 /// How long a SQLite ledger's single connection is waited for (sqlx's default).
 const SQLITE_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long [`Ledger::until_written`] keeps trying one write (the recorder's own queue
+/// covers node lifetimes for longer, up to its size).
+pub const RETRY_WRITES_FOR: std::time::Duration = std::time::Duration::from_secs(6 * 3600);
 
 /// How often migrations are tried again when the database was away at start.
 const MIGRATE_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
@@ -137,6 +148,16 @@ fn pod_impact(r: &sqlx::any::AnyRow, at: usize) -> PodImpact {
     }
 }
 
+/// A run's heartbeat key in `ledger_meta`: `heartbeat` for real clusters (as before runs had
+/// ids), `heartbeat:<id>` for an embedded run.
+fn heartbeat_key(identity: &str) -> String {
+    if identity.is_empty() {
+        "heartbeat".into()
+    } else {
+        format!("heartbeat:{identity}")
+    }
+}
+
 fn secs(t: DateTime<Utc>) -> i64 {
     t.timestamp()
 }
@@ -197,6 +218,7 @@ impl Ledger {
             backend,
             _owner: owner,
             health: Default::default(),
+            identity: String::new(),
         };
         if let Err(e) = ledger.migrate().await {
             tracing::error!(error = %e, "the ledger is unavailable; spotboard serves live data and keeps trying");
@@ -244,12 +266,20 @@ impl Ledger {
         result
     }
 
+    /// The same ledger recording for run `id` of its clusters. The embedded cluster's
+    /// clusters have the same names every run (and two processes may share a PostgreSQL
+    /// ledger): with an id per run, a run never closes or prices another run's nodes.
+    pub fn with_identity(mut self, id: impl Into<String>) -> Self {
+        self.identity = id.into();
+        self
+    }
+
     /// Records a node that started (or is seen for the first time). A known uid keeps its
     /// start; its pool, type and zone are refreshed.
     pub async fn started(&self, l: &Lifetime) -> Result<()> {
         sqlx::query(
-            "INSERT INTO node_lifetimes (uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            "INSERT INTO node_lifetimes (uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, cluster_uid)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
              ON CONFLICT (uid) DO UPDATE SET pool = excluded.pool, instance_type = excluded.instance_type,
                  zone = excluded.zone, capacity_type = excluded.capacity_type, gpus = excluded.gpus",
         )
@@ -262,6 +292,7 @@ impl Ledger {
         .bind(&l.capacity_type)
         .bind(i64::from(l.gpus))
         .bind(secs(l.started_at))
+        .bind(&self.identity)
         .execute(&self.pool)
         .await
         .map_err(db("recording a node"))?;
@@ -293,15 +324,61 @@ impl Ledger {
         Ok(())
     }
 
-    /// Uids of the open lifetimes of `cluster`.
+    /// Uids of this run's open lifetimes of `cluster`.
     pub async fn open_uids(&self, cluster: &str) -> Result<Vec<String>> {
-        let rows =
-            sqlx::query("SELECT uid FROM node_lifetimes WHERE cluster = $1 AND ended_at IS NULL")
-                .bind(cluster)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(db("listing open nodes"))?;
+        let rows = sqlx::query(
+            "SELECT uid FROM node_lifetimes WHERE cluster = $1 AND cluster_uid = $2 AND ended_at IS NULL",
+        )
+        .bind(cluster)
+        .bind(&self.identity)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("listing open nodes"))?;
         Ok(rows.iter().map(|r| r.get::<String, _>(0)).collect())
+    }
+
+    /// Ends the lifetimes of `cluster` that other embedded runs left open, once that run's
+    /// heartbeat has been silent for [`ABANDONED_AFTER`]: at its last heartbeat (or at their
+    /// start, when it never beat). A run still beating is left alone. Returns how many ended.
+    pub async fn end_abandoned(&self, cluster: &str, now: DateTime<Utc>) -> Result<u64> {
+        let runs = sqlx::query(
+            "SELECT DISTINCT cluster_uid FROM node_lifetimes
+             WHERE cluster = $1 AND ended_at IS NULL AND cluster_uid <> '' AND cluster_uid <> $2",
+        )
+        .bind(cluster)
+        .bind(&self.identity)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("listing other runs"))?;
+        let mut ended = 0;
+        for run in runs.iter().map(|r| r.get::<String, _>(0)) {
+            let beat = self.beat_of(&run).await?;
+            if beat.is_some_and(|b| now - b < ABANDONED_AFTER) {
+                continue;
+            }
+            let done = sqlx::query(
+                "UPDATE node_lifetimes SET ended_at = MAX_OF, end_reason = 'deleted'
+                 WHERE cluster = $2 AND cluster_uid = $3 AND ended_at IS NULL"
+                    .replace(
+                        "MAX_OF",
+                        // SQLite's two-argument max() is PostgreSQL's greatest().
+                        if self.backend == "postgres" {
+                            "GREATEST(started_at, $1)"
+                        } else {
+                            "MAX(started_at, $1)"
+                        },
+                    )
+                    .as_str(),
+            )
+            .bind(beat.map(secs).unwrap_or(0))
+            .bind(cluster)
+            .bind(&run)
+            .execute(&self.pool)
+            .await
+            .map_err(db("ending another run's nodes"))?;
+            ended += done.rows_affected();
+        }
+        Ok(ended)
     }
 
     /// Lifetimes overlapping `[from, to]`, oldest first.
@@ -317,6 +394,31 @@ impl Ledger {
         .await
         .map_err(db("reading the ledger"))?;
         Ok(rows.iter().map(lifetime).collect())
+    }
+
+    /// Runs the idempotent `write` until it goes through: every 2 s at first, doubling to once
+    /// a minute, for up to [`RETRY_WRITES_FOR`]. Why: a preemption's pods are read once, at
+    /// T=0, and the node is gone minutes later; a database away then must not lose them.
+    ///
+    /// Errors: the last failure, once [`RETRY_WRITES_FOR`] has passed.
+    pub async fn until_written<F, Fut>(&self, what: &str, mut write: F) -> Result<()>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<()>>,
+    {
+        let started = std::time::Instant::now();
+        let mut wait = std::time::Duration::from_secs(2);
+        loop {
+            match self.track(write().await) {
+                Ok(()) => return Ok(()),
+                Err(e) if started.elapsed() >= RETRY_WRITES_FOR => return Err(e),
+                Err(e) => {
+                    tracing::warn!(error = %e, retry_in_s = wait.as_secs(), "{what}: the ledger is away; retrying");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(std::time::Duration::from_secs(60));
+                }
+            }
+        }
     }
 
     /// Links the pods a preempted node held at T=0 to its lifetime (once per pod).
@@ -411,22 +513,28 @@ impl Ledger {
             .collect())
     }
 
-    /// Stores the recorder's heartbeat.
+    /// Stores the recorder's heartbeat (this run's).
     pub async fn beat(&self, at: DateTime<Utc>) -> Result<()> {
         sqlx::query(
-            "INSERT INTO ledger_meta (key, value) VALUES ('heartbeat', $1)
+            "INSERT INTO ledger_meta (key, value) VALUES ($2, $1)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         )
         .bind(secs(at))
+        .bind(heartbeat_key(&self.identity))
         .execute(&self.pool)
         .await
         .map_err(db("writing the heartbeat"))?;
         Ok(())
     }
 
-    /// The last heartbeat, if any.
+    /// This run's last heartbeat, if any.
     pub async fn last_beat(&self) -> Result<Option<DateTime<Utc>>> {
-        let row = sqlx::query("SELECT value FROM ledger_meta WHERE key = 'heartbeat'")
+        self.beat_of(&self.identity).await
+    }
+
+    async fn beat_of(&self, identity: &str) -> Result<Option<DateTime<Utc>>> {
+        let row = sqlx::query("SELECT value FROM ledger_meta WHERE key = $1")
+            .bind(heartbeat_key(identity))
             .fetch_optional(&self.pool)
             .await
             .map_err(db("reading the heartbeat"))?;

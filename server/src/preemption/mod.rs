@@ -26,7 +26,7 @@ use std::{
 use app::model::{Preemptions, Scope};
 use chrono::Utc;
 
-use crate::hub::{Hub, Observations};
+use crate::hub::{Fact, Hub};
 
 pub use metrics::Metrics;
 pub use readiness::ReadinessAudit;
@@ -35,6 +35,10 @@ pub use webhook::{Webhook, redact};
 
 /// How often the ledger's preemption rates are recomputed when no preemption starts or ends.
 const RATES_EVERY: Duration = Duration::from_secs(60);
+
+/// How often the preemption rows are published at most while they change: a wave of 2,000
+/// nodes changes them thousands of times a second, a person reads them at a glance.
+const PUBLISH_EVERY: Duration = Duration::from_millis(100);
 
 /// The live preemption state. It publishes its rows (timelines, waves, rates, undelivered
 /// alerts) on the hub's stream; the HTTP handlers read them back from the hub.
@@ -49,102 +53,171 @@ pub struct PreemptionWatch {
 }
 
 impl PreemptionWatch {
-    /// Starts following the nodes in `looks` (the hub, once a second); `clients` (per cluster,
-    /// spotboard's own read-only identity) read the pods of a node at T=0.
+    /// Starts following the hub's nodes (every change, as it happens); `clients` (per
+    /// cluster, spotboard's own read-only identity) read the pods of a node at T=0.
     ///
     /// The pods read at T=0 are also linked to the node's lifetime in `ledger`.
     /// A wave closes when no preemption follows it for `wave_gap`; each closed wave is logged
     /// once and, with `webhook`, POSTed there once as JSON (`{cluster, started, last, nodes}`).
     pub fn start(
         hub: Hub,
-        looks: Observations,
         clients: HashMap<String, kube::Client>,
         wave_gap: chrono::Duration,
         webhook: Option<String>,
         ledger: Option<crate::ledger::Ledger>,
     ) -> (Self, tokio::task::JoinHandle<()>) {
         let watch = PreemptionWatch {
-            hub,
+            hub: hub.clone(),
             tracker: Arc::new(std::sync::Mutex::new(Tracker::new(wave_gap))),
             metrics: Arc::new(Metrics::default()),
-            ledger: ledger.clone(),
-            readiness: ReadinessAudit::new(looks.clone(), clients.clone()),
+            ledger,
+            readiness: ReadinessAudit::new(hub, clients.clone()),
             webhook: webhook.map(Webhook::new),
         };
         let w = watch.clone();
         // Ends with the process, like the loop below; it holds no state worth a clean stop.
         drop(watch.readiness.spawn_publisher(watch.hub.clone()));
-        let mut looks = looks;
-        let task = tokio::spawn(async move {
-            let mut rates_at: Option<Instant> = None;
-            let mut removed = 0;
-            loop {
-                if looks.changed().await.is_err() {
-                    return;
+        let task = tokio::spawn(async move { w.follow(clients).await });
+        (watch, task)
+    }
+
+    /// The tracker's loop: applies each node change as it comes (a node's pods are read the
+    /// moment it reaches T=0), publishes the preemption rows at most every
+    /// [`PUBLISH_EVERY`] while they change, and once a second expires removed nodes,
+    /// announces closed waves and refreshes the rates when the ledger changed.
+    async fn follow(&self, clients: HashMap<String, kube::Client>) {
+        use tokio::sync::broadcast::error::RecvError;
+        let mut following = self.hub.follow();
+        let fresh = self
+            .lock()
+            .observe(&following.initial.nodes, Utc::now(), &self.metrics);
+        self.read_pods(fresh, &clients);
+        let mut dirty = true;
+        let mut publish = tokio::time::interval(PUBLISH_EVERY);
+        let mut second = tokio::time::interval(Duration::from_secs(1));
+        let (mut rates_at, mut removed): (Option<Instant>, usize) = (None, 0);
+        let mut preemptions = 0;
+        loop {
+            tokio::select! {
+                fact = following.rx.recv() => {
+                    let now = Utc::now();
+                    let fresh = match fact {
+                        Ok(f) => match &*f {
+                            Fact::Node { row: Some(n), .. } => {
+                                let mut t = self.lock();
+                                let fresh = t.node(n, now, &self.metrics);
+                                dirty |= fresh.is_some() || t.follows_preemption(&n.key);
+                                fresh.into_iter().collect()
+                            }
+                            Fact::Node { key, row: None } => {
+                                let mut t = self.lock();
+                                dirty |= t.follows_preemption(key);
+                                t.gone(key, now);
+                                Vec::new()
+                            }
+                            _ => Vec::new(),
+                        },
+                        Err(RecvError::Lagged(_)) => {
+                            following = self.hub.follow();
+                            dirty = true;
+                            self.lock().observe(&following.initial.nodes, now, &self.metrics)
+                        }
+                        Err(RecvError::Closed) => return,
+                    };
+                    preemptions += fresh.len();
+                    self.read_pods(fresh, &clients);
                 }
-                let inputs = looks.borrow_and_update().clone();
-                let fresh = w.lock().observe(&inputs.nodes, Utc::now(), &w.metrics);
-                let now_removed = w.publish();
-                // The ledger changes when a preemption starts or a node's lifetime ends; the
-                // rates follow it then, and once a minute as windows slide.
-                if !fresh.is_empty()
-                    || now_removed != removed
-                    || rates_at.is_none_or(|t| t.elapsed() >= RATES_EVERY)
-                {
-                    removed = now_removed;
-                    rates_at = Some(Instant::now());
-                    let w = w.clone();
-                    tokio::spawn(async move { w.publish_rates().await });
-                }
-                let closed = w.lock().closed_waves(Utc::now());
-                for wave in closed {
-                    tracing::warn!(cluster = %wave.cluster, nodes = wave.nodes.len(), "preemption wave");
-                    if let Some(hook) = w.webhook.clone() {
-                        tokio::spawn(async move { hook.deliver(&wave).await });
+                _ = publish.tick(), if dirty => {
+                    dirty = false;
+                    let now_removed = self.publish();
+                    // The ledger changes when a preemption starts or a node's lifetime
+                    // ends; the rates follow it then, and once a minute as windows slide.
+                    if preemptions > 0 || now_removed != removed {
+                        self.spawn_rates();
+                        (preemptions, removed, rates_at) = (0, now_removed, Some(Instant::now()));
                     }
                 }
-                for need in fresh {
-                    let Some(client) = clients.get(&need.cluster).cloned() else {
-                        continue;
-                    };
-                    let w = w.clone();
-                    let ledger = ledger.clone();
-                    let gone = looks.clone();
-                    tokio::spawn(async move {
-                        let read = pods::on_node(client.clone(), &need.node).await;
-                        let impacts = read
-                            .as_ref()
-                            .map(|v| v.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>())
-                            .map_err(Clone::clone);
-                        if let (Some(l), Ok(p)) = (&ledger, &impacts)
-                            && let Err(e) = l.preempted_pods(&need.uid, p).await
-                        {
-                            tracing::warn!(error = %e, node = %need.node, "could not link pods to the preemption");
+                _ = second.tick() => {
+                    self.lock().expire(Utc::now());
+                    if rates_at.is_none_or(|t| t.elapsed() >= RATES_EVERY) {
+                        rates_at = Some(Instant::now());
+                        self.spawn_rates();
+                    }
+                    let closed = self.lock().closed_waves(Utc::now());
+                    for wave in closed {
+                        tracing::warn!(cluster = %wave.cluster, nodes = wave.nodes.len(), "preemption wave");
+                        if let Some(hook) = self.webhook.clone() {
+                            tokio::spawn(async move { hook.deliver(&wave).await });
                         }
-                        w.lock().set_pods(&need.uid, impacts);
-                        w.publish();
-                        // Then how each pod ended, once the node is gone: this ties pod
-                        // failures (GKE's `Terminated`) to the preemption.
-                        let Ok(held) = read else { return };
-                        match pods::outcomes(client, &need.node, &need.uid, &held, gone).await {
-                            Ok(o) => {
-                                if let Some(l) = &ledger
-                                    && let Err(e) = l.pod_outcomes(&need.uid, &o).await
-                                {
-                                    tracing::warn!(error = %e, node = %need.node, "could not record pod outcomes");
-                                }
-                                w.lock().set_outcomes(&need.uid, &o);
-                                w.publish();
-                            }
-                            Err(e) => {
-                                tracing::warn!(error = %e, node = %need.node, "pod outcomes unknown")
-                            }
-                        }
-                    });
+                    }
+                    // Removed nodes age; undelivered alerts change.
+                    dirty = true;
                 }
             }
-        });
-        (watch, task)
+        }
+    }
+
+    fn spawn_rates(&self) {
+        let w = self.clone();
+        tokio::spawn(async move { w.publish_rates().await });
+    }
+
+    /// Reads the pods of each node that just reached T=0, each in its own task.
+    fn read_pods(&self, fresh: Vec<tracker::NeedsPods>, clients: &HashMap<String, kube::Client>) {
+        for need in fresh {
+            let Some(client) = clients.get(&need.cluster).cloned() else {
+                continue;
+            };
+            let w = self.clone();
+            tokio::spawn(async move { w.pods_of(client, need).await });
+        }
+    }
+
+    /// The pods `need`'s node held at T=0, then how each ended once the node is gone; both
+    /// shown on its card and kept in the ledger.
+    async fn pods_of(&self, client: kube::Client, need: tracker::NeedsPods) {
+        let read = pods::on_node(client.clone(), &need.node).await;
+        let impacts = read
+            .as_ref()
+            .map(|v| v.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>())
+            .map_err(Clone::clone);
+        // The ledger's writes are kept trying in their own task, in order (the outcomes
+        // update the linked rows): the card must not wait for the database, and a database
+        // away at T=0 must not lose the pods.
+        let (outcomes_tx, outcomes_rx) =
+            tokio::sync::oneshot::channel::<Vec<(String, String, String)>>();
+        if let (Some(l), Ok(p)) = (self.ledger.clone(), &impacts) {
+            let (uid, node, pods) = (need.uid.clone(), need.node.clone(), p.clone());
+            tokio::spawn(async move {
+                let link = l.until_written("linking pods to a preemption", || {
+                    l.preempted_pods(&uid, &pods)
+                });
+                if let Err(e) = link.await {
+                    tracing::error!(error = %e, node = %node, "could not link pods to the preemption");
+                    return;
+                }
+                let Ok(o) = outcomes_rx.await else {
+                    return;
+                };
+                let write = l.until_written("recording pod outcomes", || l.pod_outcomes(&uid, &o));
+                if let Err(e) = write.await {
+                    tracing::error!(error = %e, node = %node, "could not record pod outcomes");
+                }
+            });
+        }
+        self.lock().set_pods(&need.uid, impacts);
+        self.publish();
+        // Then how each pod ended, once the node is gone: this ties pod failures (GKE's
+        // `Terminated`) to the preemption.
+        let Ok(held) = read else { return };
+        match pods::outcomes(client, &need.node, &need.uid, &held, &self.hub).await {
+            Ok(o) => {
+                self.lock().set_outcomes(&need.uid, &o);
+                self.publish();
+                let _ = outcomes_tx.send(o);
+            }
+            Err(e) => tracing::warn!(error = %e, node = %need.node, "pod outcomes unknown"),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Tracker> {

@@ -12,7 +12,7 @@ use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
 use super::facts;
-use crate::hub::Observations;
+use crate::hub::Hub;
 
 /// The pods bound to `node`, with their owners' replica counts (active pods of the same
 /// owner in the namespace, found by the template labels they share, never by listing the
@@ -90,8 +90,8 @@ pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<(PodImpact,
 /// Longest wait for a preempted node to leave before its pods' outcomes are read anyway.
 const OUTCOME_WAIT: Duration = Duration::from_secs(15 * 60);
 
-/// Waits until node uid `node_uid` has left the hub's view (`looks`, which already watches
-/// nodes: no polling of the API server; a namesake GKE recreates has another uid), then reads
+/// Waits until node uid `node_uid` has left the hub (which already watches nodes: no polling
+/// of the API server; a namesake GKE recreates has another uid), then reads
 /// how each pod held at T=0 on `node` ended, in one list: `(namespace, name, outcome)`,
 /// outcomes as [`PodImpact::outcome`] describes them.
 ///
@@ -101,18 +101,11 @@ pub async fn outcomes(
     node: &str,
     node_uid: &str,
     pods: &[(PodImpact, String)],
-    mut looks: Observations,
+    hub: &Hub,
 ) -> Result<Vec<(String, String, String)>, String> {
     let gone = async {
-        while looks
-            .borrow_and_update()
-            .nodes
-            .iter()
-            .any(|n| n.key == node_uid)
-        {
-            if looks.changed().await.is_err() {
-                return;
-            }
+        while hub.has_node(node_uid) {
+            tokio::time::sleep(Duration::from_secs(1)).await;
         }
     };
     // Past the wait the outcomes are read anyway (a stale cluster keeps its nodes).

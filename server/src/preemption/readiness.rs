@@ -14,7 +14,7 @@ use chrono::Utc;
 use kube::api::ListParams;
 
 use super::facts;
-use crate::hub::{Hub, Observations};
+use crate::hub::Hub;
 
 /// How long one audit is served before the clusters are listed again: a page refreshing
 /// every few seconds must not list every pod of every cluster each time.
@@ -23,15 +23,15 @@ pub const CACHE_FOR: Duration = Duration::from_secs(15);
 /// The audit and its cache.
 #[derive(Clone)]
 pub struct ReadinessAudit {
-    looks: Observations,
+    hub: Hub,
     clients: Arc<HashMap<String, kube::Client>>,
     cache: Arc<tokio::sync::Mutex<Option<(Instant, Readiness)>>>,
 }
 
 impl ReadinessAudit {
-    pub fn new(looks: Observations, clients: HashMap<String, kube::Client>) -> Self {
+    pub fn new(hub: Hub, clients: HashMap<String, kube::Client>) -> Self {
         Self {
-            looks,
+            hub,
             clients: Arc::new(clients),
             cache: Arc::default(),
         }
@@ -93,7 +93,7 @@ impl ReadinessAudit {
         {
             return r.clone();
         }
-        let inputs = self.looks.borrow().clone();
+        let inputs = self.hub.ledger_inputs();
         let spot_pools: HashSet<(&str, &str)> = inputs
             .pools
             .iter()

@@ -76,77 +76,116 @@ impl Tracker {
         out
     }
 
-    /// One look at the cluster's nodes; returns the nodes that just reached T=0.
+    /// A whole look at the cluster's nodes (at start, and after falling behind the hub's
+    /// facts): nodes not in `nodes` are gone. Returns the nodes that just reached T=0.
     pub fn observe(
         &mut self,
         nodes: &[NodeRow],
         now: DateTime<Utc>,
         metrics: &Metrics,
     ) -> Vec<NeedsPods> {
-        let mut present = std::collections::HashSet::new();
-        let mut fresh = Vec::new();
-        for n in nodes {
-            present.insert(n.key.as_str());
-            let obs = Observation {
-                at: now,
-                notice: n.notice,
-                draining: n.evicted_at.is_some(),
-                gone: false,
-            };
-            let f = self.nodes.entry(n.key.clone()).or_insert_with(|| Followed {
-                row: n.clone(),
-                provider: Provider::parse(&n.provider),
-                history: Vec::new(),
-                pods: None,
-                pods_error: None,
-                counted: false,
-            });
-            f.row = n.clone();
-            let changed = f
-                .history
-                .last()
-                .is_none_or(|l| l.notice != obs.notice || l.draining != obs.draining);
-            if changed {
-                f.history.push(obs);
-            }
-            if n.notice && !f.counted {
-                f.counted = true;
-                fresh.push(NeedsPods {
-                    uid: n.key.clone(),
-                    cluster: n.cluster.clone(),
-                    node: n.name.clone(),
-                });
-                metrics
-                    .preemptions
-                    .get_or_create(&PreemptionLabels {
-                        cluster: n.cluster.clone(),
-                        pool: n.pool.clone().unwrap_or_default(),
-                        zone: n.zone.clone().unwrap_or_default(),
-                        instance_type: n.instance_type.clone().unwrap_or_default(),
-                    })
-                    .inc();
-                self.join_wave(&n.cluster, &n.name, now, metrics);
-            }
+        let present: std::collections::HashSet<&str> =
+            nodes.iter().map(|n| n.key.as_str()).collect();
+        let fresh = nodes
+            .iter()
+            .filter_map(|n| self.node(n, now, metrics))
+            .collect();
+        let gone: Vec<String> = self
+            .nodes
+            .keys()
+            .filter(|k| !present.contains(k.as_str()))
+            .cloned()
+            .collect();
+        for uid in gone {
+            self.gone(&uid, now);
         }
-        // Gone: keep preempted nodes (marked gone) for a while, forget the rest.
-        self.nodes.retain(|uid, f| {
-            if present.contains(uid.as_str()) {
-                return true;
-            }
-            if !f.counted {
-                return false;
-            }
-            if f.history.last().is_none_or(|l| !l.gone) {
-                f.history.push(Observation {
-                    at: now,
-                    notice: false,
-                    draining: false,
-                    gone: true,
-                });
-            }
-            f.history.last().is_some_and(|l| now - l.at < KEEP_REMOVED)
-        });
+        self.expire(now);
         fresh
+    }
+
+    /// A node as the hub now has it. Returns it when it just reached T=0 (its pods should
+    /// be read now).
+    pub fn node(
+        &mut self,
+        n: &NodeRow,
+        now: DateTime<Utc>,
+        metrics: &Metrics,
+    ) -> Option<NeedsPods> {
+        let obs = Observation {
+            at: now,
+            notice: n.notice,
+            draining: n.evicted_at.is_some(),
+            gone: false,
+        };
+        let f = self.nodes.entry(n.key.clone()).or_insert_with(|| Followed {
+            row: n.clone(),
+            provider: Provider::parse(&n.provider),
+            history: Vec::new(),
+            pods: None,
+            pods_error: None,
+            counted: false,
+        });
+        f.row = n.clone();
+        let changed = f
+            .history
+            .last()
+            .is_none_or(|l| l.notice != obs.notice || l.draining != obs.draining);
+        if changed {
+            f.history.push(obs);
+        }
+        if !n.notice || f.counted {
+            return None;
+        }
+        f.counted = true;
+        metrics
+            .preemptions
+            .get_or_create(&PreemptionLabels {
+                cluster: n.cluster.clone(),
+                pool: n.pool.clone().unwrap_or_default(),
+                zone: n.zone.clone().unwrap_or_default(),
+                instance_type: n.instance_type.clone().unwrap_or_default(),
+            })
+            .inc();
+        self.join_wave(&n.cluster, &n.name, now, metrics);
+        Some(NeedsPods {
+            uid: n.key.clone(),
+            cluster: n.cluster.clone(),
+            node: n.name.clone(),
+        })
+    }
+
+    /// Node `uid` left the cluster: a preempted node is kept, marked gone, for
+    /// [`KEEP_REMOVED`]; any other is forgotten.
+    pub fn gone(&mut self, uid: &str, now: DateTime<Utc>) {
+        let Some(f) = self.nodes.get_mut(uid) else {
+            return;
+        };
+        if !f.counted {
+            self.nodes.remove(uid);
+            return;
+        }
+        if f.history.last().is_none_or(|l| !l.gone) {
+            f.history.push(Observation {
+                at: now,
+                notice: false,
+                draining: false,
+                gone: true,
+            });
+        }
+    }
+
+    /// Whether node `uid` has a preemption this tracker shows.
+    pub fn follows_preemption(&self, uid: &str) -> bool {
+        self.nodes.get(uid).is_some_and(|f| f.counted)
+    }
+
+    /// Forgets preempted nodes removed more than [`KEEP_REMOVED`] ago.
+    pub fn expire(&mut self, now: DateTime<Utc>) {
+        self.nodes.retain(|_, f| {
+            f.history
+                .last()
+                .is_none_or(|l| !l.gone || now - l.at < KEEP_REMOVED)
+        });
     }
 
     fn join_wave(&mut self, cluster: &str, node: &str, now: DateTime<Utc>, metrics: &Metrics) {

@@ -374,7 +374,7 @@ async fn revisions_of_another_process_get_a_snapshot_never_a_replay() {
     let got: app::model::Snapshot = serde_json::from_str(&data).unwrap();
     assert_eq!(got.epoch, epoch);
     println!(
-        "FAULT|R7|a tab resumes with another process's revision|1|1|0|0|0|0|0|snapshot sent, never that process's deltas"
+        "FAULT|R7|a tab resumes with another process's revision|1|1|0|0|0|0|0|–|snapshot sent, never that process's deltas"
     );
     // Without an epoch (an old tab) likewise.
     let bare = format!("{}/api/v1/stream?since={}", d.base, snap.rev);
@@ -466,6 +466,6 @@ async fn malformed_nodes_pods_and_events_are_skipped_and_the_rest_keep_updating(
     assert!(relisted.iter().any(|n| n.name == "good-after"));
     assert!(!relisted.iter().any(|n| n.name == "bad-node"));
     println!(
-        "FAULT|R5|a Node, Pod and Event that do not decode|1|1|0|0|0|0|0|skipped with a log line; cluster live; a fresh list still works"
+        "FAULT|R5|a Node, Pod and Event that do not decode|1|1|0|0|0|0|0|–|skipped with a log line; cluster live; a fresh list still works"
     );
 }

@@ -52,14 +52,14 @@ fn by_uid<'a>(rows: &'a [Value], uid: &str) -> Option<&'a Value> {
     rows.iter().find(|r| r["uid"] == uid)
 }
 
-/// One CKS zone with the behaviour model at speed 600 (T+7 min is 0.7 s), its kubeconfig
-/// written to `kubeconfig`.
-async fn playing_cluster(kubeconfig: &std::path::Path, seed: u64) -> EmbeddedCluster {
+/// One CKS zone with the behaviour model at `speed` (at 600, T+7 min is 0.7 s), its
+/// kubeconfig written to `kubeconfig`.
+async fn playing_cluster(kubeconfig: &std::path::Path, seed: u64, speed: f64) -> EmbeddedCluster {
     EmbeddedCluster::start(EmbeddedOptions {
         zones: vec![ZONE.into()],
         fleets: vec![],
         seed,
-        speed: 600.0,
+        speed,
         extra_nodes: 0,
         pods_per_node: 2,
         simulate: true,
@@ -72,7 +72,7 @@ async fn playing_cluster(kubeconfig: &std::path::Path, seed: u64) -> EmbeddedClu
 async fn plays_and_survives_a_restart(database_url: &str) {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    let cluster = playing_cluster(&kubeconfig, 11).await;
+    let cluster = playing_cluster(&kubeconfig, 11, 600.0).await;
     let nodes = Api::<Node>::all(cluster.admin_client(ZONE).unwrap());
 
     let (first, stop) = dashboard(&kubeconfig, database_url).await;
@@ -186,6 +186,84 @@ async fn postgres_ledger_records_the_cluster_and_survives_a_restart() {
     plays_and_survives_a_restart(&fresh_postgres().await).await;
 }
 
+/// R10: the embedded cluster's clusters have the same names every run. A run takes neither
+/// another run's open nodes for its own leftovers nor ends a run that still beats; a run
+/// whose heartbeat stopped has its nodes ended at that heartbeat, once.
+async fn runs_keep_to_their_own_nodes(url: &str) {
+    use app::model::Lifetime;
+    use server::ledger::Ledger;
+    let cluster = "spotboard-us-east-04a";
+    let now = chrono::Utc::now();
+    let node = |uid: &str| Lifetime {
+        uid: uid.into(),
+        cluster: cluster.into(),
+        node: uid.into(),
+        capacity_type: "spot".into(),
+        started_at: now - chrono::Duration::hours(2),
+        ..Default::default()
+    };
+    let died_at = now - chrono::Duration::minutes(5);
+    // Each run's ledger is dropped before the next opens: one SQLite owner at a time.
+    {
+        let dead = Ledger::open(url)
+            .await
+            .unwrap()
+            .with_identity("embedded-dead");
+        dead.started(&node("dead-1")).await.unwrap();
+        dead.beat(died_at).await.unwrap();
+    }
+    {
+        let live = Ledger::open(url)
+            .await
+            .unwrap()
+            .with_identity("embedded-live");
+        live.started(&node("live-1")).await.unwrap();
+        live.beat(now).await.unwrap();
+    }
+    let this = Ledger::open(url)
+        .await
+        .unwrap()
+        .with_identity("embedded-this");
+    this.started(&node("this-1")).await.unwrap();
+    assert_eq!(
+        this.open_uids(cluster).await.unwrap(),
+        vec!["this-1".to_string()]
+    );
+    assert_eq!(this.end_abandoned(cluster, now).await.unwrap(), 1);
+    assert_eq!(this.end_abandoned(cluster, now).await.unwrap(), 0, "once");
+    let rows = this
+        .between(now - chrono::Duration::days(1), now)
+        .await
+        .unwrap();
+    let ended = |uid: &str| rows.iter().find(|l| l.uid == uid).unwrap().ended_at;
+    assert_eq!(
+        ended("dead-1").map(|t| t.timestamp()),
+        Some(died_at.timestamp()),
+        "a run that stopped beating ends at its last heartbeat"
+    );
+    assert_eq!(
+        ended("live-1"),
+        None,
+        "a run that still beats is left alone"
+    );
+    assert_eq!(ended("this-1"), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_runs_keep_to_their_own_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    runs_keep_to_their_own_nodes(&format!(
+        "sqlite://{}",
+        dir.path().join("ledger.sqlite").display()
+    ))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_runs_keep_to_their_own_nodes() {
+    runs_keep_to_their_own_nodes(&fresh_postgres().await).await;
+}
+
 /// A fresh PostgreSQL database on the test server, so earlier runs' rows cannot mix in;
 /// returns its URL.
 async fn fresh_postgres() -> String {
@@ -277,7 +355,9 @@ async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
 
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    let cluster = playing_cluster(&kubeconfig, 12).await;
+    // Speed 60: the notice window lasts 7 s, so the preemption tracker (which looks once a
+    // second) reads the victim's pods while it still holds them.
+    let cluster = playing_cluster(&kubeconfig, 12, 60.0).await;
     let nodes = Api::<Node>::all(cluster.admin_client(ZONE).unwrap());
     let (running, _stop) = dashboard(&kubeconfig, &url).await;
     let base = format!("http://{}", running.addr);
@@ -314,7 +394,15 @@ async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
     )
     .await;
     assert_eq!(readyz.0, 200, "live data still serves: {}", readyz.1);
-    // Meanwhile a node is preempted and gone.
+    // Meanwhile a node is preempted and gone; the pods it held at T=0 are linked to its
+    // preemption once the database is back.
+    let held = Api::<k8s_openapi::api::core::v1::Pod>::all(cluster.admin_client(ZONE).unwrap())
+        .list(&ListParams::default().fields(&format!("spec.nodeName={victim}")))
+        .await
+        .unwrap()
+        .items
+        .len();
+    assert!(held > 0, "the victim runs pods");
     common::sim::preempt(&nodes, &victim).await;
     common::sim::gone(&nodes, &victim, Duration::from_secs(15)).await;
     let started = std::time::Instant::now();
@@ -352,8 +440,28 @@ async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
     uids.sort();
     uids.dedup();
     assert_eq!(uids.len(), all, "no lifetime twice");
+    let linked = eventually(
+        Duration::from_secs(30),
+        "the pods it held linked to the preemption",
+        || async {
+            let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&db_url)
+                .await
+                .ok()?;
+            let n: i64 = sqlx::Row::get(
+                &sqlx::query("SELECT COUNT(*) FROM preemption_pods WHERE node_uid = $1")
+                    .bind(&victim_uid)
+                    .fetch_one(&mut conn)
+                    .await
+                    .ok()?,
+                0,
+            );
+            (n as usize == held).then_some(n)
+        },
+    )
+    .await;
+    assert_eq!(linked as usize, held);
     println!(
-        "FAULT|R6|PostgreSQL away mid-run, a node preempted meanwhile|1|1|{}|{}|0|0|0|/api/v1/pools in {pools_ms} ms meanwhile; savings 503 \"ledger unavailable since\"",
+        "FAULT|R6|PostgreSQL away mid-run, a node preempted meanwhile|1|1|{}|{}|0|0|0|–|/api/v1/pools in {pools_ms} ms meanwhile; savings 503 \"ledger unavailable since\"",
         restored.elapsed().as_millis(),
         restored.elapsed().as_millis()
     );

@@ -5,6 +5,18 @@
 //! cluster's own tests are in `server/embedded/tests/it`.
 
 mod common;
+// The bench's churn and stream reader, so R4 measures the other viewers' latency the way the
+// bench does.
+#[allow(dead_code)]
+#[path = "../../src/bin/spotboard-bench"]
+mod bench {
+    pub mod churn;
+    pub mod sse;
+}
+
+/// Every allocation is counted, so a fault test can read the process's live heap (R4).
+#[global_allocator]
+static HEAP: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
 
 mod capacity;
 mod crd;

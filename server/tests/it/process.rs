@@ -59,7 +59,8 @@ async fn heartbeat(ledger: &Path) -> Option<i64> {
     let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url)
         .await
         .ok()?;
-    let row = sqlx::query("SELECT value FROM ledger_meta WHERE key = 'heartbeat'")
+    // The embedded cluster's run beats under its own key (`heartbeat:<run id>`).
+    let row = sqlx::query("SELECT MAX(value) FROM ledger_meta WHERE key LIKE 'heartbeat%'")
         .fetch_optional(&mut conn)
         .await
         .ok()??;
@@ -135,10 +136,10 @@ async fn one_process_per_ledger_and_sigterm_ends_streams_and_writes_the_heartbea
     }
     let beat = heartbeat(&ledger).await.expect("a heartbeat in the ledger");
     println!(
-        "FAULT|R8|SIGTERM with 20 streams open|1|1|{exit_ms}|{exit_ms}|0|0|0|20/20 streams ended cleanly, heartbeat written"
+        "FAULT|R8|SIGTERM with 20 streams open|1|1|{exit_ms}|{exit_ms}|0|0|0|–|20/20 streams ended cleanly, heartbeat written"
     );
     println!(
-        "FAULT|R10|a second process on the same SQLite ledger|1|1|0|0|0|0|0|refused: {}",
+        "FAULT|R10|a second process on the same SQLite ledger|1|1|0|0|0|0|0|–|refused: {}",
         why.lines()
             .last()
             .unwrap_or_default()

@@ -310,7 +310,7 @@ async fn hostile_payloads_never_get_a_server_error() {
         .await;
     let server_errors: Vec<&(u16, String)> = statuses.iter().filter(|(s, _)| *s >= 500).collect();
     println!(
-        "FAULT|S4|10,000 random and mutated requests|{}|{}|0|0|0|0|{}|nothing created",
+        "FAULT|S4|10,000 random and mutated requests|{}|{}|0|0|0|0|{}|–|nothing created",
         statuses.len(),
         statuses.len() - server_errors.len(),
         server_errors.len()
@@ -389,4 +389,96 @@ async fn slow_headers_are_cut_off_and_others_are_served() {
     );
     // A figure, not a timed assertion (the target is under 1 s on an idle machine).
     println!("S5: slowest answer to others while 50 clients dripped headers: {slowest:?}");
+}
+
+/// The soft limit on open files, from `/proc/self/limits` (1,024 when unreadable).
+fn open_files_limit() -> usize {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(3)?.parse().ok())
+        })
+        .unwrap_or(1024)
+}
+
+/// Whether the server closed `s` within `limit` (a read sees the end or a reset).
+async fn closed_within(s: &mut tokio::net::TcpStream, limit: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 64];
+    matches!(
+        tokio::time::timeout(limit, s.read(&mut buf)).await,
+        Ok(Ok(0)) | Ok(Err(_))
+    )
+}
+
+/// S5: thousands of idle connections. Others are answered meanwhile, the idle ones are
+/// closed after the idle timeout, and a connection past `--max-connections` is closed at
+/// once instead of taking a file descriptor the watches need.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed_and_capped() {
+    // Both ends live in this process: two descriptors per connection.
+    let n = 5_000.min(open_files_limit().saturating_sub(600) / 2);
+    let cap = n + 50;
+    let d = common::start_with(&[ZONE], 60.0, |a| a.max_connections = cap).await;
+    let mut idle = Vec::with_capacity(n);
+    for _ in 0..n {
+        idle.push(
+            tokio::net::TcpStream::connect(d.running.addr)
+                .await
+                .unwrap(),
+        );
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut slowest = Duration::ZERO;
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let r = reqwest::get(format!("{}/api/v1/pools", d.base))
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        slowest = slowest.max(t.elapsed());
+    }
+    let mut extra = Vec::new();
+    for _ in 0..200 {
+        extra.push(
+            tokio::net::TcpStream::connect(d.running.addr)
+                .await
+                .unwrap(),
+        );
+    }
+    let mut refused = 0;
+    for s in &mut extra {
+        if closed_within(s, Duration::from_millis(200)).await {
+            refused += 1;
+        }
+    }
+    drop(extra);
+    let started = std::time::Instant::now();
+    tokio::time::sleep(server::http::HEADER_READ_TIMEOUT + Duration::from_secs(2)).await;
+    let mut closed = 0;
+    for s in idle.iter_mut().take(200) {
+        if closed_within(s, Duration::from_millis(50)).await {
+            closed += 1;
+        }
+    }
+    let r = reqwest::get(format!("{}/api/v1/pools", d.base))
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200, "served again after the flood");
+    println!(
+        "FAULT|S5|{n} idle connections, 200 more past --max-connections {cap}|1|1|{}|{}|0|0|0|–|others answered in {} ms at most; {refused} of 200 past the limit closed at once; {closed} of 200 idle closed after the idle timeout",
+        started.elapsed().as_millis(),
+        started.elapsed().as_millis(),
+        slowest.as_millis()
+    );
+    assert!(
+        (100..=200).contains(&refused),
+        "connections past the limit are closed at once: {refused} of 200"
+    );
+    assert_eq!(
+        closed, 200,
+        "idle connections are closed after the idle timeout"
+    );
 }

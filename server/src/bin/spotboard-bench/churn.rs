@@ -74,10 +74,13 @@ pub async fn biggest_pool(base: &str) -> Res<(String, String, Vec<(String, Strin
     Ok((cluster, pool, nodes))
 }
 
-/// Cordons and uncordons nodes round-robin at `rate` per second for `length`.
+/// Cordons and uncordons nodes round-robin at `rate` per second for `length`. `cordoned`
+/// holds each node's value by uid across runs (empty: every node starts schedulable), so each
+/// patch really changes the node.
 pub async fn run(
     client: &Client,
     nodes: &[(String, String)],
+    cordoned: &mut HashMap<String, bool>,
     rate: u32,
     length: Duration,
 ) -> Res<Vec<Sent>> {
@@ -85,12 +88,11 @@ pub async fn run(
     let total = (rate as u64 * length.as_secs()) as usize;
     let start = Instant::now();
     let period = Duration::from_secs_f64(1.0 / rate as f64);
-    let mut state: HashMap<&str, bool> = HashMap::new();
     let mut plan = Vec::with_capacity(total);
     for i in 0..total {
         let (uid, name) = &nodes[i % nodes.len()];
-        let next = !state.get(uid.as_str()).copied().unwrap_or(false);
-        state.insert(uid, next);
+        let next = !cordoned.get(uid).copied().unwrap_or(false);
+        cordoned.insert(uid.clone(), next);
         plan.push((i, uid.clone(), name.clone(), next));
     }
     let sent: Vec<Option<Sent>> = futures::stream::iter(plan)

@@ -104,7 +104,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     pools_stream.reset();
     pool_stream.reset();
 
-    let sent = churn::run(&admin, &nodes, args.rate, Duration::from_secs(args.seconds)).await?;
+    let sent = churn::run(
+        &admin,
+        &nodes,
+        &mut Default::default(),
+        args.rate,
+        Duration::from_secs(args.seconds),
+    )
+    .await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let changes = sent.len() as f64;
     println!("node changes sent: {} in {} s", sent.len(), args.seconds);
