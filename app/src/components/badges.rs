@@ -34,8 +34,8 @@ pub fn ConditionBadge(cond: ConditionView) -> impl IntoView {
     );
     let class = format!("badge cond sev-{}", cond.severity.as_str());
     view! {
-        <span class=class title=title.clone() aria-label=title tabindex="0" data-type=cond.type_.clone()>
-            <span class="cond-type">{short_type(&cond.type_)}</span>
+        <span class=class title=title.clone() aria-label=title tabindex="0" data-type=cond.type_.as_str().to_string()>
+            <span class="cond-type">{short_type(cond.type_.as_str())}</span>
             <span class="cond-reason">{reason}</span>
         </span>
     }

@@ -140,11 +140,14 @@ impl PoolQuery {
             .as_ref()
             .is_none_or(|z| row.zone.as_deref().unwrap_or(&row.cluster) == z);
         let class_ok = self.class.as_ref().is_none_or(|c| &row.compute_class == c)
-            && self.provider.as_ref().is_none_or(|v| &row.provider == v)
+            && self
+                .provider
+                .as_ref()
+                .is_none_or(|v| row.provider.as_str() == v)
             && self
                 .capacity
                 .as_ref()
-                .is_none_or(|v| &row.capacity_type == v);
+                .is_none_or(|v| row.capacity_type.as_str() == v);
         let type_ok = self
             .instance_type
             .as_ref()
@@ -162,8 +165,8 @@ impl PoolQuery {
         let primary = match self.sort {
             SortKey::Name => a.name.cmp(&b.name),
             SortKey::Cluster => a.cluster.cmp(&b.cluster),
-            SortKey::Provider => a.provider.cmp(&b.provider),
-            SortKey::CapacityType => a.capacity_type.cmp(&b.capacity_type),
+            SortKey::Provider => a.provider.as_str().cmp(b.provider.as_str()),
+            SortKey::CapacityType => a.capacity_type.as_str().cmp(b.capacity_type.as_str()),
             SortKey::InstanceType => a.instance_type.cmp(&b.instance_type),
             SortKey::ComputeClass => a.compute_class.cmp(&b.compute_class),
             SortKey::Target => a.target_nodes.cmp(&b.target_nodes),

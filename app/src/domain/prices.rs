@@ -173,8 +173,9 @@ impl PriceCatalog {
         let price_of = |e: &PriceEntry| match capacity {
             CapacityType::Spot => e.spot_usd_h,
             CapacityType::OnDemand => e.on_demand_usd_h,
-            // Reserved capacity is billed by contract; no public price applies.
-            CapacityType::Reserved | CapacityType::Unknown => None,
+            // Reserved capacity is billed by contract; no public price applies (and a
+            // mixed pool's nodes are priced one by one).
+            CapacityType::Reserved | CapacityType::Mixed | CapacityType::Unknown => None,
         };
         let base = self
             .matching(cluster, zone, instance_type)

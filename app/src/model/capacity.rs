@@ -22,6 +22,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::domain::preemption::CapacityType;
+
 /// A capacity feed document (see the module docs for the format).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -43,8 +45,8 @@ pub struct CapacityFeed {
 pub struct FeedEntry {
     pub zone: String,
     pub instance_type: String,
-    /// `spot` or `on-demand`.
-    pub capacity_type: String,
+    /// `spot` or `on-demand` (anything else reads as `unknown` and is not used).
+    pub capacity_type: CapacityType,
     /// Nodes the zone could hand out now.
     pub available_nodes: u32,
     #[serde(default)]

@@ -3,6 +3,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::domain::preemption::CapacityType;
+
 use crate::domain::preemption::timeline::{GraceFit, Timeline};
 
 /// A pod on a preempted node at T=0: the blast radius.
@@ -55,7 +57,7 @@ pub struct PreemptionView {
     pub pool: Option<String>,
     pub zone: Option<String>,
     pub instance_type: Option<String>,
-    pub capacity_type: String,
+    pub capacity_type: CapacityType,
     pub timeline: Timeline,
     /// Pods on the node at T=0; `None` while they are being read.
     pub pods: Option<Vec<PodImpact>>,

@@ -3,6 +3,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::domain::preemption::Provider;
+
 /// One readiness check. Each says why it matters in [`Check::why`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -96,7 +98,7 @@ pub struct PoolReadiness {
     pub cluster: String,
     pub pool: String,
     /// `cks`, `gke` or `karpenter`.
-    pub provider: String,
+    pub provider: Provider,
     /// Spot nodes of the pool audited.
     pub nodes: u32,
     /// Pods audited (DaemonSet pods and finished pods are not).

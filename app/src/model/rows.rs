@@ -3,6 +3,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::domain::preemption::{CapacityType, Provider};
+use crate::nodepool::ConditionType;
+
 /// How healthy the watch of one cluster is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -89,9 +92,9 @@ impl Severity {
 /// One NodePool condition, ready to show.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConditionView {
-    /// Condition type, e.g. `Capacity`.
+    /// Condition type, e.g. `Capacity` (GKE and Karpenter pools: `Ready`, kept as `Other`).
     #[serde(rename = "type")]
-    pub type_: String,
+    pub type_: ConditionType,
     /// `True`, `False`, `Unknown`, or absent (empty) when the pool does not report it.
     pub status: String,
     #[serde(default)]
@@ -113,12 +116,12 @@ pub struct PoolRow {
     /// `cks` for CoreWeave NodePools, `gke` for GKE node pools (nodes grouped by
     /// `cloud.google.com/gke-nodepool`), `karpenter` for Karpenter NodePools (nodes grouped by
     /// `karpenter.sh/nodepool`).
-    pub provider: String,
+    pub provider: Provider,
     /// `spot`, `on-demand`, `reserved`, `mixed` (nodes of several types) or `unknown`. CKS:
     /// from `computeClass` (`default` pools run reserved or on-demand capacity and show as
     /// `on-demand`); GKE and Karpenter: from the nodes' labels.
     #[serde(default)]
-    pub capacity_type: String,
+    pub capacity_type: CapacityType,
     pub cluster: String,
     #[serde(default)]
     pub zone: Option<String>,
@@ -241,13 +244,21 @@ pub struct NodeRow {
     pub created: Option<DateTime<Utc>>,
     /// `cks`, `gke`, `karpenter` or `unknown`, from the node's labels.
     #[serde(default)]
-    pub provider: String,
+    pub provider: Provider,
     /// `spot`, `on-demand`, `reserved` or `unknown` (CKS: from the pool's computeClass).
     #[serde(default)]
-    pub capacity_type: String,
+    pub capacity_type: CapacityType,
     /// The provider's preemption notice is on the node.
     #[serde(default)]
     pub notice: bool,
+}
+
+crate::open_enum! {
+    /// A Kubernetes Event's `type` (Kubernetes API reference: Event v1).
+    EventType, default = Normal {
+        Normal = "Normal",
+        Warning = "Warning",
+    }
 }
 
 /// One Kubernetes Event about a NodePool or a Node. Keyed by the Event's uid.
@@ -260,8 +271,8 @@ pub struct EventRow {
     pub pool: Option<String>,
     /// `Kind/name` of the involved object.
     pub object: String,
-    /// `Normal` or `Warning`.
-    pub type_: String,
+    /// `Normal` or `Warning` (an unknown type is kept verbatim).
+    pub type_: EventType,
     pub reason: String,
     pub message: String,
     pub count: i32,

@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use crate::domain::preemption::CapacityType;
+
 /// One node's life as the ledger recorded it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Lifetime {
@@ -16,7 +18,7 @@ pub struct Lifetime {
     pub zone: Option<String>,
     /// `spot`, `on-demand` or `unknown` (from the pool's computeClass; `default` counts as
     /// on-demand).
-    pub capacity_type: String,
+    pub capacity_type: CapacityType,
     /// GPUs per node (catalog).
     pub gpus: u32,
     /// The node's creationTimestamp.
@@ -82,7 +84,7 @@ pub struct PricedLine {
     pub uid: String,
     pub node: String,
     pub cluster: String,
-    pub capacity_type: String,
+    pub capacity_type: CapacityType,
     pub instance_type: Option<String>,
     /// Hours of the lifetime inside the range.
     pub hours: Decimal,

@@ -159,8 +159,8 @@ where
     view! {
         <form class="filters" role="search" on:submit=|ev| ev.prevent_default()>
             {select("Zone", "zone", |q| q.zone.clone(), |q, v| q.zone = v, |r| r.zone.clone().unwrap_or_else(|| r.cluster.clone()))}
-            {select("Provider", "provider", |q| q.provider.clone(), |q, v| q.provider = v, |r| r.provider.clone())}
-            {select("Capacity type", "capacity", |q| q.capacity.clone(), |q, v| q.capacity = v, |r| r.capacity_type.clone())}
+            {select("Provider", "provider", |q| q.provider.clone(), |q, v| q.provider = v, |r| r.provider.to_string())}
+            {select("Capacity type", "capacity", |q| q.capacity.clone(), |q, v| q.capacity = v, |r| r.capacity_type.to_string())}
             {select("computeClass", "class", |q| q.class.clone(), |q, v| q.class = v, |r| r.compute_class.clone())}
             {select("Instance type", "type", |q| q.instance_type.clone(), |q, v| q.instance_type = v, |r| r.instance_type.clone())}
             <label class="check">
@@ -306,9 +306,9 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
                 {move || row.with(|r| r.cluster.clone())}
                 <span class="muted">{move || row.with(|r| r.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default())}</span>
             </td>
-            <td data-col="provider">{move || row.with(|r| r.provider.clone())}</td>
+            <td data-col="provider">{move || row.with(|r| r.provider.to_string())}</td>
             <td data-col="capacity">
-                <span class=move || row.with(|r| format!("badge cap-{}", r.capacity_type))>{move || row.with(|r| r.capacity_type.clone())}</span>
+                <span class=move || row.with(|r| format!("badge cap-{}", r.capacity_type))>{move || row.with(|r| r.capacity_type.to_string())}</span>
             </td>
             <td>
                 <code>{move || row.with(|r| r.instance_type.clone())}</code>
@@ -329,7 +329,7 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
             </td>
             <td class="conds"><div class="cond-list">
                 {move || row.with(|r| r.conditions.iter().cloned().map(|c| view! { <ConditionBadge cond=c /> }).collect_view())}
-                {move || row.with(|r| (r.provider != "cks").then(|| view! {
+                {move || row.with(|r| (r.provider != crate::domain::preemption::Provider::Cks).then(|| view! {
                     <span class="muted small" title="GKE and Karpenter pools are read from their nodes' labels; the five conditions are CoreWeave's">"from node labels"</span>
                 }))}
                 {move || row.with(|r| (r.nodes_preempting > 0).then(|| {

@@ -72,11 +72,11 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
                 " "
                 {move || row.with(|r| (!r.compute_class.is_empty()).then(|| r.compute_class.clone())).map(|class| view! { <ClassBadge class /> })}
                 " "
-                <span class=move || row.with(|r| format!("badge cap-{}", r.capacity_type))>{move || row.with(|r| r.capacity_type.clone())}</span>
+                <span class=move || row.with(|r| format!("badge cap-{}", r.capacity_type))>{move || row.with(|r| r.capacity_type.to_string())}</span>
             </h1>
             <p class="muted">
                 <code>{move || row.with(|r| r.instance_type.clone())}</code>
-                " · " {move || row.with(|r| r.provider.clone())}
+                " · " {move || row.with(|r| r.provider.to_string())}
                 " · " {move || row.with(|r| r.cluster.clone())}
                 {move || row.with(|r| r.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default())}
                 " · created " {move || stamp(row.with(|r| r.created))}
@@ -102,8 +102,8 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
                 </section>
             })
         }}
-        {move || row.with(|r| (r.provider != "cks").then(|| view! {
-            <p class="hint">"This pool is read from its nodes' labels (" {r.provider.clone()} "): targets, queues and the five \
+        {move || row.with(|r| (r.provider != crate::domain::preemption::Provider::Cks).then(|| view! {
+            <p class="hint">"This pool is read from its nodes' labels (" {r.provider.to_string()} "): targets, queues and the five \
               conditions are CoreWeave NodePool fields and do not apply."</p>
         }))}
         <section>
@@ -112,7 +112,7 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
                 <thead><tr><th scope="col">"Type"</th><th scope="col">"Status"</th><th scope="col">"Reason"</th><th scope="col">"Message"</th><th scope="col">"Last transition"</th></tr></thead>
                 <tbody>
                     {move || row.with(|r| r.conditions.clone()).into_iter().map(|c| view! {
-                        <tr data-condition=c.type_.clone()>
+                        <tr data-condition=c.type_.as_str().to_string()>
                             <th scope="row"><ConditionBadge cond=c.clone() /></th>
                             <td>{if c.status.is_empty() { "not reported".to_string() } else { c.status.clone() }}</td>
                             <td>{c.reason.clone()}</td>
@@ -128,7 +128,7 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
         // Read once: a row's cluster and name never change, and the sections poll on their own.
         {
             let (cluster, name, spot) = row
-                .with_untracked(|r| (r.cluster.clone(), r.name.clone(), r.capacity_type == "spot"));
+                .with_untracked(|r| (r.cluster.clone(), r.name.clone(), r.capacity_type == crate::domain::preemption::CapacityType::Spot));
             view! {
                 <super::preemptions::PoolPreemptions cluster=cluster.clone() name=name.clone() />
                 {spot.then(|| view! { <super::preemptions::ReadinessSection only=(cluster, name) /> })}

@@ -15,7 +15,7 @@ pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {
         row.with(|r| {
             let d = &r.detail;
             // GKE and Karpenter pools have none of the NodePool fields below.
-            if r.provider != "cks" {
+            if r.provider != crate::domain::preemption::Provider::Cks {
                 return d
                     .provider_spec
                     .iter()
@@ -197,9 +197,9 @@ pub fn EventList(row: RwSignal<PoolRow>) -> impl IntoView {
                     <thead><tr><th scope="col">"Last seen"</th><th scope="col">"Type"</th><th scope="col">"Reason"</th><th scope="col">"Object"</th><th scope="col">"Message"</th></tr></thead>
                     <tbody>
                         <For each=move || events.get() key=|e| (e.key.clone(), e.count) let:e>
-                            <tr class=format!("ev-{}", e.type_.to_lowercase())>
+                            <tr class=format!("ev-{}", e.type_.as_str().to_lowercase())>
                                 <td title=stamp(e.last_seen)>{move || age(e.last_seen, now.get())}</td>
-                                <td>{e.type_.clone()}</td>
+                                <td>{e.type_.to_string()}</td>
                                 <td>{e.reason.clone()}</td>
                                 <td><code>{e.object.clone()}</code></td>
                                 <td>{e.message.clone()}{(e.count > 1).then(|| format!(" (×{})", e.count))}</td>

@@ -23,7 +23,11 @@ impl FulfilTracker {
     pub fn observe(&mut self, pools: &[PoolRow]) {
         for p in pools {
             let Some(zone) = &p.zone else { continue };
-            let Some(at_target) = p.conditions.iter().find(|c| c.type_ == "AtTarget") else {
+            let Some(at_target) = p
+                .conditions
+                .iter()
+                .find(|c| c.type_ == app::nodepool::ConditionType::AtTarget)
+            else {
                 continue;
             };
             let Some(t) = at_target.last_transition else {

@@ -168,7 +168,7 @@ pub async fn ledger_csv(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuer
             l.pool.unwrap_or_default(),
             l.instance_type.unwrap_or_default(),
             l.zone.unwrap_or_default(),
-            l.capacity_type,
+            l.capacity_type.to_string(),
             l.gpus.to_string(),
             l.started_at.to_rfc3339(),
             t(l.ended_at),

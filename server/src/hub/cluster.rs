@@ -425,7 +425,7 @@ impl ClusterData {
         let pods = self.pods_per_node.get(&rec.name).copied().unwrap_or(0);
         let mut row = projection::node_row(cluster, rec, pods);
         row.notice = self.notice_of(rec);
-        row.capacity_type = self.capacity_of(rec).as_str().to_string();
+        row.capacity_type = self.capacity_of(rec);
         Some(row)
     }
 

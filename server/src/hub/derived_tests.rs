@@ -23,7 +23,7 @@ fn preemption(uid: &str, pool: &str, removed: bool) -> PreemptionView {
         pool: Some(pool.into()),
         zone: None,
         instance_type: None,
-        capacity_type: "spot".into(),
+        capacity_type: app::domain::preemption::CapacityType::Spot,
         timeline: Timeline {
             provider: Provider::Cks,
             t0,

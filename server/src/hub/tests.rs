@@ -345,7 +345,10 @@ fn a_nodes_capacity_type_and_notice_are_derived_once_in_its_row() {
     let snap = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
     let row = |k: &str| snap.nodes.iter().find(|n| n.key == k).unwrap().clone();
     // A CKS node has no capacity-type label: its NodePool's computeClass says spot.
-    assert_eq!(row("n1").capacity_type, "spot");
+    assert_eq!(
+        row("n1").capacity_type,
+        app::domain::preemption::CapacityType::Spot
+    );
     assert!(!row("n1").notice);
     // A drain under way is still the notice window, for the row, the pool count and the
     // ledger alike.

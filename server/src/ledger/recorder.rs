@@ -89,7 +89,7 @@ pub fn lifetime(n: &NodeRow, now: DateTime<Utc>) -> Lifetime {
         pool: n.pool.clone(),
         instance_type: n.instance_type.clone(),
         zone: n.zone.clone(),
-        capacity_type: n.capacity_type.clone(),
+        capacity_type: n.capacity_type,
         gpus: n
             .instance_type
             .as_deref()
@@ -354,7 +354,7 @@ mod tests {
             cluster: CLUSTER.into(),
             name: name.into(),
             pool: Some("spot-a".into()),
-            capacity_type: "spot".into(),
+            capacity_type: app::domain::preemption::CapacityType::Spot,
             notice,
             ..Default::default()
         }

@@ -2,6 +2,7 @@
 //! (`--database-url postgres://…`), through sqlx's `Any` driver with one schema
 //! (`server/migrations`). Times are stored as Unix seconds.
 
+use app::domain::preemption::CapacityType;
 use app::model::{Lifetime, PodHit, PodImpact};
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::{AnyPool, Row, any::AnyPoolOptions};
@@ -119,7 +120,7 @@ fn lifetime(r: &sqlx::any::AnyRow) -> Lifetime {
         pool: r.get(3),
         instance_type: r.get(4),
         zone: r.get(5),
-        capacity_type: r.get(6),
+        capacity_type: CapacityType::parse(&r.get::<String, _>(6)),
         gpus: u32::try_from(r.get::<i64, _>(7)).unwrap_or(0),
         started_at: time(r.get(8)),
         ended_at: r.get::<Option<i64>, _>(9).map(time),
@@ -289,7 +290,7 @@ impl Ledger {
         .bind(l.pool.clone())
         .bind(l.instance_type.clone())
         .bind(l.zone.clone())
-        .bind(&l.capacity_type)
+        .bind(l.capacity_type.as_str())
         .bind(i64::from(l.gpus))
         .bind(secs(l.started_at))
         .bind(&self.identity)

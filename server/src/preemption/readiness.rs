@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use app::domain::preemption::{
-    Provider,
+    CapacityType,
     readiness::{NodeFacts, audit},
 };
 use app::model::{ClusterAudit, PoolReadiness, Readiness};
@@ -97,7 +97,7 @@ impl ReadinessAudit {
         let spot_pools: HashSet<(&str, &str)> = inputs
             .pools
             .iter()
-            .filter(|p| p.capacity_type == "spot")
+            .filter(|p| p.capacity_type == CapacityType::Spot)
             .map(|p| (p.cluster.as_str(), p.name.as_str()))
             .collect();
         let mut out = Readiness {
@@ -115,8 +115,8 @@ impl ReadinessAudit {
                     name: n.name.clone(),
                     pool: n.pool.clone(),
                     zone: n.zone.clone(),
-                    provider: Provider::parse(&n.provider),
-                    spot: n.capacity_type == "spot"
+                    provider: n.provider,
+                    spot: n.capacity_type == CapacityType::Spot
                         || n.pool
                             .as_deref()
                             .is_some_and(|p| spot_pools.contains(&(cluster.as_str(), p))),

@@ -119,7 +119,7 @@ impl Tracker {
         };
         let f = self.nodes.entry(n.key.clone()).or_insert_with(|| Followed {
             row: n.clone(),
-            provider: Provider::parse(&n.provider),
+            provider: n.provider,
             history: Vec::new(),
             pods: None,
             pods_error: None,
@@ -266,7 +266,7 @@ impl Tracker {
                     pool: f.row.pool.clone(),
                     zone: f.row.zone.clone(),
                     instance_type: f.row.instance_type.clone(),
-                    capacity_type: f.row.capacity_type.clone(),
+                    capacity_type: f.row.capacity_type,
                     timeline,
                     pods,
                     pods_error: f.pods_error.clone(),
@@ -296,8 +296,8 @@ mod tests {
             cluster: "c1".into(),
             name: format!("n-{uid}"),
             pool: Some("p".into()),
-            provider: "cks".into(),
-            capacity_type: "unknown".into(),
+            provider: Provider::Cks,
+            capacity_type: app::domain::preemption::CapacityType::Unknown,
             notice,
             ..Default::default()
         }

@@ -29,8 +29,8 @@ pub fn node_row(cluster: &str, rec: &NodeRecord, pods: u32) -> NodeRow {
         evicted_at: rec.evicted_at.clone(),
         pods,
         created: rec.created,
-        provider: rec.provider.as_str().into(),
-        capacity_type: rec.capacity.as_str().into(),
+        provider: rec.provider,
+        capacity_type: rec.capacity,
         notice: rec.notice,
     }
 }
@@ -43,7 +43,7 @@ pub fn event_row(cluster: &str, rec: &EventRecord, pool: Option<String>) -> Even
         cluster: cluster.to_string(),
         pool,
         object: format!("{}/{}", rec.kind, rec.object_name),
-        type_: rec.type_.clone(),
+        type_: rec.type_.as_str().into(),
         reason: rec.reason.clone(),
         message: rec.message.clone(),
         count: rec.count,

@@ -33,7 +33,7 @@ pub fn pool_row(
 ) -> PoolRow {
     let mut row = PoolRow {
         key: rec.uid.clone(),
-        provider: "cks".into(),
+        provider: app::domain::preemption::Provider::Cks,
         cluster: cluster.to_string(),
         zone: zone.map(str::to_string).or_else(|| nodes.zone.clone()),
         name: rec.name.clone(),
@@ -54,9 +54,7 @@ pub fn pool_row(
 
 fn fill(row: &mut PoolRow, spec: &NodePoolSpec, status: &NodePoolStatus, generation: Option<i64>) {
     row.compute_class = spec.compute_class.as_str().to_string();
-    row.capacity_type = CapacityType::of_compute_class(&spec.compute_class)
-        .as_str()
-        .to_string();
+    row.capacity_type = CapacityType::of_compute_class(&spec.compute_class);
     row.instance_type = spec.instance_type.clone();
     row.gpus_per_node = catalog::instance_type(&spec.instance_type).map(|t| t.gpus);
     row.target_nodes = spec.target_nodes;
@@ -82,7 +80,7 @@ fn fill(row: &mut PoolRow, spec: &NodePoolSpec, status: &NodePoolStatus, generat
 pub fn condition_view(c: &Condition) -> ConditionView {
     let reason = c.reason.clone().unwrap_or_default();
     ConditionView {
-        type_: c.type_.as_str().to_string(),
+        type_: c.type_.clone(),
         status: c.status.as_str().to_string(),
         severity: severity(c.type_.as_str(), c.status.as_str(), &reason),
         reason,
@@ -107,7 +105,7 @@ pub fn conditions(reported: &[Condition]) -> Vec<ConditionView> {
                 .find(|c| &c.type_ == t)
                 .map(view)
                 .unwrap_or_else(|| ConditionView {
-                    type_: t.as_str().to_string(),
+                    type_: t.clone(),
                     ..Default::default()
                 })
         })

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use app::domain::preemption::Provider;
+use app::domain::preemption::{CapacityType, Provider};
 use app::model::PoolRow;
 
 use crate::watch::records::{KarpenterPoolRecord, NodeRecord};
@@ -45,11 +45,14 @@ pub fn provider_pool_row(
     }
     let mut row = PoolRow {
         key: key.to_string(),
-        provider: provider.as_str().to_string(),
+        provider,
         capacity_type: if capacity.len() == 1 {
-            capacity.into_iter().next().unwrap_or("unknown").to_string()
+            capacity
+                .into_iter()
+                .next()
+                .map_or(CapacityType::Unknown, CapacityType::parse)
         } else {
-            "mixed".to_string()
+            CapacityType::Mixed
         },
         cluster: cluster.to_string(),
         zone: zones
@@ -76,10 +79,10 @@ pub fn provider_pool_row(
 fn from_spec(cluster: &str, key: &str, provider: Provider, s: &KarpenterPoolRecord) -> PoolRow {
     let mut row = PoolRow {
         key: key.to_string(),
-        provider: provider.as_str().to_string(),
+        provider,
         capacity_type: match s.capacity_types.as_slice() {
-            [one] => one.clone(),
-            _ => "mixed".to_string(),
+            [one] => CapacityType::parse(one),
+            _ => CapacityType::Mixed,
         },
         cluster: cluster.to_string(),
         zone: (s.zones.len() == 1).then(|| s.zones[0].clone()),
@@ -171,8 +174,8 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!(row.provider, "karpenter");
-        assert_eq!(row.capacity_type, "spot");
+        assert_eq!(row.provider, Provider::Karpenter);
+        assert_eq!(row.capacity_type, CapacityType::Spot);
         assert_eq!(row.instance_type, "m5.xlarge, m6i.xlarge");
         assert_eq!((row.target_nodes, row.current_nodes), (2, Some(1)));
         assert_eq!((row.nodes_cordoned, row.nodes_preempting), (1, 1));
@@ -190,7 +193,7 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!(mixed.capacity_type, "mixed");
+        assert_eq!(mixed.capacity_type, CapacityType::Mixed);
         assert!(provider_pool_row("aws", "k", "x", Provider::Gke, &[], None).is_none());
     }
 
@@ -226,7 +229,7 @@ mod tests {
             ("spot", Some(0))
         );
         assert_eq!(row.instance_type, "g5.2xlarge");
-        assert_eq!(row.conditions[0].type_, "Ready");
+        assert_eq!(row.conditions[0].type_.as_str(), "Ready");
         assert!(
             row.problems
                 .iter()

@@ -220,8 +220,11 @@ async fn unexpected_objects_are_shown_with_a_reason_and_nothing_crashes() {
         ["bad-count", "odd-class", "new-conds"]
             .iter()
             .all(|n| pool_named(&rows, n).is_some())
-            && pool_named(&rows, "new-conds")
-                .is_some_and(|p| p.conditions.iter().any(|c| c.type_ == "Hibernating"))
+            && pool_named(&rows, "new-conds").is_some_and(|p| {
+                p.conditions
+                    .iter()
+                    .any(|c| c.type_.as_str() == "Hibernating")
+            })
     })
     .await;
     let rows = hub.pool_rows();

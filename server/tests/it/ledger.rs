@@ -198,7 +198,7 @@ async fn runs_keep_to_their_own_nodes(url: &str) {
         uid: uid.into(),
         cluster: cluster.into(),
         node: uid.into(),
-        capacity_type: "spot".into(),
+        capacity_type: app::domain::preemption::CapacityType::Spot,
         started_at: now - chrono::Duration::hours(2),
         ..Default::default()
     };

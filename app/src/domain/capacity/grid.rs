@@ -55,7 +55,11 @@ fn feed_index(
 ) -> BTreeMap<(String, String), (FeedEntry, DateTime<Utc>, bool)> {
     let mut out: BTreeMap<(String, String), (FeedEntry, DateTime<Utc>, bool)> = BTreeMap::new();
     for feed in feeds.iter().filter_map(|(_, f)| f.as_ref()) {
-        for e in feed.entries.iter().filter(|e| e.capacity_type == "spot") {
+        for e in feed
+            .entries
+            .iter()
+            .filter(|e| e.capacity_type == crate::domain::preemption::CapacityType::Spot)
+        {
             let at = e.observed_at.unwrap_or(feed.generated_at);
             let key = (e.zone.to_ascii_uppercase(), e.instance_type.clone());
             if out.get(&key).is_none_or(|(_, t, _)| at > *t) {
@@ -94,13 +98,17 @@ pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
                 .pools
                 .iter()
                 .filter(|p| &p.cluster == cluster && &p.instance_type == t)
-                .filter(|p| p.compute_class == "spot")
+                .filter(|p| p.capacity_type == crate::domain::preemption::CapacityType::Spot)
                 .collect();
             for p in &spot_pools {
                 cell.pools += 1;
                 cell.queued_nodes += i64::from(p.queued_nodes.unwrap_or(0));
                 cell.current_nodes += i64::from(p.current_nodes.unwrap_or(0));
-                if let Some(c) = p.conditions.iter().find(|c| c.type_ == "Capacity") {
+                if let Some(c) = p
+                    .conditions
+                    .iter()
+                    .find(|c| c.type_ == crate::nodepool::ConditionType::Capacity)
+                {
                     cell.capacity_reason = worse(cell.capacity_reason.take(), &c.reason);
                 }
             }

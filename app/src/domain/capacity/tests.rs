@@ -132,6 +132,8 @@ fn pool(cluster: &str, name: &str, reason: &str, queued: i32, current: i32) -> P
         cluster: cluster.into(),
         name: name.into(),
         compute_class: "spot".into(),
+        // As the hub derives it from computeClass.
+        capacity_type: crate::domain::preemption::CapacityType::Spot,
         instance_type: "gd-8xh100ib-i128".into(),
         queued_nodes: Some(queued),
         current_nodes: Some(current),
@@ -161,7 +163,7 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         pool: Some("a".into()),
         zone: Some(zone.into()),
         instance_type: Some("gd-8xh100ib-i128".into()),
-        capacity_type: "spot".into(),
+        capacity_type: crate::domain::preemption::CapacityType::Spot,
         started_at: now() - Duration::hours(40),
         ended_at: t0_hours_ago.map(|h| now() - Duration::hours(h) + Duration::minutes(7)),
         preemption_t0: t0_hours_ago.map(|h| now() - Duration::hours(h)),
@@ -188,7 +190,7 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         entries: vec![FeedEntry {
             zone: "us-east-04a".into(),
             instance_type: "gd-8xh100ib-i128".into(),
-            capacity_type: "spot".into(),
+            capacity_type: crate::domain::preemption::CapacityType::Spot,
             available_nodes: free,
             observed_at: None,
         }],

@@ -34,8 +34,16 @@ pub enum Provider {
     Gke,
     /// Karpenter on AWS (`karpenter.sh/nodepool`).
     Karpenter,
+    /// Anything else, on the wire too (an unknown spelling reads as this).
     #[default]
+    #[serde(other)]
     Unknown,
+}
+
+impl std::fmt::Display for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Provider {
@@ -66,8 +74,19 @@ pub enum CapacityType {
     Spot,
     OnDemand,
     Reserved,
+    /// A pool whose nodes (GKE) or requirements (Karpenter) allow more than one; never a
+    /// node's.
+    Mixed,
+    /// Anything else, on the wire too (an unknown spelling reads as this).
     #[default]
+    #[serde(other)]
     Unknown,
+}
+
+impl std::fmt::Display for CapacityType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl CapacityType {
@@ -88,6 +107,7 @@ impl CapacityType {
             "spot" => CapacityType::Spot,
             "on-demand" => CapacityType::OnDemand,
             "reserved" => CapacityType::Reserved,
+            "mixed" => CapacityType::Mixed,
             _ => CapacityType::Unknown,
         }
     }
@@ -97,6 +117,7 @@ impl CapacityType {
             CapacityType::Spot => "spot",
             CapacityType::OnDemand => "on-demand",
             CapacityType::Reserved => "reserved",
+            CapacityType::Mixed => "mixed",
             CapacityType::Unknown => "unknown",
         }
     }

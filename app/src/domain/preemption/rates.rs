@@ -82,7 +82,10 @@ pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
         let from = now - Duration::hours(hours);
         for (by, key_of) in dims {
             let mut acc: BTreeMap<String, (u32, u32)> = BTreeMap::new();
-            for l in lifetimes.iter().filter(|l| l.capacity_type == "spot") {
+            for l in lifetimes
+                .iter()
+                .filter(|l| l.capacity_type == super::CapacityType::Spot)
+            {
                 let ran = l.started_at <= now && l.ended_at.is_none_or(|e| e >= from);
                 if !ran {
                     continue;
@@ -124,7 +127,7 @@ mod tests {
             pool: Some("p".into()),
             zone: Some("US-EAST-04A".into()),
             instance_type: Some("gd-8xh100ib-i128".into()),
-            capacity_type: class.into(),
+            capacity_type: crate::domain::preemption::CapacityType::parse(class),
             started_at: now - Duration::hours(start_h),
             ended_at: t0_h.map(|h| now - Duration::hours(h) + Duration::minutes(7)),
             preemption_t0: t0_h.map(|h| now - Duration::hours(h)),

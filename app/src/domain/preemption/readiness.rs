@@ -161,7 +161,7 @@ pub fn audit(
         let entry = out.entry(pool.clone()).or_insert_with(|| PoolReadiness {
             cluster: cluster.to_string(),
             pool,
-            provider: n.provider.as_str().to_string(),
+            provider: n.provider,
             ..Default::default()
         });
         entry.nodes += 1;

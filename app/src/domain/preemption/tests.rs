@@ -178,3 +178,46 @@ fn grace_periods_against_the_time_left() {
     assert!(!grace_fit(&aws, 90, false).sigkill_risk);
     assert!(grace_fit(&aws, 180, false).sigkill_risk);
 }
+
+/// The enums on the wire keep the spellings the JSON API had when these fields were strings,
+/// and a spelling this build does not know reads as `unknown` instead of failing the row.
+#[test]
+fn capacity_types_and_providers_keep_their_wire_spelling() {
+    use crate::model::{ConditionView, EventRow, NodeRow, PoolRow};
+    let pool = PoolRow {
+        provider: Provider::Karpenter,
+        capacity_type: CapacityType::Mixed,
+        conditions: vec![ConditionView {
+            type_: "Ready".into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let json = serde_json::to_value(&pool).unwrap();
+    assert_eq!(json["provider"], "karpenter");
+    assert_eq!(json["capacity_type"], "mixed");
+    assert_eq!(json["conditions"][0]["type"], "Ready");
+    let back: PoolRow = serde_json::from_value(json).unwrap();
+    assert_eq!(back, pool);
+
+    let mut node = serde_json::to_value(NodeRow {
+        capacity_type: CapacityType::OnDemand,
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(node["capacity_type"], "on-demand");
+    node["capacity_type"] = "preemptible-2027".into();
+    node["provider"] = "aks".into();
+    let read: NodeRow = serde_json::from_value(node).unwrap();
+    assert_eq!(
+        (read.capacity_type, read.provider),
+        (CapacityType::Unknown, Provider::Unknown)
+    );
+
+    let event: EventRow = serde_json::from_value(serde_json::json!({
+        "key": "e", "cluster": "c", "object": "Node/n", "type_": "Warning",
+        "reason": "r", "message": "m", "count": 1
+    }))
+    .unwrap();
+    assert_eq!(event.type_, crate::model::EventType::Warning);
+}

@@ -58,7 +58,7 @@ fn price<'a>(prices: &PriceCatalog, life: &'a Lifetime) -> Priced<'a> {
     };
     Priced {
         life,
-        paid: look(CapacityType::parse(&life.capacity_type)),
+        paid: look(life.capacity_type),
         on_demand: look(CapacityType::OnDemand),
         spot: look(CapacityType::Spot),
     }
@@ -120,7 +120,7 @@ pub fn report(input: &ReportInput) -> SavingsReport {
         ("instance type", |l| {
             l.instance_type.clone().unwrap_or_else(|| "unknown".into())
         }),
-        ("capacity type", |l| l.capacity_type.clone()),
+        ("capacity type", |l| l.capacity_type.to_string()),
     ];
     let mut groups: Vec<BTreeMap<String, CostRow>> = vec![BTreeMap::new(); dims.len()];
     let mut sources = BTreeSet::new();
@@ -133,7 +133,7 @@ pub fn report(input: &ReportInput) -> SavingsReport {
             uid: p.life.uid.clone(),
             node: p.life.node.clone(),
             cluster: p.life.cluster.clone(),
-            capacity_type: p.life.capacity_type.clone(),
+            capacity_type: p.life.capacity_type,
             instance_type: p.life.instance_type.clone(),
             hours: h.round_dp(4),
             unit_usd_h: p.paid.as_ref().map(|u| u.usd_per_hour),

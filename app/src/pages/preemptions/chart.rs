@@ -87,7 +87,7 @@ mod tests {
             pool: None,
             zone: None,
             instance_type: None,
-            capacity_type: "spot".into(),
+            capacity_type: crate::domain::preemption::CapacityType::Spot,
             timeline: derive(
                 provider,
                 &[Observation {

@@ -81,7 +81,7 @@ fn hits_table(hits: Vec<PodHit>) -> impl IntoView {
                         <tr data-pod=h.pod.name.clone()>
                             <td>{crate::components::time::stamp(h.node.preemption_t0)}</td>
                             <td>{format!("{}/{}", h.pod.namespace, h.pod.name)}</td>
-                            <td><code>{h.node.node.clone()}</code>" " <span class="muted small">{h.node.capacity_type.clone()}</span></td>
+                            <td><code>{h.node.node.clone()}</code>" " <span class="muted small">{h.node.capacity_type.to_string()}</span></td>
                             <td>{format!(
                                 "{} · {} · {}",
                                 h.node.pool.clone().unwrap_or_else(|| "no pool".into()),

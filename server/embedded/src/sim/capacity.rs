@@ -193,8 +193,8 @@ impl CapacitySnapshot {
                     zone: self.zone.clone(),
                     instance_type: e.instance_type.clone(),
                     capacity_type: match e.class {
-                        CapacityClass::Spot => "spot".into(),
-                        CapacityClass::OnDemand => "on-demand".into(),
+                        CapacityClass::Spot => app::domain::preemption::CapacityType::Spot,
+                        CapacityClass::OnDemand => app::domain::preemption::CapacityType::OnDemand,
                     },
                     available_nodes: e.free_nodes,
                     observed_at: Some(self.as_of),
