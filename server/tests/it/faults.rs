@@ -59,8 +59,9 @@ impl Row {
             )
             .copied()
             .unwrap_or(0);
+        // On a line of its own: run alone, libtest prints the test's name just before it.
         println!(
-            "FAULT|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
+            "\nFAULT|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
             self.id,
             self.fault,
             self.runs,

@@ -204,21 +204,13 @@ async fn runs_keep_to_their_own_nodes(url: &str) {
     };
     let died_at = now - chrono::Duration::minutes(5);
     // Each run's ledger is dropped before the next opens: one SQLite owner at a time.
-    {
-        let dead = Ledger::open(url)
-            .await
-            .unwrap()
-            .with_identity("embedded-dead");
-        dead.started(&node("dead-1")).await.unwrap();
-        dead.beat(died_at).await.unwrap();
-    }
-    {
-        let live = Ledger::open(url)
-            .await
-            .unwrap()
-            .with_identity("embedded-live");
-        live.started(&node("live-1")).await.unwrap();
-        live.beat(now).await.unwrap();
+    for (run, uid, beat) in [
+        ("embedded-dead", "dead-1", died_at),
+        ("embedded-live", "live-1", now),
+    ] {
+        let ledger = Ledger::open(url).await.unwrap().with_identity(run);
+        ledger.started(&node(uid)).await.unwrap();
+        ledger.beat(beat).await.unwrap();
     }
     let this = Ledger::open(url)
         .await

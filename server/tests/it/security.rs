@@ -366,12 +366,7 @@ async fn slow_headers_are_cut_off_and_others_are_served() {
             }
         }
         // Others are answered while the slow clients hold their connections.
-        let t = std::time::Instant::now();
-        let r = reqwest::get(format!("{}/api/v1/pools", d.base))
-            .await
-            .unwrap();
-        assert_eq!(r.status().as_u16(), 200);
-        slowest = slowest.max(t.elapsed());
+        slowest = slowest.max(pools_answered(&d.base).await);
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     if !cut_off {
@@ -389,6 +384,23 @@ async fn slow_headers_are_cut_off_and_others_are_served() {
     );
     // A figure, not a timed assertion (the target is under 1 s on an idle machine).
     println!("S5: slowest answer to others while 50 clients dripped headers: {slowest:?}");
+}
+
+/// How long `/api/v1/pools` took to answer 200.
+async fn pools_answered(base: &str) -> Duration {
+    let t = std::time::Instant::now();
+    let r = reqwest::get(format!("{base}/api/v1/pools")).await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    t.elapsed()
+}
+
+/// `n` connections to `addr` that send nothing.
+async fn connect(addr: std::net::SocketAddr, n: usize) -> Vec<tokio::net::TcpStream> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    out
 }
 
 /// The soft limit on open files, from `/proc/self/limits` (1,024 when unreadable).
@@ -422,32 +434,13 @@ async fn idle_connections_are_closed_and_capped() {
     let n = 5_000.min(open_files_limit().saturating_sub(600) / 2);
     let cap = n + 50;
     let d = common::start_with(&[ZONE], 60.0, |a| a.max_connections = cap).await;
-    let mut idle = Vec::with_capacity(n);
-    for _ in 0..n {
-        idle.push(
-            tokio::net::TcpStream::connect(d.running.addr)
-                .await
-                .unwrap(),
-        );
-    }
+    let mut idle = connect(d.running.addr, n).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let mut slowest = Duration::ZERO;
     for _ in 0..5 {
-        let t = std::time::Instant::now();
-        let r = reqwest::get(format!("{}/api/v1/pools", d.base))
-            .await
-            .unwrap();
-        assert_eq!(r.status().as_u16(), 200);
-        slowest = slowest.max(t.elapsed());
+        slowest = slowest.max(pools_answered(&d.base).await);
     }
-    let mut extra = Vec::new();
-    for _ in 0..200 {
-        extra.push(
-            tokio::net::TcpStream::connect(d.running.addr)
-                .await
-                .unwrap(),
-        );
-    }
+    let mut extra = connect(d.running.addr, 200).await;
     let mut refused = 0;
     for s in &mut extra {
         if closed_within(s, Duration::from_millis(200)).await {

@@ -144,6 +144,42 @@ fn gke_and_aws_windows() {
     let aws = derive(Provider::Karpenter, &h).unwrap();
     assert_eq!(aws.phase_at(t(60)), "draining");
     assert_eq!(aws.next_in_s(t(60)).map(|n| n.1), Some(60));
+    // The whole windows, phase by phase, seconds since T=0: GKE's 30 s (ordinary pods get
+    // the first 15 s, system pods the last 15; GKE: Spot VMs), AWS's two minutes (AWS: Spot
+    // interruption notices), CKS's cordon, drain at T+2 min, gone by T+7 min (CoreWeave:
+    // Spot Node Pools).
+    let planned = |p: Provider| {
+        let tl = derive(p, &h).unwrap();
+        tl.phases
+            .iter()
+            .map(|ph| (ph.name.clone(), (ph.planned - t(0)).num_seconds()))
+            .collect::<Vec<_>>()
+    };
+    let named = |v: &[(&str, i64)]| {
+        v.iter()
+            .map(|(n, s)| (n.to_string(), *s))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        planned(Provider::Gke),
+        named(&[
+            ("shutting down pods", 0),
+            ("shutting down system pods", 15),
+            ("removed", 30)
+        ])
+    );
+    assert_eq!(
+        planned(Provider::Karpenter),
+        named(&[("draining", 0), ("removed", 120)])
+    );
+    assert_eq!(
+        planned(Provider::Cks),
+        named(&[("notice", 0), ("draining", 120), ("removed", 420)])
+    );
+    // Each boundary belongs to the phase it starts, on every provider.
+    assert_eq!(gke.phase_at(t(14)), "shutting down pods");
+    assert_eq!(gke.phase_at(t(15)), "shutting down system pods");
+    assert_eq!(aws.phase_at(t(119)), "draining");
 }
 
 #[test]
