@@ -39,6 +39,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The embedded cluster could not start, or a client of it could not be made.
+    #[cfg(feature = "embedded")]
     #[error("embedded cluster: {0}")]
     Embedded(#[from] spotboard_embedded::Error),
     /// The ledger's database could not be opened, migrated, read or written.

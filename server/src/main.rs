@@ -5,7 +5,6 @@ use server::{
     cli::{Cli, Command},
     crd, run,
 };
-use spotboard_embedded::EmbeddedCluster;
 
 // The first list of a big cluster decodes hundreds of megabytes of objects that are trimmed
 // at once; glibc's allocator keeps that peak as resident memory, mimalloc gives it back.
@@ -39,8 +38,15 @@ async fn serve(args: &server::cli::ServeArgs) -> server::Result<()> {
     running.wait().await
 }
 
+#[cfg(not(feature = "embedded"))]
+async fn embedded(_: &server::cli::ServeArgs) -> server::Result<()> {
+    Err(run::no_embedded_cluster())
+}
+
+#[cfg(feature = "embedded")]
 async fn embedded(args: &server::cli::ServeArgs) -> server::Result<()> {
-    let cluster = EmbeddedCluster::start(run::embedded_options(args, true)).await?;
+    let cluster =
+        spotboard_embedded::EmbeddedCluster::start(run::embedded_options(args, true)).await?;
     println!("KUBECONFIG={}", cluster.kubeconfig_path.display());
     for z in &cluster.zones {
         println!("{} {} {}", z.context, z.zone, z.url);

@@ -5,7 +5,24 @@ use std::{future::Future, net::SocketAddr, sync::Arc};
 use app::domain::prices::PriceCatalog;
 
 use leptos::prelude::LeptosOptions;
+#[cfg(feature = "embedded")]
 use spotboard_embedded::{EmbeddedCluster, EmbeddedOptions, sim::fleet::Flavor};
+
+/// The embedded cluster, in a build with it; a build without it (`--no-default-features`)
+/// never has one.
+#[cfg(feature = "embedded")]
+pub type Embedded = EmbeddedCluster;
+#[cfg(not(feature = "embedded"))]
+pub type Embedded = std::convert::Infallible;
+
+/// What a build without the embedded cluster says when no cluster was named.
+pub fn no_embedded_cluster() -> Error {
+    Error::Kubeconfig(
+        "this build has no embedded cluster (cargo feature `embedded`): pass --kubeconfig \
+         [--context …] or --in-cluster"
+            .into(),
+    )
+}
 use tokio::{net::TcpListener, task::JoinHandle};
 
 use crate::{
@@ -25,7 +42,7 @@ use crate::{
 pub struct Running {
     pub addr: SocketAddr,
     pub hub: Hub,
-    pub embedded: Option<EmbeddedCluster>,
+    pub embedded: Option<Embedded>,
     ledger: Ledger,
     server: Option<JoinHandle<std::io::Result<()>>>,
     watchers: Vec<JoinHandle<()>>,
@@ -69,6 +86,7 @@ impl Drop for Running {
 }
 
 /// The embedded cluster's options from the flags.
+#[cfg(feature = "embedded")]
 pub fn embedded_options(args: &ServeArgs, simulate: bool) -> EmbeddedOptions {
     EmbeddedOptions {
         zones: args.zones.clone(),
@@ -146,17 +164,12 @@ pub async fn start(
         Some(_) => ledger.with_identity(format!("embedded-{:x}", hub.epoch())),
         None => ledger,
     };
-    let mut feeds: Vec<FeedSource> = args
+    let feeds: Vec<FeedSource> = args
         .capacity_feeds
         .iter()
         .map(|f| FeedSource::parse(f))
+        .chain(embedded_feeds(&embedded))
         .collect();
-    if let Some(e) = &embedded {
-        feeds.extend(e.feed_urls().into_iter().map(|url| FeedSource::Url {
-            url,
-            token: Some(e.token(false).to_string()),
-        }));
-    }
     let (capacity, capacity_tasks) = Capacity::start(
         hub.clone(),
         feeds,
@@ -254,11 +267,7 @@ fn load_prices(args: &ServeArgs) -> Result<PriceCatalog> {
 }
 
 /// The watched clusters, the clusters creates can go to, and the embedded cluster if used.
-type Clusters = (
-    Vec<ClusterSource>,
-    Vec<WriteTarget>,
-    Option<EmbeddedCluster>,
-);
+type Clusters = (Vec<ClusterSource>, Vec<WriteTarget>, Option<Embedded>);
 
 /// `local_user`: spotboard is bound to loopback for the person at this machine, whose own
 /// credentials (kubeconfig user, embedded administrator) may create.
@@ -308,6 +317,36 @@ async fn clusters(args: &ServeArgs, local_user: bool) -> Result<Clusters> {
         }
         return Ok((sources, targets, None));
     }
+    embedded_clusters(args, local_user).await
+}
+
+/// The embedded cluster's capacity feeds, read with its read-only token.
+#[cfg(feature = "embedded")]
+fn embedded_feeds(embedded: &Option<Embedded>) -> Vec<FeedSource> {
+    embedded
+        .iter()
+        .flat_map(|e| {
+            e.feed_urls().into_iter().map(|url| FeedSource::Url {
+                url,
+                token: Some(e.token(false).to_string()),
+            })
+        })
+        .collect()
+}
+
+#[cfg(not(feature = "embedded"))]
+fn embedded_feeds(_: &Option<Embedded>) -> Vec<FeedSource> {
+    Vec::new()
+}
+
+#[cfg(not(feature = "embedded"))]
+async fn embedded_clusters(_: &ServeArgs, _: bool) -> Result<Clusters> {
+    Err(no_embedded_cluster())
+}
+
+/// The embedded cluster's zones as watched clusters and create targets.
+#[cfg(feature = "embedded")]
+async fn embedded_clusters(args: &ServeArgs, local_user: bool) -> Result<Clusters> {
     let cluster = EmbeddedCluster::start(embedded_options(args, true)).await?;
     let (mut sources, mut targets) = (Vec::new(), Vec::new());
     for z in &cluster.zones {
