@@ -11,8 +11,17 @@ use server::{
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
+    match run::runtime() {
+        Ok(rt) => rt.block_on(run_cli()),
+        Err(e) => {
+            eprintln!("spotboard: starting the runtime: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run_cli() -> std::process::ExitCode {
     server::logging::init();
     let cli = Cli::parse();
     let result = match cli.command.unwrap_or(Command::Serve) {

@@ -85,6 +85,20 @@ impl Drop for Running {
     }
 }
 
+/// Stack of each runtime worker thread. Leptos' server-side rendering, inside the gzip
+/// compressor, nests deeper than tokio's default 2 MiB allows in debug builds.
+pub const WORKER_STACK_BYTES: usize = 8 << 20;
+
+/// The multi-threaded runtime spotboard runs on (and its tests that render pages).
+///
+/// Errors: the operating system refused the threads.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(WORKER_STACK_BYTES)
+        .build()
+}
+
 /// The embedded cluster's options from the flags.
 #[cfg(feature = "embedded")]
 pub fn embedded_options(args: &ServeArgs, simulate: bool) -> EmbeddedOptions {

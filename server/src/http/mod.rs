@@ -129,5 +129,11 @@ pub fn router(state: AppState) -> Router {
         .layer(tower_http::limit::RequestBodyLimitLayer::new(
             BODY_LIMIT_BYTES,
         ))
+        // gzip for pages, the JSON API and the wasm and JS a first visit downloads (the wasm
+        // is ~3 MB, ~1 MB gzipped) when the browser asks for it; tower-http's default
+        // predicate leaves the SSE stream (text/event-stream), images and small bodies alone.
+        // Compressing a server-side rendered page needs the deeper worker stacks of
+        // [`crate::run::runtime`] in debug builds.
+        .layer(tower_http::compression::CompressionLayer::new())
         .with_state(state)
 }
