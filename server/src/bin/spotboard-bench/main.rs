@@ -6,7 +6,8 @@
 //! - dashboard RSS after listing N nodes and N×pods-per-node pods;
 //! - bytes a browser stream receives per node change (pools scope and pool scope);
 //! - node change → stream latency, p50/p99, while changes flow at the given rate;
-//! - the number of watches the API server has open with 100 streams open.
+//! - the number of watches the API server has open with 1,000 streams open, and the
+//!   dashboard memory each of those streams costs.
 //!
 //! Usage: `./tasks.sh bench [--nodes 10000] [--pods-per-node 5] [--rate 1000] [--seconds 10]`.
 
@@ -32,8 +33,8 @@ struct Args {
     /// Length of the latency run, seconds.
     #[arg(long, default_value_t = 10)]
     seconds: u64,
-    /// Browser streams opened for the watch-count check.
-    #[arg(long, default_value_t = 100)]
+    /// Browser streams opened for the watch-count and memory-per-viewer checks.
+    #[arg(long, default_value_t = 1000)]
     streams: usize,
 }
 
@@ -59,7 +60,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let t = Instant::now();
-    let dash = procs::start_dashboard(&kubeconfig).await?;
+    let dash = procs::start_dashboard(&kubeconfig, args.streams + 10).await?;
     println!(
         "dashboard listed everything in {:.1} s",
         t.elapsed().as_secs_f64()
@@ -86,11 +87,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{base}/api/v1/stream?cluster={cluster_name}&pool={pool}"
     ))
     .await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let rss_streams = procs::rss_kib(dash.pid())?;
     let mut extra = Vec::new();
     for _ in 0..args.streams {
         extra.push(sse::Counter::open(&format!("{base}/api/v1/stream")).await?);
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
+    let per_viewer =
+        (procs::rss_kib(dash.pid())? as f64 - rss_streams as f64) / args.streams as f64;
+    println!(
+        "memory per open stream (dashboard scope, snapshot sent): {per_viewer:.1} KiB over {} streams (target ≤ 64)",
+        args.streams
+    );
     match procs::watch_count(&cluster.url, &cluster.token).await {
         Ok(w) => println!(
             "watches open on the API server with {} streams: {w}",

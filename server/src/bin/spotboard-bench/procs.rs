@@ -80,7 +80,9 @@ impl Dashboard {
     }
 }
 
-pub async fn start_dashboard(kubeconfig: &Path) -> Res<Dashboard> {
+/// Starts the dashboard against `kubeconfig`, allowing `streams` live streams from the
+/// benchmark's one client address.
+pub async fn start_dashboard(kubeconfig: &Path, streams: usize) -> Res<Dashboard> {
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0")?;
         l.local_addr()?.port()
@@ -89,6 +91,7 @@ pub async fn start_dashboard(kubeconfig: &Path) -> Res<Dashboard> {
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--streams-per-client", &streams.to_string()])
         .env("RUST_LOG", "warn")
         .kill_on_drop(true)
         .spawn()?;

@@ -29,7 +29,7 @@ impl Drop for Counter {
 
 impl Counter {
     pub async fn open(url: &str) -> Res<Self> {
-        let resp = reqwest::get(url).await?;
+        let resp = reqwest::get(url).await?.error_for_status()?;
         let bytes = Arc::new(AtomicU64::new(0));
         let deltas = Arc::new(Mutex::new(Vec::new()));
         let (b, d) = (bytes.clone(), deltas.clone());
