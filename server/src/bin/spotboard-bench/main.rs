@@ -94,11 +94,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         extra.push(sse::Counter::open(&format!("{base}/api/v1/stream")).await?);
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let per_viewer =
-        (procs::rss_kib(dash.pid())? as f64 - rss_streams as f64) / args.streams as f64;
+    let rss_with = procs::rss_kib(dash.pid())?;
+    // RSS, not heap: the allocator may return the listing's memory meanwhile, so this is a
+    // rough figure (it can even come out below zero).
     println!(
-        "memory per open stream (dashboard scope, snapshot sent): {per_viewer:.1} KiB over {} streams (target ≤ 64)",
-        args.streams
+        "RSS dashboard before / with {} open streams: {:.1} / {:.1} MB ({:.1} KiB per stream; target ≤ 64)",
+        args.streams,
+        rss_streams as f64 / 1024.0,
+        rss_with as f64 / 1024.0,
+        (rss_with as f64 - rss_streams as f64) / args.streams as f64
     );
     match procs::watch_count(&cluster.url, &cluster.token).await {
         Ok(w) => println!(
