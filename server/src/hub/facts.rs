@@ -2,14 +2,15 @@
 //! tracker): every row change the hub makes to nodes and pools, and to the "Preemption
 //! pending" events, as the row now is. Browsers get JSON deltas; followers get these, so a
 //! node under notice for less than a second is still seen, and nobody copies every row on
-//! a timer.
+//! a timer. [`Hub::follow`] hands out where a follower starts ([`LedgerInputs`]).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use app::model::{EventRow, NodeRow, PoolRow};
 use tokio::sync::broadcast;
 
-use super::LedgerInputs;
+use super::{ALL_KINDS, Hub, State};
 
 /// Facts a follower may fall behind by before it starts again from a fresh [`Following`].
 pub const FACTS_BUFFER: usize = 4096;
@@ -39,4 +40,53 @@ pub enum Fact {
 pub struct Following {
     pub initial: Arc<LedgerInputs>,
     pub rx: broadcast::Receiver<Arc<Fact>>,
+}
+
+/// What the server's followers start from: the hub's nodes, pools and "Preemption pending"
+/// events at one revision.
+#[derive(Default)]
+pub struct LedgerInputs {
+    pub nodes: Vec<NodeRow>,
+    pub pools: Vec<PoolRow>,
+    /// "Preemption pending" events (the CKS signal at T=0).
+    pub preemptions: Vec<EventRow>,
+    /// Clusters whose every watch has listed.
+    pub synced: HashSet<String>,
+}
+
+impl Hub {
+    /// Starts following the hub: its nodes, pools and "Preemption pending" events as they are
+    /// now, then every change to them as a [`Fact`]. A follower that falls more than
+    /// [`FACTS_BUFFER`] facts behind gets `Lagged` and should follow again.
+    pub fn follow(&self) -> Following {
+        self.read(|s| Following {
+            initial: Arc::new(Self::inputs_of(s)),
+            rx: self.inner.facts.subscribe(),
+        })
+    }
+
+    /// Every node and pool, the "Preemption pending" events, and the clusters whose every
+    /// watch has listed: the ledger's view.
+    pub fn ledger_inputs(&self) -> LedgerInputs {
+        self.read(Self::inputs_of)
+    }
+
+    // One read: nodes, pools and events come from the same revision.
+    fn inputs_of(s: &State) -> LedgerInputs {
+        let (nodes, pools, preemptions) = s
+            .views
+            .ledger_inputs(app::labels::REASON_PREEMPTION_PENDING);
+        let synced = s
+            .clusters
+            .iter()
+            .filter(|(_, c)| c.synced & ALL_KINDS == ALL_KINDS)
+            .map(|(name, _)| name.clone())
+            .collect();
+        LedgerInputs {
+            nodes,
+            pools,
+            preemptions,
+            synced,
+        }
+    }
 }

@@ -17,7 +17,6 @@ mod derived;
 mod facts;
 mod views;
 
-use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
 use app::domain::preemption::rates::RateRow;
@@ -33,7 +32,7 @@ use crate::watch::records::{
 };
 
 pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, WatchedKind};
-pub use facts::{FACTS_BUFFER, Fact, Following};
+pub use facts::{FACTS_BUFFER, Fact, Following, LedgerInputs};
 pub use views::{POOL_AGGREGATE_EVERY, Published};
 
 use cluster::{ClusterData, Dirty};
@@ -118,18 +117,6 @@ pub struct HubStats {
     pub events: usize,
 }
 
-/// What the server's followers start from: the hub's nodes, pools and "Preemption pending"
-/// events at one revision.
-#[derive(Default)]
-pub struct LedgerInputs {
-    pub nodes: Vec<NodeRow>,
-    pub pools: Vec<PoolRow>,
-    /// "Preemption pending" events (the CKS signal at T=0).
-    pub preemptions: Vec<EventRow>,
-    /// Clusters whose every watch has listed.
-    pub synced: HashSet<String>,
-}
-
 impl Hub {
     /// A hub for the given clusters: `(name, zone)`.
     pub fn new(clusters: &[(String, Option<String>)]) -> Self {
@@ -188,8 +175,6 @@ impl Hub {
         let aggregate_only = matches!(kind, WatchedKind::Node | WatchedKind::Pod);
         let facts = &self.inner.facts;
         self.write(|state, tx| {
-            // Under the lock, as `follow` subscribes under it: no follower misses a change.
-            let following = facts.receiver_count() > 0;
             let Some(data) = state.clusters.get_mut(cluster) else {
                 tracing::warn!(cluster, "update for an unknown cluster ignored");
                 return;
@@ -201,29 +186,17 @@ impl Hub {
                 data.synced |= kind as u8;
             }
             let data = &state.clusters[cluster];
-            let mut out = state
+            // Facts are sent under the lock: a follower that starts meanwhile (`follow`
+            // subscribes under it) sees each change once.
+            state
                 .views
-                .refresh(cluster, data, dirty, aggregate_only, following, tx);
-            if following && !was_synced && data.synced & ALL_KINDS == ALL_KINDS {
-                out.push(Fact::Synced {
+                .refresh(cluster, data, dirty, aggregate_only, tx, facts);
+            if !was_synced && data.synced & ALL_KINDS == ALL_KINDS {
+                let _ = facts.send(Arc::new(Fact::Synced {
                     cluster: cluster.to_string(),
-                });
-            }
-            // Sent under the lock: a follower that starts meanwhile sees each change once.
-            for fact in out {
-                let _ = facts.send(Arc::new(fact));
+                }));
             }
         });
-    }
-
-    /// Starts following the hub: its nodes, pools and "Preemption pending" events as they are
-    /// now, then every change to them as a [`Fact`]. A follower that falls more than
-    /// [`FACTS_BUFFER`] facts behind gets `Lagged` and should follow again.
-    pub fn follow(&self) -> Following {
-        self.read(|s| Following {
-            initial: Arc::new(Self::inputs_of(s)),
-            rx: self.inner.facts.subscribe(),
-        })
     }
 
     /// Applies a NodePool change seen in `cluster`.
@@ -350,10 +323,8 @@ impl Hub {
                     .into_iter()
                     .map(|u| (app::model::RowKind::Pool, u))
                     .collect();
-                let following = self.inner.facts.receiver_count() > 0;
-                for fact in s.views.refresh(&cluster, data, dirty, false, following, tx) {
-                    let _ = self.inner.facts.send(Arc::new(fact));
-                }
+                s.views
+                    .refresh(&cluster, data, dirty, false, tx, &self.inner.facts);
             }
         });
     }
@@ -440,31 +411,6 @@ impl Hub {
     /// cluster side of the capacity grid.
     pub fn capacity_inputs(&self) -> CapacityInputs {
         self.read(|s| s.views.capacity_inputs())
-    }
-
-    /// Every node and pool, the "Preemption pending" events, and the clusters whose every
-    /// watch has listed: the ledger's view.
-    pub fn ledger_inputs(&self) -> LedgerInputs {
-        self.read(Self::inputs_of)
-    }
-
-    // One read: nodes, pools and events come from the same revision.
-    fn inputs_of(s: &State) -> LedgerInputs {
-        let (nodes, pools, preemptions) = s
-            .views
-            .ledger_inputs(app::labels::REASON_PREEMPTION_PENDING);
-        let synced = s
-            .clusters
-            .iter()
-            .filter(|(_, c)| c.synced & ALL_KINDS == ALL_KINDS)
-            .map(|(name, _)| name.clone())
-            .collect();
-        LedgerInputs {
-            nodes,
-            pools,
-            preemptions,
-            synced,
-        }
     }
 
     /// Whether the hub holds node uid `key`.

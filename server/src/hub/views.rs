@@ -108,20 +108,22 @@ impl Views {
 
     /// Recomputes the dirty rows of one cluster and publishes those that changed. With
     /// `aggregate_only`, the dirty pools changed only through their nodes and may be deferred.
-    /// Returns the changes as [`Fact`]s for the server's followers when `facts` is true
-    /// (someone follows).
+    /// Sends the changes to nodes, pools and "Preemption pending" events on `facts` too,
+    /// when someone follows.
     pub fn refresh(
         &mut self,
         cluster: &str,
         data: &ClusterData,
         mut dirty: Vec<Dirty>,
         aggregate_only: bool,
-        facts: bool,
         tx: &broadcast::Sender<Arc<Published>>,
-    ) -> Vec<Fact> {
+        facts: &broadcast::Sender<Arc<Fact>>,
+    ) {
         dirty.sort();
         dirty.dedup();
-        let mut out = Vec::new();
+        // Rows are copied into facts only for a follower.
+        let following = facts.receiver_count() > 0;
+        let send = |fact: Fact| drop(facts.send(Arc::new(fact)));
         for (kind, key) in dirty {
             match kind {
                 RowKind::Pool => {
@@ -146,8 +148,8 @@ impl Views {
                     }
                     if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
                         self.pool_published.insert(key.clone(), Instant::now());
-                        if facts {
-                            out.push(Fact::Pool {
+                        if following {
+                            send(Fact::Pool {
                                 key: key.clone(),
                                 row: new.map(Box::new),
                             });
@@ -160,8 +162,8 @@ impl Views {
                     let old = sync(&mut self.nodes, &key, new.clone());
                     let pool = new.as_ref().or(old.as_ref()).and_then(|r| r.pool.clone());
                     if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
-                        if facts {
-                            out.push(Fact::Node {
+                        if following {
+                            send(Fact::Node {
                                 key: key.clone(),
                                 row: new.map(Box::new),
                             });
@@ -178,8 +180,8 @@ impl Views {
                             r.as_ref()
                                 .is_some_and(|e| e.reason == app::labels::REASON_PREEMPTION_PENDING)
                         };
-                        if facts && (signal(&new) || signal(&old)) {
-                            out.push(Fact::PreemptionSignal {
+                        if following && (signal(&new) || signal(&old)) {
+                            send(Fact::PreemptionSignal {
                                 key: key.clone(),
                                 row: new.map(Box::new),
                             });
@@ -197,7 +199,6 @@ impl Views {
                 | RowKind::Source => {}
             }
         }
-        out
     }
 
     /// Makes the derived rows of one kind exactly `rows` (`select` picks the kind's map) and

@@ -3,8 +3,10 @@
 //!
 //! # Layout
 //! - `store`: the database (SQLite file by default, PostgreSQL with `--database-url`).
+//! - `lock`: one process per SQLite file.
 //! - `recorder`: turns the hub's nodes into lifetimes.
 
+mod lock;
 mod recorder;
 mod savings;
 mod store;

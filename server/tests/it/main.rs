@@ -29,3 +29,4 @@ mod prices;
 mod process;
 mod providers;
 mod security;
+mod transport;

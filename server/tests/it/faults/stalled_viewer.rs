@@ -1,0 +1,188 @@
+//! R4: a tab that stops reading. Counts the whole process's heap, so it runs alone
+//! (`--ignored --test-threads 1`: `./tasks.sh test` and `./tasks.sh faults` do).
+
+use std::time::{Duration, Instant};
+
+use super::{Row, ZONE, runs};
+use crate::common;
+
+/// The process's live heap, bytes (every allocation is counted: `main.rs`).
+fn live_heap() -> i64 {
+    let s = crate::HEAP.stats();
+    s.bytes_allocated as i64 - s.bytes_deallocated as i64
+}
+
+/// p99 of node change → stream latency, ms.
+fn p99_ms(sent: &[crate::bench::churn::Sent], seen: &[crate::bench::sse::Seen]) -> f64 {
+    let mut lat = crate::bench::churn::latencies(sent, seen);
+    lat.sort();
+    assert!(!lat.is_empty(), "the reading viewer saw node deltas");
+    lat[(lat.len() - 1) * 99 / 100].as_secs_f64() * 1000.0
+}
+
+/// Opens a pool page's stream as a tab that then stops reading. The socket keeps the
+/// kernel's defaults: a receive buffer set small by hand makes loopback's 64 KiB segments
+/// overflow it, and the server's retransmissions back off for minutes, which no browser
+/// does. The server's send buffer still takes up to 4 MiB (Linux's `tcp_wmem`).
+/// Returns the socket once the stream's first snapshot began.
+async fn stalled_viewer(base: &str, path: &str) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !contains_snapshot(&seen) {
+        let n = tcp.read(&mut buf).await.unwrap();
+        assert!(n > 0, "the stream answered");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert!(seen.starts_with(b"HTTP/1.1 200"), "{:?}", &seen[..12]);
+    tcp
+}
+
+fn contains_snapshot(bytes: &[u8]) -> bool {
+    bytes.windows(14).any(|w| w == b"event:snapshot")
+        || bytes.windows(15).any(|w| w == b"event: snapshot")
+}
+
+/// R4: a pool page's tab stops reading while its pool's nodes change fast. What the server
+/// holds for it is bounded (the stream's share of the broadcast ring, not a queue per tab),
+/// the tab gets a fresh snapshot when it reads again, and a tab that keeps reading sees the
+/// same latency as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "counts the whole process's heap, so it runs alone: ./tasks.sh test and faults run it with --ignored --test-threads 1"]
+async fn r4_a_stalled_viewer_holds_little_and_is_resynced() {
+    use tokio::io::AsyncReadExt;
+    let d = common::start_with(&[ZONE], 1.0, |a| {
+        a.nodes = 200;
+        a.pods_per_node = 0;
+    })
+    .await;
+    let rate: u32 = std::env::var("SPOTBOARD_FAULT_RATE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    // Long enough to overflow the kernel's socket buffers and the broadcast ring, so the
+    // stream really falls behind (and see the loop below).
+    let stall = Duration::from_secs(if runs(1) > 1 { 120 } else { 40 });
+    let window = Duration::from_secs(10);
+    // The scale pool's nodes join over the first seconds.
+    let started = Instant::now();
+    let (cluster, pool, nodes) = loop {
+        let biggest = crate::bench::churn::biggest_pool(&d.base).await.unwrap();
+        if biggest.2.len() >= 200 || started.elapsed() > Duration::from_secs(60) {
+            break biggest;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        nodes.len() >= 100,
+        "a pool of the scale nodes: {}",
+        nodes.len()
+    );
+    let admin = d.admin(ZONE);
+    let path = format!("/api/v1/stream?cluster={cluster}&pool={pool}");
+    let reader = crate::bench::sse::Counter::open(&format!("{}{path}", d.base))
+        .await
+        .unwrap();
+
+    // Warm up until the embedded API server's watch history (10,000 changes per kind) and
+    // the hub's rings are full, so the heap stops growing with the changes themselves; then
+    // the baseline, every tab reading.
+    let mut cordoned = std::collections::HashMap::new();
+    let mut churn = async |rate, length| {
+        crate::bench::churn::run(&admin, &nodes, &mut cordoned, rate, length)
+            .await
+            .unwrap()
+    };
+    churn(2500, Duration::from_secs(5)).await;
+    // The warm-up's last deltas arrive before the baseline starts.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    reader.reset();
+    // The test's own figures (sent changes, seen deltas) are dropped before each heap reading.
+    let heap_start = live_heap();
+    let sent = churn(rate, window).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let p99_before = p99_ms(&sent, &reader.deltas());
+    let sent_before = sent.len();
+    drop(sent);
+    reader.reset();
+    let heap_before = live_heap();
+
+    let mut stalled = stalled_viewer(&d.base, &path).await;
+    let started = Instant::now();
+    let mut p99_during: f64 = 0.0;
+    let mut sent_during = 0;
+    // At least 50,000 changes (8 MB of deltas): past the kernel's buffers however fast the
+    // machine churns.
+    while started.elapsed() < stall || sent_during < 50_000 {
+        let sent = churn(rate, window.min(stall)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        p99_during = p99_during.max(p99_ms(&sent, &reader.deltas()));
+        sent_during += sent.len();
+        reader.reset();
+    }
+    let held = live_heap() - heap_before;
+
+    // Reading again: what the kernel and hyper buffered, then a snapshot instead of the
+    // deltas it missed.
+    let resumed = Instant::now();
+    let (mut seen, mut buf) = (Vec::new(), vec![0u8; 64 * 1024]);
+    let mut ended = "read";
+    while !contains_snapshot(&seen) && resumed.elapsed() < Duration::from_secs(30) {
+        match tokio::time::timeout(Duration::from_secs(10), stalled.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => seen.extend_from_slice(&buf[..n]),
+            Ok(Ok(_)) => {
+                ended = "closed by the server";
+                break;
+            }
+            Ok(Err(_)) => {
+                ended = "reset";
+                break;
+            }
+            Err(_) => {
+                ended = "silent for 10 s";
+                break;
+            }
+        }
+    }
+    let resynced = contains_snapshot(&seen);
+    if !resynced {
+        let text = String::from_utf8_lossy(&seen);
+        eprintln!(
+            "R4: no snapshot after reading {} bytes ({ended}); deltas read {}; the last bytes: {:?}",
+            seen.len(),
+            text.matches("event: delta").count() + text.matches("event:delta").count(),
+            &text[text.len().saturating_sub(300)..]
+        );
+    }
+    let mut row = Row {
+        id: "R4",
+        fault: "a tab stops reading while its pool's nodes change",
+        runs: 1,
+        recovered: usize::from(resynced),
+        recovery_ms: vec![resumed.elapsed().as_millis()],
+        held: Some(held),
+        note: format!(
+            "{sent_during} changes in {} s ({sent_before} in {} s before); a reading tab's p99 {p99_before:.0} ms before, {p99_during:.0} ms during; {} bytes buffered by the kernel before the snapshot; heap growth without a stalled tab {} bytes",
+            stall.as_secs(),
+            window.as_secs(),
+            seen.len(),
+            heap_before - heap_start
+        ),
+        ..Default::default()
+    };
+    row.print();
+    assert!(resynced, "a snapshot after reading again");
+    assert!(held <= 1 << 20, "held {held} bytes for a stalled tab");
+    assert!(
+        p99_during <= p99_before * 2.0 + 50.0,
+        "a reading tab's p99: {p99_before:.0} ms before, {p99_during:.0} ms during"
+    );
+}
