@@ -27,6 +27,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A CustomResourceDefinition given to an API server at start lacks what discovery needs.
+    #[error("embedded zone {zone}: {reason}")]
+    BadCrd { zone: String, reason: String },
     /// A zone that is not part of this embedded cluster was asked for.
     #[error("no embedded zone {0}")]
     NoZone(String),

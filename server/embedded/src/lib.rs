@@ -90,7 +90,13 @@ impl EmbeddedCluster {
             .map(|z| (None, z))
             .chain(opts.fleets.iter().map(|(f, z)| (Some(*f), z)));
         for (fleet, zone) in all {
-            let server = api::ApiServer::start(zone, tokens.clone()).await?;
+            let server = api::ApiServer::start_with(
+                zone,
+                tokens.clone(),
+                api::ApiOptions::default(),
+                &sim::crds::for_zone(fleet),
+            )
+            .await?;
             let context = match fleet {
                 None => context_name(zone),
                 Some(f) => context_name(&format!("{}-{zone}", f.as_str())),
@@ -131,7 +137,11 @@ impl EmbeddedCluster {
                 }
                 let client = cluster.admin_client(&zone.zone)?;
                 let handle = sim::start(&zone.zone, index, client, &sim_opts).await?;
-                cluster._servers[index].set_feed(std::sync::Arc::new(handle.feed()));
+                let feed = handle.feed();
+                cluster._servers[index].serve_json(
+                    sim::crds::CAPACITY_FEED_PATH,
+                    std::sync::Arc::new(move || serde_json::to_value(feed()).unwrap_or_default()),
+                );
                 cluster._sim.push(handle);
             }
         }
@@ -188,13 +198,13 @@ impl EmbeddedCluster {
         config_for(&self.zone(zone)?.url, &self.tokens.admin)
     }
 
-    /// Each zone's capacity feed URL (`GET /capacity-feed` on its API server), to read with
+    /// Each CKS zone's capacity feed URL (`GET /capacity-feed` on its API server), to read with
     /// the reader token ([`EmbeddedCluster::token`]).
     pub fn feed_urls(&self) -> Vec<String> {
         self.zones
             .iter()
             .filter(|z| z.fleet.is_none())
-            .map(|z| format!("{}/capacity-feed", z.url))
+            .map(|z| format!("{}{}", z.url, sim::crds::CAPACITY_FEED_PATH))
             .collect()
     }
 

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crate::api::{ApiServer, Tokens};
+use crate::api::{ApiOptions, ApiServer, Tokens};
 use crate::client_for;
 use crate::sim::{self, SimHandle, SimOptions};
 use app::labels;
@@ -22,9 +22,14 @@ pub struct Zone {
 
 pub async fn zone(zone_index: usize, zone_count: usize, speed: f64) -> Zone {
     let tokens = Tokens::generate();
-    let server = ApiServer::start("US-EAST-04A", tokens.clone())
-        .await
-        .unwrap();
+    let server = ApiServer::start_with(
+        "US-EAST-04A",
+        tokens.clone(),
+        ApiOptions::default(),
+        &sim::crds::for_zone(None),
+    )
+    .await
+    .unwrap();
     let client = client_for(&server.url(), &tokens.admin, "test").unwrap();
     let opts = SimOptions {
         seed: 7,

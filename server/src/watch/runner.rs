@@ -139,6 +139,9 @@ async fn watch_karpenter(hub: Hub, src: ClusterSource) {
 /// without it gets a clear message instead of a watch failing forever.
 async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last_error: LastError) {
     let gv = format!("{}/{}", app::nodepool::GROUP, app::nodepool::VERSION);
+    // Said once: a GKE or Karpenter cluster never has the CRD, and asking again every 30 s is
+    // not news.
+    let mut told = false;
     loop {
         let discovery = src.client.list_api_group_resources(&gv).await;
         match discovery {
@@ -155,7 +158,10 @@ async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last
                      node pools and Karpenter NodePools are shown from their nodes' labels. To \
                      watch CKS NodePools anyway: spotboard crd | kubectl apply -f -"
                 );
-                tracing::error!(cluster = %src.name, "{msg}");
+                if !told {
+                    tracing::info!(cluster = %src.name, "{msg}");
+                    told = true;
+                }
                 hub.pools(&src.name, Observed::Resync(Vec::new()));
                 hub.set_note(&src.name, Some(msg));
                 tokio::time::sleep(Duration::from_secs(30)).await;

@@ -99,6 +99,7 @@ pub fn completes_deletion(old: &Value, new: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::resources::test_nodepools;
 
     fn now() -> DateTime<Utc> {
         "2026-11-21T10:00:00Z".parse().unwrap()
@@ -162,11 +163,11 @@ mod tests {
     #[test]
     fn finalizers_hold_other_kinds() {
         let np = json!({"metadata": {"name": "np", "finalizers": ["compute.coreweave.com/x"]}});
-        let DeletePlan::Mark(out) = plan(Kind::NodePools, &np, None, now()) else {
+        let DeletePlan::Mark(out) = plan(test_nodepools(), &np, None, now()) else {
             panic!()
         };
         assert_eq!(out["metadata"]["deletionGracePeriodSeconds"], 0);
-        assert_eq!(plan(Kind::NodePools, &out, None, now()), DeletePlan::Keep);
+        assert_eq!(plan(test_nodepools(), &out, None, now()), DeletePlan::Keep);
         assert_eq!(
             plan(
                 Kind::Nodes,

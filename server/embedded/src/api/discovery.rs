@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use super::resources::{CORE_GROUP_VERSION, GROUPS, Kind};
+use super::resources::{CORE_GROUP_VERSION, Kind, groups};
 
 /// The Kubernetes version this server claims. `/usr/bin/kubectl` on the project's machines
 /// picks a matching real kubectl (1.27 … 1.33) from it.
@@ -52,25 +52,26 @@ fn group(name: &str, version: &str) -> Value {
     json!({"name": name, "versions": [gv.clone()], "preferredVersion": gv})
 }
 
-/// `/apis`.
-pub fn group_list() -> Value {
-    let groups: Vec<Value> = GROUPS.iter().map(|(n, v)| group(n, v)).collect();
+/// `/apis`: the groups of the `served` kinds.
+pub fn group_list(served: &[Kind]) -> Value {
+    let groups: Vec<Value> = groups(served).iter().map(|(n, v)| group(n, v)).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
-/// `/apis/{group}`, if the group is served.
-pub fn api_group(name: &str) -> Option<Value> {
-    let (n, v) = GROUPS.iter().find(|(n, _)| *n == name)?;
+/// `/apis/{group}`, if a `served` kind is in the group.
+pub fn api_group(served: &[Kind], name: &str) -> Option<Value> {
+    let (n, v) = groups(served).into_iter().find(|(n, _)| *n == name)?;
     let mut g = group(n, v);
     g["kind"] = json!("APIGroup");
     g["apiVersion"] = json!("v1");
     Some(g)
 }
 
-/// The `APIResourceList` of a group-version (`""` group for core), if served.
-pub fn resource_list(group: &str, version: &str) -> Option<Value> {
-    let kinds: Vec<Kind> = Kind::ALL
-        .into_iter()
+/// The `APIResourceList` of a group-version (`""` group for core), if a `served` kind is in it.
+pub fn resource_list(served: &[Kind], group: &str, version: &str) -> Option<Value> {
+    let kinds: Vec<Kind> = served
+        .iter()
+        .copied()
         .filter(|k| k.info().group == group && k.info().version == version)
         .collect();
     if kinds.is_empty() {
@@ -87,10 +88,8 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
             "verbs": rt.verbs(),
             "shortNames": rt.short_names,
         });
-        if kind == Kind::NodePools {
-            // `kubectl get all` leaves cluster-scoped kinds out anyway; a category of our
-            // own lets `kubectl get coreweave` list pools.
-            r["categories"] = json!(["coreweave"]);
+        if !rt.categories.is_empty() {
+            r["categories"] = json!(rt.categories);
         }
         resources.push(r);
         if rt.status_subresource {
@@ -136,7 +135,7 @@ mod tests {
 
     #[test]
     fn core_resources_have_short_names_and_status() {
-        let core = resource_list("", "v1").unwrap();
+        let core = resource_list(&Kind::BUILT_IN, "", "v1").unwrap();
         assert_eq!(core["groupVersion"], "v1");
         let n = names(&core);
         for want in [
@@ -157,8 +156,12 @@ mod tests {
     }
 
     #[test]
-    fn nodepool_group_is_discoverable() {
-        let groups = group_list();
+    fn a_registered_crd_is_discoverable_and_only_where_registered() {
+        let served: Vec<Kind> = Kind::BUILT_IN
+            .into_iter()
+            .chain([crate::api::resources::test_nodepools()])
+            .collect();
+        let groups = group_list(&served);
         let listed: Vec<&str> = groups["groups"]
             .as_array()
             .unwrap()
@@ -167,21 +170,23 @@ mod tests {
             .collect();
         assert!(listed.contains(&"compute.coreweave.com"));
         assert!(listed.contains(&"apiextensions.k8s.io"));
-        let np = resource_list("compute.coreweave.com", "v1alpha1").unwrap();
+        let np = resource_list(&served, "compute.coreweave.com", "v1alpha1").unwrap();
         assert_eq!(names(&np), ["nodepools", "nodepools/status"]);
         assert_eq!(np["resources"][0]["shortNames"][0], "np");
         assert_eq!(np["resources"][0]["namespaced"], false);
-        let crds = resource_list("apiextensions.k8s.io", "v1").unwrap();
+        let crds = resource_list(&served, "apiextensions.k8s.io", "v1").unwrap();
         assert_eq!(
             crds["resources"][0]["verbs"],
             json!(["get", "list", "watch"])
         );
-        assert!(resource_list("apps", "v1").is_none());
+        assert!(resource_list(&served, "apps", "v1").is_none());
         assert_eq!(
-            api_group("compute.coreweave.com").unwrap()["kind"],
+            api_group(&served, "compute.coreweave.com").unwrap()["kind"],
             "APIGroup"
         );
-        assert!(api_group("apps").is_none());
+        assert!(api_group(&served, "apps").is_none());
+        assert!(api_group(&Kind::BUILT_IN, "compute.coreweave.com").is_none());
+        assert!(resource_list(&Kind::BUILT_IN, "compute.coreweave.com", "v1alpha1").is_none());
     }
 
     #[test]

@@ -117,7 +117,13 @@ impl Call {
 
 async fn handle(shared: Arc<Shared>, req: Request) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
-    let path = parse_path(parts.uri.path())?;
+    if let Some(document) = shared.extra(parts.uri.path()) {
+        if parts.method != axum::http::Method::GET {
+            return Err(ApiError::read_only_route(parts.uri.path()));
+        }
+        return Ok(super::responses::json(StatusCode::OK, &document()));
+    }
+    let path = parse_path(&shared.store.kinds(), parts.uri.path())?;
     let Query(params) = Query::<Params>::try_from_uri(&parts.uri)
         .map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))?;
     let verb = Verb::of(&parts.method, &path, flag(&params.watch))?;

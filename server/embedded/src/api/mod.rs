@@ -2,11 +2,14 @@
 //! ephemeral port, plain HTTP and bearer tokens (in the `Authorization` header, or for
 //! kubectl in the server URL's path: see [`auth::TOKEN_PATH`]). kube-rs and real kubectl
 //! talk to it with no extra flags. It knows nothing of CoreWeave; the behaviour model drives it through
-//! kube-rs like any controller.
+//! kube-rs like any controller, and registers what a vendor adds at start: custom resources
+//! from their CRDs ([`ApiServer::start_with`]) and read-only JSON routes
+//! ([`ApiServer::serve_json`]).
 //!
-//! Served: core v1 `namespaces`, `nodes`, `pods`, `events`; `compute.coreweave.com/v1alpha1`
-//! `nodepools` (with `/status`); `apiextensions.k8s.io/v1` `customresourcedefinitions`
-//! (read-only, the NodePool CRD). Verbs: get, list (paged, label and field selectors),
+//! Served: core v1 `namespaces`, `nodes`, `pods`, `events`; `policy/v1`
+//! `poddisruptionbudgets`; `apiextensions.k8s.io/v1` `customresourcedefinitions` (read-only,
+//! the CRDs registered at start); each registered custom resource (with `/status` when its
+//! CRD declares it). Verbs: get, list (paged, label and field selectors),
 //! watch (resumable, bookmarks, `410 Gone`), create (`dryRun`, `generateName`), update,
 //! patch (JSON, merge, strategic-as-merge, apply-as-merge), delete (graceful for bound
 //! pods, finalizers), deletecollection. Discovery, OpenAPI and `Table` output for kubectl.
@@ -124,14 +127,31 @@ struct Shared {
     expire: tokio::sync::watch::Sender<u64>,
     options: ApiOptions,
     addr: SocketAddr,
-    /// The zone's capacity feed, once a behaviour model provides it (`GET /capacity-feed`).
-    feed: std::sync::RwLock<Option<FeedFn>>,
+    /// Read-only JSON routes the behaviour model added ([`ApiServer::serve_json`]), by path.
+    extra: std::sync::RwLock<Vec<(String, JsonFn)>>,
+    /// Built on first request: the documents cover every served kind, so they are made once.
+    openapi: std::sync::OnceLock<openapi::OpenApi>,
 }
 
-/// Produces the zone's capacity feed document.
-pub type FeedFn = Arc<dyn Fn() -> app::model::CapacityFeed + Send + Sync>;
+/// Produces a JSON document on each request (see [`ApiServer::serve_json`]).
+pub type JsonFn = Arc<dyn Fn() -> serde_json::Value + Send + Sync>;
 
 impl Shared {
+    fn openapi(&self) -> &openapi::OpenApi {
+        self.openapi
+            .get_or_init(|| openapi::OpenApi::new(&self.store.kinds()))
+    }
+
+    /// The extra route at `path`, if the behaviour model registered one.
+    fn extra(&self, path: &str) -> Option<JsonFn> {
+        self.extra
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, f)| f.clone())
+    }
+
     fn stops(&self, user: Option<auth::User>) -> watch::Stops {
         let fault = match user {
             Some(auth::User::Reader) => &self.reader_fault,
@@ -155,14 +175,32 @@ pub struct ApiServer {
 }
 
 impl ApiServer {
-    /// Binds 127.0.0.1 on an ephemeral port and serves an empty cluster (default namespaces
-    /// and the NodePool CRD) for `zone`. Errors: binding the port.
+    /// Binds 127.0.0.1 on an ephemeral port and serves an empty cluster (default namespaces,
+    /// built-in kinds only) for `zone`. Errors: binding the port.
     pub async fn start(zone: &str, tokens: Tokens) -> Result<Self> {
-        Self::start_with(zone, tokens, ApiOptions::default()).await
+        Self::start_with(zone, tokens, ApiOptions::default(), &[]).await
     }
 
-    /// [`ApiServer::start`] with explicit options.
-    pub async fn start_with(zone: &str, tokens: Tokens, options: ApiOptions) -> Result<Self> {
+    /// [`ApiServer::start`] with explicit options, also serving the custom resources that
+    /// `crds` (`apiextensions.k8s.io/v1` `CustomResourceDefinition` objects) define.
+    ///
+    /// Errors: binding the port; [`Error::BadCrd`] for a CRD that does not say what
+    /// discovery needs (group, names, scope, a version).
+    pub async fn start_with(
+        zone: &str,
+        tokens: Tokens,
+        options: ApiOptions,
+        crds: &[serde_json::Value],
+    ) -> Result<Self> {
+        let custom = crds
+            .iter()
+            .map(|crd| {
+                resources::Kind::from_crd(crd).map_err(|reason| Error::BadCrd {
+                    zone: zone.to_string(),
+                    reason,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         let bind = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
         let listener = TcpListener::bind(bind)
             .await
@@ -171,7 +209,7 @@ impl ApiServer {
             .local_addr()
             .map_err(|e| Error::io("reading the embedded API server's address", e))?;
         let shared = Arc::new(Shared {
-            store: Arc::new(store::Store::new(options.history_limit)),
+            store: Arc::new(store::Store::new(options.history_limit, &custom)),
             tokens,
             outage: tokio::sync::watch::channel(false).0,
             shutdown: tokio::sync::watch::channel(false).0,
@@ -180,7 +218,8 @@ impl ApiServer {
             expire: tokio::sync::watch::channel(0).0,
             options,
             addr,
-            feed: std::sync::RwLock::new(None),
+            extra: std::sync::RwLock::new(Vec::new()),
+            openapi: std::sync::OnceLock::new(),
         });
         let app = axum::ServiceExt::<axum::extract::Request>::into_make_service(routes::app(
             shared.clone(),
@@ -210,9 +249,14 @@ impl ApiServer {
         &self.zone
     }
 
-    /// Serves `feed()` at `GET /capacity-feed` from now on.
-    pub fn set_feed(&self, feed: FeedFn) {
-        *self.shared.feed.write().unwrap_or_else(|p| p.into_inner()) = Some(feed);
+    /// Serves `document()` at `GET {path}` from now on, to any authenticated user (a
+    /// vendor's extra endpoint, such as a zone's capacity feed). `path` must start with `/`
+    /// and not be under `/api` or `/apis`; registering a path again replaces its function.
+    pub fn serve_json(&self, path: &str, document: JsonFn) {
+        debug_assert!(path.starts_with('/') && !path.starts_with("/api"));
+        let mut extra = self.shared.extra.write().unwrap_or_else(|p| p.into_inner());
+        extra.retain(|(p, _)| p != path);
+        extra.push((path.to_string(), document));
     }
 
     /// Starts or ends a simulated outage: while on, every request gets `503` and open

@@ -14,11 +14,8 @@
 //!   a custom resource gets. None of the operations here advertise strategic merge.
 //! - `kubectl explain` finds a kind's schema in `components.schemas` by the same extension.
 
-use std::hash::{Hash, Hasher};
-use std::sync::OnceLock;
-
-use kube::CustomResourceExt;
 use serde_json::{Map, Value, json};
+use std::hash::{Hash, Hasher};
 
 use super::discovery::GIT_VERSION;
 use super::resources::{Kind, ResourceType};
@@ -31,19 +28,25 @@ struct GvDoc {
     body: Value,
 }
 
-fn docs() -> &'static [GvDoc] {
-    static DOCS: OnceLock<Vec<GvDoc>> = OnceLock::new();
-    DOCS.get_or_init(|| {
+/// The OpenAPI v3 documents of one API server's kinds, built once per server.
+pub struct OpenApi {
+    docs: Vec<GvDoc>,
+}
+
+impl OpenApi {
+    /// The documents of every group-version among `served`.
+    pub fn new(served: &[Kind]) -> Self {
         let mut gvs: Vec<(&str, &str)> = Vec::new();
-        for k in Kind::ALL {
+        for k in served {
             let i = k.info();
             if !gvs.contains(&(i.group, i.version)) {
                 gvs.push((i.group, i.version));
             }
         }
-        gvs.into_iter()
+        let docs = gvs
+            .into_iter()
             .map(|(g, v)| {
-                let body = gv_document(g, v);
+                let body = gv_document(served, g, v);
                 let mut h = std::collections::hash_map::DefaultHasher::new();
                 body.to_string().hash(&mut h);
                 GvDoc {
@@ -52,8 +55,28 @@ fn docs() -> &'static [GvDoc] {
                     body,
                 }
             })
-            .collect()
-    })
+            .collect();
+        Self { docs }
+    }
+
+    /// `/openapi/v3`: the index of group-version documents. `prefix` is the path prefix the
+    /// request came with (client-go fetches `serverRelativeURL` as an absolute path).
+    pub fn v3_index(&self, prefix: &str) -> Value {
+        let paths: Map<String, Value> = self
+            .docs
+            .iter()
+            .map(|d| {
+                let url = format!("{prefix}/openapi/v3/{}?hash={}", d.path, d.hash);
+                (d.path.clone(), json!({"serverRelativeURL": url}))
+            })
+            .collect();
+        json!({"paths": paths})
+    }
+
+    /// `/openapi/v3/{path}` for `path` = `api/v1` or `apis/{group}/{version}`.
+    pub fn v3_document(&self, path: &str) -> Option<&Value> {
+        self.docs.iter().find(|d| d.path == path).map(|d| &d.body)
+    }
 }
 
 fn gv_path(group: &str, version: &str) -> String {
@@ -62,24 +85,6 @@ fn gv_path(group: &str, version: &str) -> String {
     } else {
         format!("apis/{group}/{version}")
     }
-}
-
-/// `/openapi/v3`: the index of group-version documents. `prefix` is the path prefix the
-/// request came with (client-go fetches `serverRelativeURL` as an absolute path).
-pub fn v3_index(prefix: &str) -> Value {
-    let paths: Map<String, Value> = docs()
-        .iter()
-        .map(|d| {
-            let url = format!("{prefix}/openapi/v3/{}?hash={}", d.path, d.hash);
-            (d.path.clone(), json!({"serverRelativeURL": url}))
-        })
-        .collect();
-    json!({"paths": paths})
-}
-
-/// `/openapi/v3/{path}` for `path` = `api/v1` or `apis/{group}/{version}`.
-pub fn v3_document(path: &str) -> Option<&'static Value> {
-    docs().iter().find(|d| d.path == path).map(|d| &d.body)
 }
 
 /// `/openapi/v2` as protobuf (`openapi_v2.Document`): `swagger: "2.0"` and an `info`,
@@ -194,17 +199,12 @@ fn kind_paths(rt: &ResourceType, paths: &mut Map<String, Value>) {
     paths.insert(format!("{prefix}{scope}/{}", rt.plural), collection);
 }
 
-/// A kind's schema: the CRD's for NodePools, an open object with the standard fields for
-/// the others (enough for `explain` to name them and for clients to find the kind).
+/// A kind's schema: a custom resource's from its CRD, an open object with the standard fields
+/// for the others (enough for `explain` to name them and for clients to find the kind).
 fn kind_schema(kind: Kind) -> Value {
     let rt = kind.info();
-    let mut schema = match kind {
-        Kind::NodePools => {
-            let crd = serde_json::to_value(app::nodepool::NodePool::crd()).expect("CRD serializes");
-            crd.pointer("/spec/versions/0/schema/openAPIV3Schema")
-                .cloned()
-                .unwrap_or_else(|| json!({"type": "object"}))
-        }
+    let mut schema = match rt.crd.as_ref().map(|c| &c.schema) {
+        Some(schema) if schema.is_object() => schema.clone(),
         _ => json!({
             "type": "object",
             "description": format!("{} (served by spotboard's embedded cluster; fields are not \
@@ -229,10 +229,10 @@ fn kind_schema(kind: Kind) -> Value {
     schema
 }
 
-fn gv_document(group: &str, version: &str) -> Value {
+fn gv_document(served: &[Kind], group: &str, version: &str) -> Value {
     let mut paths = Map::new();
     let mut schemas = Map::new();
-    for kind in Kind::ALL {
+    for &kind in served {
         let rt = kind.info();
         if rt.group == group && rt.version == version {
             kind_paths(rt, &mut paths);
@@ -265,10 +265,19 @@ mod tests {
         })
     }
 
+    fn served() -> OpenApi {
+        let kinds: Vec<Kind> = Kind::BUILT_IN
+            .into_iter()
+            .chain([crate::api::resources::test_nodepools()])
+            .collect();
+        OpenApi::new(&kinds)
+    }
+
     #[test]
     fn index_points_at_every_group_version() {
-        let idx = v3_index("");
-        let prefixed = v3_index("/token/t");
+        let api = served();
+        let idx = api.v3_index("");
+        let prefixed = api.v3_index("/token/t");
         let url = prefixed["paths"]["api/v1"]["serverRelativeURL"]
             .as_str()
             .unwrap();
@@ -283,21 +292,30 @@ mod tests {
                 url.starts_with(&format!("/openapi/v3/{path}?hash=")),
                 "{url}"
             );
-            assert!(v3_document(path).is_some());
+            assert!(api.v3_document(path).is_some());
         }
-        assert!(v3_document("apis/apps/v1").is_none());
+        assert!(api.v3_document("apis/apps/v1").is_none());
+        let built_in = OpenApi::new(&Kind::BUILT_IN);
+        assert!(
+            built_in
+                .v3_document("apis/compute.coreweave.com/v1alpha1")
+                .is_none()
+        );
     }
 
     #[test]
     fn patch_operations_advertise_field_validation_but_not_strategic_merge() {
-        let np = v3_document("apis/compute.coreweave.com/v1alpha1").unwrap();
+        let api = served();
+        let np = api
+            .v3_document("apis/compute.coreweave.com/v1alpha1")
+            .unwrap();
         assert!(supports_field_validation(
             np,
             "compute.coreweave.com",
             "v1alpha1",
             "NodePool"
         ));
-        let core = v3_document("api/v1").unwrap();
+        let core = api.v3_document("api/v1").unwrap();
         for kind in ["Node", "Pod", "Event", "Namespace"] {
             assert!(supports_field_validation(core, "", "v1", kind), "{kind}");
         }
@@ -307,7 +325,10 @@ mod tests {
 
     #[test]
     fn nodepool_schema_is_the_crds_with_its_gvk() {
-        let np = v3_document("apis/compute.coreweave.com/v1alpha1").unwrap();
+        let api = served();
+        let np = api
+            .v3_document("apis/compute.coreweave.com/v1alpha1")
+            .unwrap();
         let s = &np["components"]["schemas"]["com.coreweave.compute.v1alpha1.NodePool"];
         assert_eq!(s["x-kubernetes-group-version-kind"][0]["kind"], "NodePool");
         assert!(s["properties"]["spec"]["properties"]["instanceType"].is_object());

@@ -2,18 +2,15 @@
 //! does (kubectl only lays out what it receives).
 //!
 //! Core kinds follow kubectl's own printers (`NAME STATUS ROLES AGE VERSION` for nodes, ...);
-//! NodePools use the CRD's `additionalPrinterColumns`, evaluated with [`JsonPath`], so the
-//! columns stay whatever `app::nodepool` declares.
-
-use std::sync::OnceLock;
+//! custom resources use their CRD's `additionalPrinterColumns`, evaluated with
+//! [`JsonPath`](super::jsonpath::JsonPath), or `NAME AGE` when the CRD declares none, as a real
+//! API server does.
 
 use chrono::{DateTime, Utc};
-use kube::CustomResourceExt;
 use serde_json::{Value, json};
 
 use super::age::since;
-use super::jsonpath::JsonPath;
-use super::resources::Kind;
+use super::resources::{Kind, PrinterColumnDef};
 
 /// One `columnDefinitions` entry of a `Table`.
 #[derive(Clone, Debug)]
@@ -53,39 +50,13 @@ const NAME_DOC: &str = "Name must be unique within a namespace.";
 const AGE_DOC: &str = "CreationTimestamp is a timestamp representing the server time when this \
                        object was created.";
 
-struct PrinterColumn {
-    column: Column,
-    path: Option<JsonPath>,
-}
-
-fn nodepool_columns() -> &'static [PrinterColumn] {
-    static COLUMNS: OnceLock<Vec<PrinterColumn>> = OnceLock::new();
-    COLUMNS.get_or_init(|| {
-        let crd = app::nodepool::NodePool::crd();
-        let defs = crd
-            .spec
-            .versions
-            .first()
-            .and_then(|v| v.additional_printer_columns.clone());
-        let mut out = vec![PrinterColumn {
-            column: Column::new("Name", "string", NAME_DOC, 0),
-            path: None,
-        }];
-        for d in defs.unwrap_or_default() {
-            out.push(PrinterColumn {
-                column: Column {
-                    name: d.name,
-                    type_: d.type_,
-                    format: d.format.unwrap_or_default(),
-                    description: d.description.unwrap_or_default(),
-                    priority: d.priority.unwrap_or(0),
-                },
-                // A path this subset cannot read prints an empty column, not an error.
-                path: JsonPath::parse(&d.json_path).ok(),
-            });
-        }
-        out
-    })
+/// A custom resource's printer columns (without `Name`); `None` when its CRD declares none.
+fn custom_columns(kind: Kind) -> Option<&'static [PrinterColumnDef]> {
+    kind.info()
+        .crd
+        .as_ref()
+        .map(|c| c.printer_columns.as_slice())
+        .filter(|c| !c.is_empty())
 }
 
 /// The column definitions of `kind`'s table.
@@ -212,25 +183,24 @@ pub fn columns(kind: Kind) -> Vec<Column> {
             ),
             c("Name", "string", NAME_DOC, 1),
         ],
-        Kind::NodePools => nodepool_columns()
-            .iter()
-            .map(|p| p.column.clone())
-            .collect(),
+        Kind::Custom(_) => match custom_columns(kind) {
+            Some(defs) => std::iter::once(c("Name", "string", NAME_DOC, 0))
+                .chain(defs.iter().map(|d| Column {
+                    name: d.name.clone(),
+                    type_: d.type_.clone(),
+                    format: d.format.clone(),
+                    description: d.description.clone(),
+                    priority: d.priority,
+                }))
+                .collect(),
+            None => vec![
+                c("Name", "string", NAME_DOC, 0),
+                c("Age", "string", AGE_DOC, 0),
+            ],
+        },
         Kind::Crds => vec![
             c("Name", "string", NAME_DOC, 0),
             c("Created At", "date", AGE_DOC, 0),
-        ],
-        Kind::KarpenterNodePools => vec![
-            c("Name", "string", NAME_DOC, 0),
-            c(
-                "NodeClass",
-                "string",
-                "spec.template.spec.nodeClassRef.name",
-                0,
-            ),
-            c("Nodes", "string", "status.resources.nodes", 0),
-            c("Ready", "string", "the Ready condition", 0),
-            c("Age", "string", AGE_DOC, 0),
         ],
         Kind::PodDisruptionBudgets => vec![
             c("Name", "string", NAME_DOC, 0),
@@ -273,27 +243,16 @@ pub fn cells(kind: Kind, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
         Kind::Nodes => node_cells(obj, name, age),
         Kind::Pods => super::pod_printer::pod_cells(obj, name, age, now),
         Kind::Events => event_cells(obj, name, now),
-        Kind::NodePools => nodepool_columns()
-            .iter()
-            .map(|p| match &p.path {
-                None => name.clone(),
-                Some(path) => cell_for(&p.column.type_, path.find(obj).first().copied(), now),
-            })
-            .collect(),
+        Kind::Custom(_) => match custom_columns(kind) {
+            Some(defs) => std::iter::once(name)
+                .chain(defs.iter().map(|d| {
+                    let value = d.path.as_ref().and_then(|p| p.find(obj).first().copied());
+                    cell_for(&d.type_, value, now)
+                }))
+                .collect(),
+            None => vec![name, age],
+        },
         Kind::Crds => vec![name, json!(s(obj, "/metadata/creationTimestamp"))],
-        Kind::KarpenterNodePools => vec![
-            name,
-            json!(s(obj, "/spec/template/spec/nodeClassRef/name")),
-            json!(s(obj, "/status/resources/nodes")),
-            json!(
-                obj.pointer("/status/conditions")
-                    .and_then(Value::as_array)
-                    .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
-                    .and_then(|c| c["status"].as_str())
-                    .unwrap_or("Unknown")
-            ),
-            age,
-        ],
         Kind::PodDisruptionBudgets => vec![
             name,
             budget(obj, "/spec/minAvailable"),

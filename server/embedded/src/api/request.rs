@@ -21,8 +21,9 @@ pub struct ResourcePath {
 }
 
 /// Parses `/api/v1[/watch][/namespaces/{ns}]/{plural}[/{name}[/{sub}]]` and the same under
-/// `/apis/{group}/{version}`. Errors: 404 for paths that name nothing served.
-pub fn parse_path(path: &str) -> Result<ResourcePath, ApiError> {
+/// `/apis/{group}/{version}`, naming one of the `served` kinds. Errors: 404 for paths that
+/// name nothing served.
+pub fn parse_path(served: &[Kind], path: &str) -> Result<ResourcePath, ApiError> {
     let not_found = || ApiError::no_route(path);
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let (group, version, mut rest) = match segs.as_slice() {
@@ -48,7 +49,7 @@ pub fn parse_path(path: &str) -> Result<ResourcePath, ApiError> {
         [p, n, s] => (*p, Some(n.to_string()), Some(s.to_string())),
         _ => return Err(not_found()),
     };
-    let kind = Kind::find(group, version, plural).ok_or_else(not_found)?;
+    let kind = Kind::find(served, group, version, plural).ok_or_else(not_found)?;
     let rt = kind.info();
     if namespace.is_some() && !rt.namespaced {
         return Err(not_found());
@@ -169,8 +170,15 @@ impl Params {
 mod tests {
     use super::*;
 
+    fn served() -> Vec<Kind> {
+        Kind::BUILT_IN
+            .into_iter()
+            .chain([crate::api::resources::test_nodepools()])
+            .collect()
+    }
+
     fn p(path: &str) -> ResourcePath {
-        parse_path(path).unwrap()
+        parse_path(&served(), path).unwrap()
     }
 
     #[test]
@@ -182,7 +190,7 @@ mod tests {
         assert_eq!(r.namespace.as_deref(), Some("default"));
         assert_eq!(r.name.as_deref(), Some("web-1"));
         let r = p("/apis/compute.coreweave.com/v1alpha1/nodepools/np-a/status");
-        assert_eq!(r.kind, Kind::NodePools);
+        assert_eq!(r.kind, crate::api::resources::test_nodepools());
         assert_eq!(r.subresource.as_deref(), Some("status"));
         let r = p("/api/v1/pods");
         assert_eq!((r.kind, r.namespace), (Kind::Pods, None));
@@ -222,7 +230,7 @@ mod tests {
             "/api/v1/nodes/a/b/c",
             "/healthz",
         ] {
-            assert_eq!(parse_path(bad).unwrap_err().code, 404, "{bad}");
+            assert_eq!(parse_path(&served(), bad).unwrap_err().code, 404, "{bad}");
         }
     }
 

@@ -1,17 +1,43 @@
 //! The kinds the embedded API server serves, with what discovery and storage need to know of
 //! each.
+//!
+//! The core kinds (and `policy/v1` budgets, CRDs) are built in. Every other kind is a custom
+//! resource: the behaviour model hands its `CustomResourceDefinition` to the API server at
+//! start ([`Kind::from_crd`]), and discovery, OpenAPI, `kubectl get` columns and unknown-field
+//! warnings are read from that definition, as a real API server reads an installed CRD. The
+//! server itself names no vendor's group.
 
-/// The resource types served. The discriminant indexes the store's collections.
+use std::sync::{PoisonError, RwLock};
+
+use serde_json::{Value, json};
+
+use super::jsonpath::JsonPath;
+
+/// A resource type served. Built-in kinds are variants; a custom resource is a handle into a
+/// process-wide table of the CRDs registered so far (`Custom(n)`), so a `Kind` stays `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
     Namespaces,
     Nodes,
     Pods,
     Events,
-    NodePools,
     Crds,
     PodDisruptionBudgets,
-    KarpenterNodePools,
+    Custom(u16),
+}
+
+/// One `additionalPrinterColumns` entry of a CRD.
+#[derive(Debug)]
+pub struct PrinterColumnDef {
+    pub name: String,
+    /// OpenAPI type: `string`, `integer`, `number`, `boolean` or `date`.
+    pub type_: String,
+    pub format: String,
+    pub description: String,
+    pub priority: i32,
+    /// The column's `jsonPath` (`.status.conditions[?(@.type=="Ready")].status`); `None` when
+    /// this server's subset cannot read it, which prints an empty column, not an error.
+    pub path: Option<JsonPath>,
 }
 
 /// What the API server knows of one resource type (one row of discovery).
@@ -28,29 +54,46 @@ pub struct ResourceType {
     pub kind: &'static str,
     pub namespaced: bool,
     pub short_names: &'static [&'static str],
+    /// Discovery categories (`kubectl get <category>`); from the CRD's `spec.names.categories`.
+    pub categories: &'static [&'static str],
     /// Whether `/status` is a subresource. The main resource then ignores status changes
     /// on update and patch, and `/status` changes only status, as on a real API server.
     pub status_subresource: bool,
-    /// False for the CRDs, which are served read-only: the embedded cluster has exactly one.
+    /// False for the CRDs, which are served read-only: custom resources are registered at
+    /// start, not by clients.
     pub writable: bool,
+    /// The custom resource's definition as registered (`None` for built-in kinds): its
+    /// `openAPIV3Schema` and `additionalPrinterColumns` are read from here.
+    pub crd: Option<CrdParts>,
 }
 
-impl Kind {
-    pub const ALL: [Kind; 8] = [
-        Kind::Namespaces,
-        Kind::Nodes,
-        Kind::Pods,
-        Kind::Events,
-        Kind::NodePools,
-        Kind::Crds,
-        Kind::PodDisruptionBudgets,
-        Kind::KarpenterNodePools,
-    ];
+/// The parts of a registered CRD the API server reads after registration.
+#[derive(Debug)]
+pub struct CrdParts {
+    /// The whole `CustomResourceDefinition`, as `GET customresourcedefinitions` serves it.
+    pub object: Value,
+    /// `spec.versions[0].schema.openAPIV3Schema`, or `Null`.
+    pub schema: Value,
+    pub printer_columns: Vec<PrinterColumnDef>,
+}
 
-    /// Position in [`Kind::ALL`], for indexing per-kind arrays.
-    pub fn index(self) -> usize {
-        self as usize
-    }
+/// Custom resources registered in this process, in registration order. Entries are leaked:
+/// there is one per distinct CRD (a handful), and `&'static` lets callers of [`Kind::info`]
+/// keep the type without holding the lock.
+static CUSTOM: RwLock<Vec<&'static ResourceType>> = RwLock::new(Vec::new());
+
+const BUILT_IN: [Kind; 6] = [
+    Kind::Namespaces,
+    Kind::Nodes,
+    Kind::Pods,
+    Kind::Events,
+    Kind::Crds,
+    Kind::PodDisruptionBudgets,
+];
+
+impl Kind {
+    /// The kinds every API server serves, before any custom resource.
+    pub const BUILT_IN: [Kind; 6] = BUILT_IN;
 
     pub fn info(self) -> &'static ResourceType {
         match self {
@@ -58,20 +101,134 @@ impl Kind {
             Kind::Nodes => &NODES,
             Kind::Pods => &PODS,
             Kind::Events => &EVENTS,
-            Kind::NodePools => &NODEPOOLS,
             Kind::Crds => &CRDS,
             Kind::PodDisruptionBudgets => &PDBS,
-            Kind::KarpenterNodePools => &KARPENTER_NODEPOOLS,
+            Kind::Custom(n) => CUSTOM.read().unwrap_or_else(PoisonError::into_inner)[n as usize],
         }
     }
 
-    /// The kind served at `group/version/plural`, if any.
-    pub fn find(group: &str, version: &str, plural: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| {
+    /// Registers the custom resource a `CustomResourceDefinition` (`apiextensions.k8s.io/v1`)
+    /// defines, served at its first version. Registering the same group, version and plural
+    /// again returns the kind registered first (its definition is kept).
+    ///
+    /// Errors: a CRD without `spec.group`, `spec.names.plural`/`kind`, a version or a
+    /// `Namespaced`/`Cluster` scope; the message names the missing field.
+    pub fn from_crd(crd: &Value) -> Result<Kind, String> {
+        let parsed = parse_crd(crd)?;
+        let mut table = CUSTOM.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = table.iter().position(|t| {
+            t.group == parsed.group && t.version == parsed.version && t.plural == parsed.plural
+        }) {
+            return Ok(Kind::Custom(n as u16));
+        }
+        let n = u16::try_from(table.len()).map_err(|_| "too many custom resources".to_string())?;
+        table.push(Box::leak(Box::new(parsed)));
+        Ok(Kind::Custom(n))
+    }
+
+    /// The kind among `served` at `group/version/plural`, if any.
+    pub fn find(served: &[Kind], group: &str, version: &str, plural: &str) -> Option<Kind> {
+        served.iter().copied().find(|k| {
             let i = k.info();
             i.group == group && i.version == version && i.plural == plural
         })
     }
+}
+
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+fn leak_list(v: &Value) -> &'static [&'static str] {
+    let items: Vec<&'static str> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(leak)
+        .collect();
+    Box::leak(items.into_boxed_slice())
+}
+
+fn parse_crd(crd: &Value) -> Result<ResourceType, String> {
+    let field = |pointer: &str| {
+        crd.pointer(pointer)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| {
+                format!(
+                    "CRD has no {}",
+                    pointer.trim_start_matches('/').replace('/', ".")
+                )
+            })
+    };
+    let group = field("/spec/group")?;
+    let plural = field("/spec/names/plural")?;
+    let kind = field("/spec/names/kind")?;
+    let version = field("/spec/versions/0/name")?;
+    let namespaced = match field("/spec/scope")? {
+        "Namespaced" => true,
+        "Cluster" => false,
+        other => {
+            return Err(format!(
+                "CRD scope {other:?} is neither Namespaced nor Cluster"
+            ));
+        }
+    };
+    let singular = crd
+        .pointer("/spec/names/singular")
+        .and_then(Value::as_str)
+        .map_or_else(|| kind.to_ascii_lowercase(), str::to_string);
+    let served = &crd["spec"]["versions"][0];
+    let printer_columns = served["additionalPrinterColumns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| PrinterColumnDef {
+            name: c["name"].as_str().unwrap_or_default().to_string(),
+            type_: c["type"].as_str().unwrap_or("string").to_string(),
+            format: c["format"].as_str().unwrap_or_default().to_string(),
+            description: c["description"].as_str().unwrap_or_default().to_string(),
+            priority: c["priority"].as_i64().unwrap_or(0) as i32,
+            path: JsonPath::parse(c["jsonPath"].as_str().unwrap_or_default()).ok(),
+        })
+        .collect();
+    Ok(ResourceType {
+        group: leak(group),
+        version: leak(version),
+        api_version: leak(&format!("{group}/{version}")),
+        plural: leak(plural),
+        singular: leak(&singular),
+        kind: leak(kind),
+        namespaced,
+        short_names: leak_list(&crd["spec"]["names"]["shortNames"]),
+        categories: leak_list(&crd["spec"]["names"]["categories"]),
+        status_subresource: served["subresources"]["status"].is_object(),
+        writable: true,
+        crd: Some(CrdParts {
+            object: established(crd, version),
+            schema: served["schema"]["openAPIV3Schema"].clone(),
+            printer_columns,
+        }),
+    })
+}
+
+/// The CRD as served, with the status of an established CRD.
+fn established(crd: &Value, version: &str) -> Value {
+    let mut crd = crd.clone();
+    crd["apiVersion"] = json!("apiextensions.k8s.io/v1");
+    crd["kind"] = json!("CustomResourceDefinition");
+    crd["status"] = json!({
+        "acceptedNames": crd["spec"]["names"].clone(),
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+             "message": "no conflicts found"},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted"}
+        ],
+        "storedVersions": [version],
+    });
+    crd
 }
 
 impl ResourceType {
@@ -130,6 +287,8 @@ static NAMESPACES: ResourceType = ResourceType {
     short_names: &["ns"],
     status_subresource: true,
     writable: true,
+    categories: &[],
+    crd: None,
 };
 
 static NODES: ResourceType = ResourceType {
@@ -143,6 +302,8 @@ static NODES: ResourceType = ResourceType {
     short_names: &["no"],
     status_subresource: true,
     writable: true,
+    categories: &[],
+    crd: None,
 };
 
 static PODS: ResourceType = ResourceType {
@@ -156,6 +317,8 @@ static PODS: ResourceType = ResourceType {
     short_names: &["po"],
     status_subresource: true,
     writable: true,
+    categories: &[],
+    crd: None,
 };
 
 static EVENTS: ResourceType = ResourceType {
@@ -169,19 +332,8 @@ static EVENTS: ResourceType = ResourceType {
     short_names: &["ev"],
     status_subresource: false,
     writable: true,
-};
-
-static NODEPOOLS: ResourceType = ResourceType {
-    group: app::nodepool::GROUP,
-    version: app::nodepool::VERSION,
-    api_version: "compute.coreweave.com/v1alpha1",
-    plural: "nodepools",
-    singular: "nodepool",
-    kind: "NodePool",
-    namespaced: false,
-    short_names: &["np"],
-    status_subresource: true,
-    writable: true,
+    categories: &[],
+    crd: None,
 };
 
 static CRDS: ResourceType = ResourceType {
@@ -195,6 +347,8 @@ static CRDS: ResourceType = ResourceType {
     short_names: &["crd", "crds"],
     status_subresource: true,
     writable: false,
+    categories: &[],
+    crd: None,
 };
 
 // The readiness audit and the blast radius read budgets; workloads in the embedded cluster
@@ -210,42 +364,46 @@ static PDBS: ResourceType = ResourceType {
     short_names: &["pdb"],
     status_subresource: true,
     writable: true,
+    categories: &[],
+    crd: None,
 };
 
-// Karpenter's NodePool (Karpenter: NodePools), served by every zone as a CRD-backed kind would
-// be; only the Karpenter zones have objects. Schema-less: the embedded cluster stores it as
-// sent.
-static KARPENTER_NODEPOOLS: ResourceType = ResourceType {
-    group: "karpenter.sh",
-    version: "v1",
-    api_version: "karpenter.sh/v1",
-    plural: "nodepools",
-    singular: "nodepool",
-    kind: "NodePool",
-    namespaced: false,
-    short_names: &[],
-    status_subresource: true,
-    writable: true,
-};
+/// The API groups served under `/apis` among `served`, each with its one version, in the
+/// order of `served`.
+pub fn groups(served: &[Kind]) -> Vec<(&'static str, &'static str)> {
+    let mut out: Vec<(&'static str, &'static str)> = Vec::new();
+    for k in served {
+        let i = k.info();
+        if !i.group.is_empty() && !out.contains(&(i.group, i.version)) {
+            out.push((i.group, i.version));
+        }
+    }
+    out
+}
 
-/// The API groups served under `/apis`, each with its one version.
-pub const GROUPS: [(&str, &str); 4] = [
-    ("apiextensions.k8s.io", "v1"),
-    (app::nodepool::GROUP, app::nodepool::VERSION),
-    ("policy", "v1"),
-    ("karpenter.sh", "v1"),
-];
+/// A custom resource for the API server's own tests: the CoreWeave NodePool CRD as the product
+/// declares it (any CRD would do; this one has a schema, a status subresource and columns).
+#[cfg(test)]
+pub fn test_nodepools() -> Kind {
+    use kube::CustomResourceExt;
+    let crd = serde_json::to_value(app::nodepool::NodePool::crd()).expect("CRD serializes");
+    Kind::from_crd(&crd).expect("the NodePool CRD registers")
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn indexes_match_all_order_and_find_round_trips() {
-        for (i, k) in Kind::ALL.into_iter().enumerate() {
-            assert_eq!(k.index(), i);
+    fn find_round_trips_among_served_kinds() {
+        let np = test_nodepools();
+        let served: Vec<Kind> = Kind::BUILT_IN.into_iter().chain([np]).collect();
+        for k in &served {
             let info = k.info();
-            assert_eq!(Kind::find(info.group, info.version, info.plural), Some(k));
+            assert_eq!(
+                Kind::find(&served, info.group, info.version, info.plural),
+                Some(*k)
+            );
             let expected_api_version = if info.group.is_empty() {
                 info.version.to_string()
             } else {
@@ -253,20 +411,72 @@ mod tests {
             };
             assert_eq!(info.api_version, expected_api_version);
         }
-        assert_eq!(Kind::find("", "v1", "nodepools"), None);
+        assert_eq!(Kind::find(&served, "", "v1", "nodepools"), None);
+        assert_eq!(
+            Kind::find(
+                &Kind::BUILT_IN,
+                "compute.coreweave.com",
+                "v1alpha1",
+                "nodepools"
+            ),
+            None,
+            "a custom resource is served only where it was registered"
+        );
+    }
+
+    #[test]
+    fn a_crd_registers_once_with_what_it_declares() {
+        let np = test_nodepools();
+        assert_eq!(
+            test_nodepools(),
+            np,
+            "registering again returns the same kind"
+        );
+        let rt = np.info();
+        assert_eq!(rt.kind, "NodePool");
+        assert!(!rt.namespaced);
+        assert!(rt.status_subresource);
+        let crd = rt.crd.as_ref().unwrap();
+        assert!(crd.schema["properties"]["spec"].is_object());
+        assert!(
+            crd.printer_columns
+                .iter()
+                .any(|c| c.name == "Instance Type")
+        );
+        assert_eq!(crd.object["status"]["conditions"][1]["type"], "Established");
+    }
+
+    #[test]
+    fn a_crd_missing_what_discovery_needs_is_refused_with_the_field() {
+        let crd = json!({"spec": {"group": "example.com", "names": {"kind": "Widget"},
+                                  "scope": "Cluster", "versions": [{"name": "v1"}]}});
+        assert_eq!(
+            Kind::from_crd(&crd),
+            Err("CRD has no spec.names.plural".to_string())
+        );
+        let crd = json!({"spec": {"group": "example.com",
+                                  "names": {"kind": "Widget", "plural": "widgets"},
+                                  "scope": "Galaxy", "versions": [{"name": "v1"}]}});
+        assert!(Kind::from_crd(&crd).unwrap_err().contains("Galaxy"));
     }
 
     #[test]
     fn names_for_messages() {
+        let np = test_nodepools();
         assert_eq!(Kind::Pods.info().group_resource(), "pods");
         assert_eq!(
-            Kind::NodePools.info().group_resource(),
+            np.info().group_resource(),
             "nodepools.compute.coreweave.com"
         );
-        assert_eq!(
-            Kind::NodePools.info().group_kind(),
-            "NodePool.compute.coreweave.com"
-        );
+        assert_eq!(np.info().group_kind(), "NodePool.compute.coreweave.com");
         assert_eq!(Kind::Crds.info().verbs(), &["get", "list", "watch"]);
+        assert_eq!(
+            groups(&[Kind::Nodes, Kind::Crds, np, Kind::PodDisruptionBudgets]),
+            [
+                ("apiextensions.k8s.io", "v1"),
+                ("compute.coreweave.com", "v1alpha1"),
+                ("policy", "v1")
+            ]
+        );
     }
 }

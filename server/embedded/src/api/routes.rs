@@ -26,10 +26,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/livez", get(ok))
         .route("/api", get(core_versions))
         .route("/api/{version}", get(core_resources))
-        .route(
-            "/apis",
-            get(|| async { responses::json(StatusCode::OK, &discovery::group_list()) }),
-        )
+        .route("/apis", get(group_list))
         .route("/apis/{group}", get(api_group))
         .route("/apis/{group}/{version}", get(group_resources))
         .route(
@@ -41,7 +38,6 @@ pub fn router(shared: Arc<Shared>) -> Router {
             post(access_review::who_am_i),
         )
         .route("/debug/watches", get(open_watches))
-        .route("/capacity-feed", get(capacity_feed))
         .route("/openapi/v2", get(openapi_v2))
         .route("/openapi/v3", get(openapi_index))
         .route("/openapi/v3/{*path}", get(openapi_v3))
@@ -75,23 +71,6 @@ async fn open_watches(State(shared): State<Arc<Shared>>) -> Response {
     responses::json(StatusCode::OK, &serde_json::Value::Object(counts))
 }
 
-/// `GET /capacity-feed`: the zone's capacity in the feed format of `app::model::capacity`,
-/// moving as the behaviour model's capacity drifts. 404 when no model runs.
-async fn capacity_feed(State(shared): State<Arc<Shared>>) -> Response {
-    let feed = shared
-        .feed
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    match feed {
-        Some(f) => responses::json(
-            StatusCode::OK,
-            &serde_json::to_value(f()).unwrap_or_default(),
-        ),
-        None => ApiError::no_route("/capacity-feed").into_response(),
-    }
-}
-
 async fn ok() -> &'static str {
     "ok"
 }
@@ -103,33 +82,49 @@ async fn core_versions(State(shared): State<Arc<Shared>>) -> Response {
     )
 }
 
-async fn core_resources(Path(version): Path<String>) -> Response {
-    match discovery::resource_list("", &version) {
+async fn group_list(State(shared): State<Arc<Shared>>) -> Response {
+    responses::json(
+        StatusCode::OK,
+        &discovery::group_list(&shared.store.kinds()),
+    )
+}
+
+async fn core_resources(
+    State(shared): State<Arc<Shared>>,
+    Path(version): Path<String>,
+) -> Response {
+    match discovery::resource_list(&shared.store.kinds(), "", &version) {
         Some(list) => responses::json(StatusCode::OK, &list),
         None => ApiError::no_route(&format!("/api/{version}")).into_response(),
     }
 }
 
-async fn api_group(Path(group): Path<String>) -> Response {
-    match discovery::api_group(&group) {
+async fn api_group(State(shared): State<Arc<Shared>>, Path(group): Path<String>) -> Response {
+    match discovery::api_group(&shared.store.kinds(), &group) {
         Some(g) => responses::json(StatusCode::OK, &g),
         None => ApiError::no_route(&format!("/apis/{group}")).into_response(),
     }
 }
 
-async fn group_resources(Path((group, version)): Path<(String, String)>) -> Response {
-    match discovery::resource_list(&group, &version) {
+async fn group_resources(
+    State(shared): State<Arc<Shared>>,
+    Path((group, version)): Path<(String, String)>,
+) -> Response {
+    match discovery::resource_list(&shared.store.kinds(), &group, &version) {
         Some(list) => responses::json(StatusCode::OK, &list),
         None => ApiError::no_route(&format!("/apis/{group}/{version}")).into_response(),
     }
 }
 
-async fn openapi_index(Extension(prefix): Extension<auth::PathPrefix>) -> Response {
-    responses::json(StatusCode::OK, &openapi::v3_index(&prefix.0))
+async fn openapi_index(
+    State(shared): State<Arc<Shared>>,
+    Extension(prefix): Extension<auth::PathPrefix>,
+) -> Response {
+    responses::json(StatusCode::OK, &shared.openapi().v3_index(&prefix.0))
 }
 
-async fn openapi_v3(Path(path): Path<String>) -> Response {
-    match openapi::v3_document(&path) {
+async fn openapi_v3(State(shared): State<Arc<Shared>>, Path(path): Path<String>) -> Response {
+    match shared.openapi().v3_document(&path) {
         Some(doc) => responses::json(StatusCode::OK, doc),
         None => ApiError::no_route(&format!("/openapi/v3/{path}")).into_response(),
     }

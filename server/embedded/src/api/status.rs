@@ -160,6 +160,15 @@ impl ApiError {
         )
     }
 
+    /// 405 for a write to a read-only route the behaviour model registered.
+    pub fn read_only_route(path: &str) -> Self {
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            format!("the server does not allow this method on the requested resource ({path})"),
+        )
+    }
+
     /// 410 `Expired`: a watch asked for history older than what is retained.
     pub fn expired(requested: u64, oldest: u64) -> Self {
         Self::new(
@@ -244,11 +253,11 @@ pub fn success(rt: &ResourceType, name: &str, uid: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::resources::Kind;
+    use crate::api::resources::{Kind, test_nodepools};
 
     #[test]
     fn status_shape_matches_kubernetes() {
-        let s = ApiError::not_found(Kind::NodePools.info(), "a").to_status();
+        let s = ApiError::not_found(test_nodepools().info(), "a").to_status();
         assert_eq!(s["kind"], "Status");
         assert_eq!(s["status"], "Failure");
         assert_eq!(s["code"], 404);

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use kube::CustomResourceExt;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -72,31 +71,46 @@ struct Collection {
     history: History,
 }
 
+/// One served kind's objects and the notifier its watchers wait on.
+struct Slot {
+    kind: Kind,
+    collection: RwLock<Collection>,
+    /// The last resourceVersion written of this kind.
+    notifier: watch::Sender<u64>,
+}
+
 /// All objects of one API server.
 pub struct Store {
     /// The etcd-like revision counter; only advanced under a kind's write lock.
     rv: AtomicU64,
-    collections: Vec<RwLock<Collection>>,
-    /// The last resourceVersion written, per kind.
-    notifiers: Vec<watch::Sender<u64>>,
+    /// One per served kind: the built-in kinds, then the custom resources, in that order.
+    slots: Vec<Slot>,
 }
 
 impl Store {
-    /// An empty cluster with the default namespaces and the NodePool CRD; each kind keeps
+    /// An empty cluster serving the built-in kinds and `custom` (each custom resource's CRD is
+    /// listed under `customresourcedefinitions`), with the default namespaces; each kind keeps
     /// `history_limit` changes for watches.
-    pub fn new(history_limit: usize) -> Self {
+    pub fn new(history_limit: usize, custom: &[Kind]) -> Self {
+        let mut kinds: Vec<Kind> = Kind::BUILT_IN.to_vec();
+        for k in custom {
+            if !kinds.contains(k) {
+                kinds.push(*k);
+            }
+        }
         let store = Self {
             rv: AtomicU64::new(0),
-            collections: Kind::ALL
-                .iter()
-                .map(|_| {
-                    RwLock::new(Collection {
+            slots: kinds
+                .into_iter()
+                .map(|kind| Slot {
+                    kind,
+                    collection: RwLock::new(Collection {
                         objects: BTreeMap::new(),
                         history: History::new(history_limit),
-                    })
+                    }),
+                    notifier: watch::channel(0).0,
                 })
                 .collect(),
-            notifiers: Kind::ALL.iter().map(|_| watch::channel(0).0).collect(),
         };
         for ns in DEFAULT_NAMESPACES {
             store
@@ -108,20 +122,45 @@ impl Store {
                 )
                 .expect("default namespaces are valid");
         }
-        store
-            .create(Kind::Crds, "", nodepool_crd(), false)
-            .expect("the NodePool CRD is valid");
+        for k in custom {
+            if let Some(crd) = &k.info().crd {
+                store
+                    .create(Kind::Crds, "", crd.object.clone(), false)
+                    .expect("a registered CRD has a name");
+            }
+        }
         store
     }
 
+    /// The kinds this store serves: what discovery lists and request paths may name.
+    pub fn kinds(&self) -> Vec<Kind> {
+        self.slots.iter().map(|s| s.kind).collect()
+    }
+
+    fn slot(&self, kind: Kind) -> &Slot {
+        // Requests reach a kind only through `find`, and the behaviour model only writes the
+        // kinds it registered, so a miss is a bug in this crate, not bad input.
+        self.slots
+            .iter()
+            .find(|s| s.kind == kind)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} is not served by this API server",
+                    kind.info().group_resource()
+                )
+            })
+    }
+
     fn read(&self, kind: Kind) -> RwLockReadGuard<'_, Collection> {
-        self.collections[kind.index()]
+        self.slot(kind)
+            .collection
             .read()
             .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn write(&self, kind: Kind) -> RwLockWriteGuard<'_, Collection> {
-        self.collections[kind.index()]
+        self.slot(kind)
+            .collection
             .write()
             .unwrap_or_else(PoisonError::into_inner)
     }
@@ -193,15 +232,15 @@ impl Store {
 
     /// Open watches per kind: every watch holds one notifier receiver while it runs.
     pub fn open_watches(&self) -> Vec<(Kind, usize)> {
-        Kind::ALL
+        self.slots
             .iter()
-            .map(|k| (*k, self.notifiers[k.index()].receiver_count()))
+            .map(|s| (s.kind, s.notifier.receiver_count()))
             .collect()
     }
 
     /// A receiver that changes after every write of `kind`.
     pub fn subscribe(&self, kind: Kind) -> watch::Receiver<u64> {
-        self.notifiers[kind.index()].subscribe()
+        self.slot(kind).notifier.subscribe()
     }
 
     /// Changes of `kind` newer than `rv`, and the resourceVersion up to which the caller
@@ -239,25 +278,9 @@ impl Store {
             prev,
             rv,
         }));
-        self.notifiers[kind.index()].send_replace(rv);
+        self.slot(kind).notifier.send_replace(rv);
         obj
     }
-}
-
-/// The NodePool CRD as served, with the status of an established CRD.
-fn nodepool_crd() -> Value {
-    let mut crd = serde_json::to_value(app::nodepool::NodePool::crd()).expect("CRD serializes");
-    crd["status"] = json!({
-        "acceptedNames": crd["spec"]["names"].clone(),
-        "conditions": [
-            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-             "message": "no conflicts found"},
-            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-             "message": "the initial names have been accepted"}
-        ],
-        "storedVersions": [app::nodepool::VERSION],
-    });
-    crd
 }
 
 mod writes;

@@ -4,34 +4,21 @@
 //! headers (kubectl prints `Warning: unknown field "spec.foo"`) and store the object
 //! anyway. A real server rejects them under `Strict`, but the dashboard's bad-input tests
 //! must be able to create exactly such objects through the same path kubectl uses, and a
-//! warning still tells a person at the terminal what is wrong. Only NodePools are checked:
-//! they are the one kind with a schema here.
+//! warning still tells a person at the terminal what is wrong. Only custom resources are
+//! checked, against their CRD's `openAPIV3Schema`: the built-in kinds have no schema here.
 
-use std::sync::OnceLock;
-
-use kube::CustomResourceExt;
 use serde_json::Value;
 
 use super::resources::Kind;
 
-fn nodepool_schema() -> &'static Value {
-    static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        let crd = serde_json::to_value(app::nodepool::NodePool::crd()).expect("CRD serializes");
-        crd.pointer("/spec/versions/0/schema/openAPIV3Schema")
-            .cloned()
-            .unwrap_or(Value::Null)
-    })
-}
-
 /// Dotted paths (`spec.placement`, `spec.nodeTaints[0].color`) of fields in `obj` that
 /// the kind's schema does not declare. Empty for kinds without a schema.
 pub fn unknown_fields(kind: Kind, obj: &Value) -> Vec<String> {
-    if kind != Kind::NodePools {
+    let Some(crd) = &kind.info().crd else {
         return Vec::new();
-    }
+    };
     let mut out = Vec::new();
-    if let (Some(map), Some(props)) = (obj.as_object(), nodepool_schema().get("properties")) {
+    if let (Some(map), Some(props)) = (obj.as_object(), crd.schema.get("properties")) {
         for (k, v) in map {
             if matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
                 continue;
@@ -86,6 +73,7 @@ pub fn warning(field: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::resources::test_nodepools;
     use serde_json::json;
 
     #[test]
@@ -96,7 +84,7 @@ mod tests {
                      "nodeLabels": {"any": "thing"}, "nodeTaints": [{"key": "k", "effect": "NoSchedule"}],
                      "lifecycle": {"scaleDownStrategy": "IdleOnly"}},
             "status": {"conditions": [{"type": "Capacity", "status": "True", "reason": "Sufficient"}]}});
-        assert_eq!(unknown_fields(Kind::NodePools, &np), Vec::<String>::new());
+        assert_eq!(unknown_fields(test_nodepools(), &np), Vec::<String>::new());
     }
 
     #[test]
@@ -104,7 +92,7 @@ mod tests {
         let np = json!({"metadata": {"name": "a"}, "extraTop": 1,
             "spec": {"instanceType": "x", "targetNodes": 1, "placement": {"rack": 1},
                      "nodeTaints": [{"key": "k", "color": "red"}]}});
-        let mut found = unknown_fields(Kind::NodePools, &np);
+        let mut found = unknown_fields(test_nodepools(), &np);
         found.sort();
         assert_eq!(
             found,

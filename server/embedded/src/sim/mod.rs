@@ -37,6 +37,7 @@ pub mod capacity;
 pub mod clock;
 pub mod conditions;
 mod controller;
+pub mod crds;
 mod events;
 pub mod fleet;
 pub mod nodes;

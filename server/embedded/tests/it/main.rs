@@ -5,6 +5,7 @@ mod common;
 
 mod api;
 mod behaviour;
+mod custom;
 mod kubectl;
 mod preemption;
 mod watch;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::api::resources::test_nodepools;
 
 fn now() -> DateTime<Utc> {
     "2026-11-21T10:00:00Z".parse().unwrap()
@@ -67,7 +68,7 @@ fn main_update_ignores_status_and_bumps_generation_on_spec_change() {
     new["spec"]["targetNodes"] = json!(2);
     new["status"]["currentNodes"] = json!(7);
     new["metadata"]["uid"] = json!("forged");
-    let out = prepare_update(Kind::NodePools, &stored(), new, Target::Main).unwrap();
+    let out = prepare_update(test_nodepools(), &stored(), new, Target::Main).unwrap();
     assert_eq!(out["spec"]["targetNodes"], 2);
     assert_eq!(out["status"]["currentNodes"], 0);
     assert_eq!(out["metadata"]["uid"], "u1");
@@ -78,7 +79,7 @@ fn main_update_ignores_status_and_bumps_generation_on_spec_change() {
 fn metadata_only_update_keeps_generation() {
     let mut new = stored();
     new["metadata"]["labels"] = json!({"a": "b"});
-    let out = prepare_update(Kind::NodePools, &stored(), new, Target::Main).unwrap();
+    let out = prepare_update(test_nodepools(), &stored(), new, Target::Main).unwrap();
     assert_eq!(out["metadata"]["generation"], 1);
     assert_eq!(out["metadata"]["labels"]["a"], "b");
 }
@@ -89,7 +90,7 @@ fn status_update_changes_only_status() {
     new["spec"]["targetNodes"] = json!(9);
     new["status"]["currentNodes"] = json!(3);
     new["metadata"]["labels"] = json!({"a": "b"});
-    let out = prepare_update(Kind::NodePools, &stored(), new, Target::Status).unwrap();
+    let out = prepare_update(test_nodepools(), &stored(), new, Target::Status).unwrap();
     assert_eq!(out["spec"]["targetNodes"], 1);
     assert_eq!(out["status"]["currentNodes"], 3);
     assert!(out["metadata"].get("labels").is_none());
@@ -100,11 +101,11 @@ fn status_update_changes_only_status() {
 fn update_name_must_match() {
     let mut new = stored();
     new["metadata"]["name"] = json!("other");
-    let e = prepare_update(Kind::NodePools, &stored(), new, Target::Main).unwrap_err();
+    let e = prepare_update(test_nodepools(), &stored(), new, Target::Main).unwrap_err();
     assert_eq!(e.code, 400);
     let mut unnamed = stored();
     unnamed["metadata"].as_object_mut().unwrap().remove("name");
-    let out = prepare_update(Kind::NodePools, &stored(), unnamed, Target::Main).unwrap();
+    let out = prepare_update(test_nodepools(), &stored(), unnamed, Target::Main).unwrap();
     assert_eq!(name(&out), "np");
 }
 

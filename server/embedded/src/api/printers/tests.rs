@@ -1,5 +1,6 @@
 use super::*;
 use crate::api::age::human_duration;
+use crate::api::resources::test_nodepools;
 
 fn now() -> DateTime<Utc> {
     "2026-11-21T12:00:00Z".parse().unwrap()
@@ -147,7 +148,7 @@ fn event_columns() {
 
 #[test]
 fn nodepool_columns_come_from_the_crd() {
-    let h = headers(Kind::NodePools, 0);
+    let h = headers(test_nodepools(), 0);
     assert_eq!(h[0], "NAME");
     assert!(h.contains(&"INSTANCE TYPE".to_string()) && h.contains(&"CAPACITY".to_string()));
     assert_eq!(h.last().unwrap(), "AGE");
@@ -156,7 +157,7 @@ fn nodepool_columns_come_from_the_crd() {
         "status": {"currentNodes": 2, "conditions": [
             {"type": "Validated", "status": "True", "reason": "Valid"},
             {"type": "Capacity", "status": "False", "reason": "QueuedAwaitingCapacity"}]}});
-    let c = cells(Kind::NodePools, &np, now());
+    let c = cells(test_nodepools(), &np, now());
     let by_name = |n: &str| c[h.iter().position(|x| x == n).unwrap()].clone();
     assert_eq!(by_name("NAME"), "np-a");
     assert_eq!(by_name("INSTANCE TYPE"), "gd-8xh100ib-i128");

@@ -1,3 +1,4 @@
+use crate::api::resources::test_nodepools;
 use serde_json::json;
 
 use super::*;
@@ -5,7 +6,7 @@ use crate::api::object::Target;
 use crate::api::patch::PatchKind;
 
 fn store() -> Store {
-    Store::new(100)
+    Store::new(100, &[test_nodepools()])
 }
 
 fn pool(name: &str, target: i64) -> Value {
@@ -35,37 +36,39 @@ fn starts_with_default_namespaces_and_the_crd() {
 fn create_get_and_already_exists() {
     let s = store();
     let rv0 = s.current_rv();
-    let created = s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
+    let created = s.create(test_nodepools(), "", pool("a", 1), false).unwrap();
     assert_eq!(created.resource_version(), (rv0 + 1).to_string());
     assert_eq!(created.value()["metadata"]["generation"], 1);
     assert_eq!(
-        s.get(Kind::NodePools, "", "a").unwrap().value(),
+        s.get(test_nodepools(), "", "a").unwrap().value(),
         created.value()
     );
     let e = s
-        .create(Kind::NodePools, "", pool("a", 1), false)
+        .create(test_nodepools(), "", pool("a", 1), false)
         .unwrap_err();
     assert_eq!((e.code, e.reason), (409, "AlreadyExists"));
-    assert_eq!(s.get(Kind::NodePools, "", "b").unwrap_err().code, 404);
+    assert_eq!(s.get(test_nodepools(), "", "b").unwrap_err().code, 404);
 }
 
 #[test]
 fn dry_run_and_generate_name_and_invalid_names() {
     let s = store();
     let rv0 = s.current_rv();
-    let out = s.create(Kind::NodePools, "", pool("dry", 1), true).unwrap();
+    let out = s
+        .create(test_nodepools(), "", pool("dry", 1), true)
+        .unwrap();
     assert_eq!(out.name(), "dry");
     assert_eq!(s.current_rv(), rv0);
-    assert!(s.get(Kind::NodePools, "", "dry").is_err());
+    assert!(s.get(test_nodepools(), "", "dry").is_err());
     let generated = json!({"metadata": {"generateName": "np-"}, "spec": {}});
-    let out = s.create(Kind::NodePools, "", generated, false).unwrap();
+    let out = s.create(test_nodepools(), "", generated, false).unwrap();
     assert!(out.name().starts_with("np-") && out.name().len() == 8);
     let e = s
-        .create(Kind::NodePools, "", pool("Bad_Name", 1), false)
+        .create(test_nodepools(), "", pool("Bad_Name", 1), false)
         .unwrap_err();
     assert_eq!((e.code, e.reason), (422, "Invalid"));
     let e = s
-        .create(Kind::NodePools, "", json!({"metadata": {}}), false)
+        .create(test_nodepools(), "", json!({"metadata": {}}), false)
         .unwrap_err();
     assert_eq!(e.code, 422);
 }
@@ -86,23 +89,23 @@ fn namespaced_create_makes_the_namespace() {
 #[test]
 fn update_checks_resource_version() {
     let s = store();
-    let created = s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
+    let created = s.create(test_nodepools(), "", pool("a", 1), false).unwrap();
     let mut stale = created.value();
     stale["metadata"]["resourceVersion"] = json!("1");
     stale["spec"]["targetNodes"] = json!(2);
     let e = s
-        .update(Kind::NodePools, "", "a", stale, Target::Main, false)
+        .update(test_nodepools(), "", "a", stale, Target::Main, false)
         .unwrap_err();
     assert_eq!((e.code, e.reason), (409, "Conflict"));
     let mut fresh = created.value();
     fresh["spec"]["targetNodes"] = json!(2);
     let out = s
-        .update(Kind::NodePools, "", "a", fresh, Target::Main, false)
+        .update(test_nodepools(), "", "a", fresh, Target::Main, false)
         .unwrap();
     assert_eq!(out.value()["metadata"]["generation"], 2);
     assert!(
         s.update(
-            Kind::NodePools,
+            test_nodepools(),
             "",
             "zz",
             pool("zz", 1),
@@ -116,11 +119,11 @@ fn update_checks_resource_version() {
 #[test]
 fn no_op_writes_keep_the_resource_version() {
     let s = store();
-    let created = s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
+    let created = s.create(test_nodepools(), "", pool("a", 1), false).unwrap();
     let rv = s.current_rv();
     let out = s
         .patch(
-            Kind::NodePools,
+            test_nodepools(),
             "",
             "a",
             PatchKind::Merge,
@@ -137,11 +140,11 @@ fn no_op_writes_keep_the_resource_version() {
 #[test]
 fn status_patch_and_main_patch_are_separate() {
     let s = store();
-    s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
+    s.create(test_nodepools(), "", pool("a", 1), false).unwrap();
     let body = br#"{"status":{"currentNodes":1},"spec":{"targetNodes":5}}"#;
     let (out, created) = s
         .patch(
-            Kind::NodePools,
+            test_nodepools(),
             "",
             "a",
             PatchKind::Merge,
@@ -156,7 +159,7 @@ fn status_patch_and_main_patch_are_separate() {
     assert_eq!(out.value()["metadata"]["generation"], 1);
     let (out, _) = s
         .patch(
-            Kind::NodePools,
+            test_nodepools(),
             "",
             "a",
             PatchKind::Merge,
@@ -171,7 +174,7 @@ fn status_patch_and_main_patch_are_separate() {
     let stale = br#"{"metadata":{"resourceVersion":"1"},"spec":{"targetNodes":6}}"#;
     let e = s
         .patch(
-            Kind::NodePools,
+            test_nodepools(),
             "",
             "a",
             PatchKind::Merge,
@@ -183,7 +186,7 @@ fn status_patch_and_main_patch_are_separate() {
     assert_eq!(e.code, 409);
     let e = s
         .patch(
-            Kind::NodePools,
+            test_nodepools(),
             "",
             "zz",
             PatchKind::Merge,
@@ -201,7 +204,7 @@ fn apply_creates_missing_objects() {
     let body = serde_json::to_vec(&pool("applied", 3)).unwrap();
     let (out, created) = s
         .patch(
-            Kind::NodePools,
+            test_nodepools(),
             "",
             "applied",
             PatchKind::Apply,
@@ -222,25 +225,26 @@ fn list_pages_with_selectors_and_namespace() {
         if i % 2 == 1 {
             p["metadata"]["labels"]["tier"] = json!("cpu");
         }
-        s.create(Kind::NodePools, "", p, false).unwrap();
+        s.create(test_nodepools(), "", p, false).unwrap();
     }
     let q = ListQuery {
         labels: LabelSelector::parse("tier=gpu").unwrap(),
         limit: Some(2),
         ..query()
     };
-    let first = s.list(Kind::NodePools, &q);
+    let first = s.list(test_nodepools(), &q);
     assert_eq!(first.items.len(), 2);
     let token = ContinueToken::decode(first.continue_token.as_deref().unwrap()).unwrap();
     // A write between pages does not change the list's resourceVersion.
-    s.create(Kind::NodePools, "", pool("zz", 9), false).unwrap();
+    s.create(test_nodepools(), "", pool("zz", 9), false)
+        .unwrap();
     let q2 = ListQuery {
         labels: LabelSelector::parse("tier=gpu").unwrap(),
         limit: Some(2),
         continue_token: Some(token),
         ..query()
     };
-    let second = s.list(Kind::NodePools, &q2);
+    let second = s.list(test_nodepools(), &q2);
     assert_eq!(second.resource_version, first.resource_version);
     let names: Vec<&str> = first
         .items
@@ -276,11 +280,11 @@ fn list_pages_with_selectors_and_namespace() {
 
 #[test]
 fn history_records_changes_in_order_and_expires() {
-    let s = Store::new(3);
+    let s = Store::new(3, &[test_nodepools()]);
     let start = s.current_rv();
-    s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
+    s.create(test_nodepools(), "", pool("a", 1), false).unwrap();
     s.patch(
-        Kind::NodePools,
+        test_nodepools(),
         "",
         "a",
         PatchKind::Merge,
@@ -289,9 +293,9 @@ fn history_records_changes_in_order_and_expires() {
         false,
     )
     .unwrap();
-    s.delete(Kind::NodePools, "", "a", &DeleteOptions::default())
+    s.delete(test_nodepools(), "", "a", &DeleteOptions::default())
         .unwrap();
-    let (changes, seen) = s.changes_since(Kind::NodePools, start).unwrap();
+    let (changes, seen) = s.changes_since(test_nodepools(), start).unwrap();
     let kinds: Vec<EventType> = changes.iter().map(|c| c.kind).collect();
     assert_eq!(
         kinds,
@@ -306,8 +310,8 @@ fn history_records_changes_in_order_and_expires() {
         changes[2].object.resource_version(),
         s.current_rv().to_string()
     );
-    s.create(Kind::NodePools, "", pool("b", 1), false).unwrap();
-    let e = s.changes_since(Kind::NodePools, start).unwrap_err();
+    s.create(test_nodepools(), "", pool("b", 1), false).unwrap();
+    let e = s.changes_since(test_nodepools(), start).unwrap_err();
     assert_eq!((e.code, e.reason), (410, "Expired"));
 }
 
@@ -343,14 +347,14 @@ fn finalizers_defer_deletion_until_cleared() {
     let s = store();
     let mut p = pool("f", 1);
     p["metadata"]["finalizers"] = json!(["compute.coreweave.com/nodes"]);
-    s.create(Kind::NodePools, "", p, false).unwrap();
+    s.create(test_nodepools(), "", p, false).unwrap();
     let d = s
-        .delete(Kind::NodePools, "", "f", &DeleteOptions::default())
+        .delete(test_nodepools(), "", "f", &DeleteOptions::default())
         .unwrap();
     assert!(matches!(d, Deleted::Pending(_)));
     let start = s.current_rv();
     s.patch(
-        Kind::NodePools,
+        test_nodepools(),
         "",
         "f",
         PatchKind::Merge,
@@ -359,21 +363,23 @@ fn finalizers_defer_deletion_until_cleared() {
         false,
     )
     .unwrap();
-    assert!(s.get(Kind::NodePools, "", "f").is_err());
-    let (changes, _) = s.changes_since(Kind::NodePools, start).unwrap();
+    assert!(s.get(test_nodepools(), "", "f").is_err());
+    let (changes, _) = s.changes_since(test_nodepools(), start).unwrap();
     assert_eq!(changes[0].kind, EventType::Deleted);
 }
 
 #[test]
 fn delete_preconditions_and_dry_run() {
     let s = store();
-    s.create(Kind::NodePools, "", pool("a", 1), false).unwrap();
+    s.create(test_nodepools(), "", pool("a", 1), false).unwrap();
     let wrong = DeleteOptions {
         precondition_uid: Some("nope".into()),
         ..Default::default()
     };
     assert_eq!(
-        s.delete(Kind::NodePools, "", "a", &wrong).unwrap_err().code,
+        s.delete(test_nodepools(), "", "a", &wrong)
+            .unwrap_err()
+            .code,
         409
     );
     let dry = DeleteOptions {
@@ -381,12 +387,12 @@ fn delete_preconditions_and_dry_run() {
         ..Default::default()
     };
     assert!(matches!(
-        s.delete(Kind::NodePools, "", "a", &dry).unwrap(),
+        s.delete(test_nodepools(), "", "a", &dry).unwrap(),
         Deleted::Gone(_)
     ));
-    assert!(s.get(Kind::NodePools, "", "a").is_ok());
+    assert!(s.get(test_nodepools(), "", "a").is_ok());
     assert_eq!(
-        s.delete(Kind::NodePools, "", "zz", &dry).unwrap_err().code,
+        s.delete(test_nodepools(), "", "zz", &dry).unwrap_err().code,
         404
     );
 }

@@ -236,7 +236,7 @@ impl Store {
     /// Removes every namespaced object in `ns` (each a `DELETED` event). Simplification:
     /// a real namespace lingers in `Terminating` while its controller does this.
     fn remove_namespace_contents(&self, ns: &str) {
-        for kind in Kind::ALL.into_iter().filter(|k| k.info().namespaced) {
+        for kind in self.kinds().into_iter().filter(|k| k.info().namespaced) {
             let mut coll = self.write(kind);
             let doomed: Vec<(ObjectKey, Obj)> = coll
                 .objects

@@ -1,3 +1,4 @@
+use crate::api::resources::test_nodepools;
 use futures::StreamExt;
 use serde_json::json;
 
@@ -9,7 +10,7 @@ use crate::api::table::IncludeObject;
 
 fn spec(labels: &str) -> WatchSpec {
     WatchSpec {
-        kind: Kind::NodePools,
+        kind: test_nodepools(),
         namespace: None,
         labels: LabelSelector::parse(labels).unwrap(),
         fields: FieldSelector::default(),
@@ -128,9 +129,11 @@ fn pool(name: &str) -> Value {
 
 #[tokio::test]
 async fn replays_then_follows_and_ends_on_outage() {
-    let store = Arc::new(Store::new(100));
+    let store = Arc::new(Store::new(100, &[test_nodepools()]));
     let start = store.current_rv();
-    store.create(Kind::NodePools, "", pool("a"), false).unwrap();
+    store
+        .create(test_nodepools(), "", pool("a"), false)
+        .unwrap();
     let (outage, _shutdown, stops) = stops();
     let s = WatchSpec {
         resource_version: Some(start),
@@ -140,7 +143,7 @@ async fn replays_then_follows_and_ends_on_outage() {
     assert_eq!(next(&mut body).await["type"], "ADDED");
     store
         .patch(
-            Kind::NodePools,
+            test_nodepools(),
             "",
             "a",
             PatchKind::Merge,
@@ -153,7 +156,7 @@ async fn replays_then_follows_and_ends_on_outage() {
     assert_eq!(m["type"], "MODIFIED");
     assert_eq!(m["object"]["spec"]["targetNodes"], 2);
     store
-        .delete(Kind::NodePools, "", "a", &DeleteOptions::default())
+        .delete(test_nodepools(), "", "a", &DeleteOptions::default())
         .unwrap();
     assert_eq!(next(&mut body).await["type"], "DELETED");
     outage.send_replace(true);
@@ -165,10 +168,10 @@ async fn replays_then_follows_and_ends_on_outage() {
 
 #[tokio::test]
 async fn too_old_resource_version_is_a_410_event() {
-    let store = Arc::new(Store::new(2));
+    let store = Arc::new(Store::new(2, &[test_nodepools()]));
     let start = store.current_rv();
     for n in ["a", "b", "c"] {
-        store.create(Kind::NodePools, "", pool(n), false).unwrap();
+        store.create(test_nodepools(), "", pool(n), false).unwrap();
     }
     let (_o, _s, stops) = stops();
     let s = WatchSpec {
@@ -185,8 +188,10 @@ async fn too_old_resource_version_is_a_410_event() {
 
 #[tokio::test]
 async fn initial_events_bookmarks_and_timeout() {
-    let store = Arc::new(Store::new(100));
-    store.create(Kind::NodePools, "", pool("a"), false).unwrap();
+    let store = Arc::new(Store::new(100, &[test_nodepools()]));
+    store
+        .create(test_nodepools(), "", pool("a"), false)
+        .unwrap();
     let (_o, _s, stops) = stops();
     let s = WatchSpec {
         send_initial_events: true,

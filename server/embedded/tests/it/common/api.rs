@@ -18,7 +18,8 @@ pub struct Fixture {
 
 pub async fn fixture_with(options: ApiOptions) -> Fixture {
     let tokens = Tokens::generate();
-    let server = ApiServer::start_with("TEST-01A", tokens.clone(), options)
+    let crds = spotboard_embedded::sim::crds::for_zone(None);
+    let server = ApiServer::start_with("TEST-01A", tokens.clone(), options, &crds)
         .await
         .unwrap();
     let admin = client_for(&server.url(), &tokens.admin, "test").unwrap();
