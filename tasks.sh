@@ -96,7 +96,9 @@ need_kubectl() {
 cmd_serve() { # Serve the dashboard on the embedded cluster at http://127.0.0.1:3000
   need_rust
   need_node_modules
-  cargo leptos serve --release -- "$@"
+  # Release assets go out precompressed (brotli and gzip files beside each one; the server
+  # picks by Accept-Encoding): the wasm is about a third of its size in brotli.
+  cargo leptos serve --release --precompress -- "$@"
 }
 
 cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright in Chromium
@@ -163,7 +165,9 @@ cmd_crd() { # Regenerate the committed NodePool CRD YAML
 
 cmd_bench() { # Scale benchmark: RSS, bytes per node change, stream latency, watch count
   need_rust
-  cargo build --release --locked -p server --bins
+  # With the name cargo-leptos gives the site: a plain build would otherwise replace the served
+  # `target/release/spotboard` with one whose pages ask for `spotboard_bg.wasm` and never load.
+  LEPTOS_OUTPUT_NAME=spotboard cargo build --release --locked -p server --bins
   target/release/spotboard-bench "$@"
 }
 

@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 
 const INSTANCE_CSV: &str = include_str!("../data/coreweave-instance-catalog.csv");
 const ZONES_TXT: &str = include_str!("../data/coreweave-zones.txt");
+/// Dated public list prices of GKE and AWS instance types, in the `--prices` file format
+/// (sources and dates in the file's header and on every row).
+pub const CLOUD_PRICES_CSV: &str = include_str!("../data/cloud-prices.csv");
 
 /// The as-of date of the shipped prices.
 pub const PRICES_AS_OF: &str = "2026-08-22";

@@ -36,6 +36,8 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     provide_context(LiveStore::new());
     crate::components::time::provide_now();
+    // One color mode for the page: the header's switch sets it, the charts draw in it.
+    provide_context(crate::components::header::Theme::new());
 
     view! {
         <Stylesheet id="leptos" href="/pkg/spotboard.css" />

@@ -42,3 +42,37 @@ test("a foreign Origin is refused on the stream and the server functions", async
   const ok = await request.get("/api/v1/pools");
   expect(ok.status()).toBe(200);
 });
+
+test("the fleet summary adds up the pools table and moves with it", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  const band = page.getByTestId("fleet-summary");
+  await expect(band).toBeVisible();
+  // Nodes: the sum of the table's Current column (a pool without a count shows "—").
+  const sumCurrent = async () =>
+    (await page.locator('table.pools td[data-col="current"]').allInnerTexts())
+      .map((t) => Number.parseInt(t, 10))
+      .filter((n) => !Number.isNaN(n))
+      .reduce((a, b) => a + b, 0);
+  await expect
+    .poll(async () => Number(await band.getByTestId("fleet-nodes").locator(".value").innerText()) - (await sumCurrent()), {
+      message: "the band's nodes equal the table's current nodes",
+    })
+    .toBe(0);
+  await expect(band.getByTestId("fleet-spot-share").locator(".value")).toHaveText(/^\d+ %$/);
+  // One bar per provider of the embedded cluster, each naming its nodes in text.
+  for (const provider of ["cks", "gke", "karpenter"]) {
+    await expect(band.locator(`li[data-provider="${provider}"]`)).toContainText(`${provider}: `);
+  }
+  // The problems figure is the problem filter.
+  await band.getByTestId("fleet-problems").click();
+  await expect(page).toHaveURL(/problem=1/);
+  // The scenario keeps changing, so both sides are read together until they agree.
+  await expect
+    .poll(async () => {
+      const problems = Number(await band.getByTestId("fleet-problems").locator(".value").innerText());
+      const shown = problems === 0 ? 0 : await page.locator("table.pools tbody tr").count();
+      return shown - problems;
+    })
+    .toBe(0);
+});

@@ -214,6 +214,11 @@ pub async fn start(
     let addr = listener
         .local_addr()
         .map_err(|e| Error::io("local address", e))?;
+    if let Some(msg) =
+        http::site::missing_wasm(std::path::Path::new(&args.site_root), "pkg", "spotboard")
+    {
+        tracing::error!("{msg}");
+    }
     let leptos_options = LeptosOptions::builder()
         .output_name("spotboard")
         .site_root(args.site_root.as_str())

@@ -76,10 +76,37 @@ fn PreemptingBadge() -> impl IntoView {
     }
 }
 
-/// Light / dark / system theme, remembered in local storage.
+/// The page's color mode (light, dark, or the system's), remembered in local storage: one per
+/// tab, provided by the app so the switch and the charts agree.
+#[derive(Clone, Copy)]
+pub struct Theme {
+    /// The mode in force, the system's preference resolved.
+    pub mode: Signal<ColorMode>,
+    set_mode: WriteSignal<ColorMode>,
+}
+
+impl Theme {
+    pub fn new() -> Self {
+        let UseColorModeReturn { mode, set_mode, .. } = use_color_mode();
+        Self { mode, set_mode }
+    }
+
+    /// Whether pages are drawn dark now (reactive).
+    pub fn is_dark(&self) -> bool {
+        self.mode.get() == ColorMode::Dark
+    }
+}
+
+impl Default for Theme {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Light / dark / system theme switch.
 #[component]
 fn ThemeToggle() -> impl IntoView {
-    let UseColorModeReturn { mode, set_mode, .. } = use_color_mode();
+    let Theme { mode, set_mode } = expect_context::<Theme>();
     let next = move || match mode.get() {
         ColorMode::Dark => ColorMode::Light,
         _ => ColorMode::Dark,

@@ -3,6 +3,7 @@
 pub mod capacity;
 pub mod conditions;
 pub mod cost;
+pub mod fleet;
 pub mod form_text;
 pub mod manifest;
 pub mod pools_view;

@@ -2,7 +2,8 @@
 //! per instance-hour, each with its source and as-of date.
 //!
 //! The shipped rows are CoreWeave's public prices (`app/data/`, coreweave.com/pricing
-//! scraped 2026-08-22): North America on-demand and spot, and Europe spot. A user file
+//! scraped 2026-08-22): North America on-demand and spot, and Europe spot; and dated Compute
+//! Engine and EC2 list prices for GKE and Karpenter node types (`app/data/cloud-prices.csv`). A user file
 //! (`--prices FILE`, CSV) adds rows that win over the shipped ones, including per-cluster
 //! negotiated prices and discounts, and prices for GKE or Karpenter node types:
 //!
@@ -10,7 +11,7 @@
 //! instance_type,region,cluster,on_demand_usd_h,spot_usd_h,discount_pct,source,as_of
 //! gd-8xh100ib-i128,,cks-prod,39.00,,,"contract 2026-07",2026-07-01
 //! *,,cks-prod,,,12,"enterprise discount",2026-07-01
-//! n2-standard-8,europe-west4,,0.4370,0.0874,,"cloud.google.com/compute/all-pricing",2026-11-01
+//! n2-standard-8,europe-west4,,0.427664,0.155472,,"cloud billing export",2026-11-01
 //! ```
 //!
 //! Lookup picks the most specific row with a price for the capacity type (cluster match beats
@@ -51,7 +52,10 @@ fn dec(s: &Option<String>) -> Option<Decimal> {
 }
 
 impl PriceCatalog {
-    /// CoreWeave's public prices from the shipped catalog.
+    /// The shipped prices: CoreWeave's public prices from the instance catalog (North America
+    /// on-demand and spot, Europe spot; coreweave.com/pricing), then Compute Engine and EC2 list
+    /// prices for GKE and Karpenter node types (`app/data/cloud-prices.csv`, each row with its
+    /// source and date).
     pub fn shipped() -> Self {
         let mut entries = Vec::new();
         for t in catalog::instance_types() {
@@ -72,6 +76,10 @@ impl PriceCatalog {
             ));
             entries.push(row("Europe", None, dec(&t.spot_usd_h_eu)));
         }
+        // The file is compiled in and covered by a test, so a bad row is a build defect.
+        entries.extend(
+            Self::parse_csv(catalog::CLOUD_PRICES_CSV).expect("shipped cloud price rows parse"),
+        );
         PriceCatalog {
             entries,
             user_entries: 0,
@@ -247,11 +255,53 @@ instance_type,region,cluster,on_demand_usd_h,spot_usd_h,discount_pct,source,as_o
 # negotiated H100 price in one cluster
 gd-8xh100ib-i128,,cks-prod,39.00,,,contract,2026-07-01
 *,,cks-prod,,,10,enterprise discount,2026-07-01
-n2-standard-8,europe-west4,,0.4370,0.0874,,cloud.google.com/compute/all-pricing,2026-11-01
+n2-standard-8,europe-west4,,0.4370,0.0874,,price sheet,2026-11-01
 ";
 
     fn catalog() -> PriceCatalog {
         PriceCatalog::shipped().with_user(PriceCatalog::parse_csv(FILE).unwrap())
+    }
+
+    #[test]
+    fn gke_and_aws_node_types_have_dated_shipped_prices() {
+        let c = PriceCatalog::shipped();
+        let spot = |cluster: &str, zone: &str, t: &str| {
+            c.lookup(cluster, Some(zone), t, CapacityType::Spot)
+                .unwrap()
+        };
+        let od = |cluster: &str, zone: &str, t: &str| {
+            c.lookup(cluster, Some(zone), t, CapacityType::OnDemand)
+                .unwrap()
+        };
+        let g2 = spot("gke", "us-central1-a", "g2-standard-24");
+        assert_eq!(g2.usd_per_hour, dec!(1.124816));
+        assert_eq!(g2.as_of, "2026-07-30");
+        assert!(
+            g2.source.contains("google-cloud-pricing-cost-calculator"),
+            "{}",
+            g2.source
+        );
+        assert_eq!(
+            od("gke", "europe-west4-b", "n2-standard-16").usd_per_hour,
+            dec!(0.855328),
+            "the region's row, not us-central1's"
+        );
+        // AWS on-demand and spot come from different sources, each kept with its price.
+        let m5 = od("eks", "us-east-1a", "m5.xlarge");
+        assert_eq!(
+            (m5.usd_per_hour, m5.as_of.as_str()),
+            (dec!(0.192), "2026-07-20")
+        );
+        let m5_spot = spot("eks", "us-east-1a", "m5.xlarge");
+        assert_eq!(
+            (m5_spot.usd_per_hour, m5_spot.as_of.as_str()),
+            (dec!(0.0627), "2026-08-06")
+        );
+        assert!(
+            c.lookup("eks", Some("eu-west-1a"), "m5.xlarge", CapacityType::Spot)
+                .is_none(),
+            "no price for a region the file does not cover"
+        );
     }
 
     #[test]
@@ -333,11 +383,15 @@ n2-standard-8,europe-west4,,0.4370,0.0874,,cloud.google.com/compute/all-pricing,
                 CapacityType::Spot,
             )
             .unwrap();
-        assert_eq!(gke.usd_per_hour, dec!(0.0874));
+        assert_eq!(
+            gke.usd_per_hour,
+            dec!(0.0874),
+            "the user's row wins over the shipped one"
+        );
         assert!(
             c.lookup(
                 "gke",
-                Some("us-central1-a"),
+                Some("asia-east1-a"),
                 "n2-standard-8",
                 CapacityType::Spot
             )

@@ -76,8 +76,8 @@ pub fn Dashboard() -> impl IntoView {
                         <section class="page-head">
                             <h1>"Node Pools"</h1>
                             <Clusters />
-                            <crate::pages::savings::SavingsSummary />
                         </section>
+                        <crate::pages::fleet_summary::FleetSummaryBand />
                         <Filters query set_query=set_query.clone() />
                         <PoolTable keys query set_query=set_query.clone() />
                     }.into_any()
@@ -241,7 +241,7 @@ where
                 }
             }
         >
-            <div class="table-wrap">
+            <div class="table-wrap" tabindex="0" role="region" aria-label="Node pools">
                 <table class="pools" data-testid="pools">
                     <thead>
                         <tr>
@@ -302,9 +302,11 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
             <th scope="row">
                 <A href=href>{move || row.with(|r| r.name.clone())}</A>
             </th>
-            <td>
-                {move || row.with(|r| r.cluster.clone())}
-                <span class="muted">{move || row.with(|r| r.zone.clone().map(|z| format!(" · {z}")).unwrap_or_default())}</span>
+            // Zone first, as a badge; the cluster on a second, muted line (one line each, so a
+            // row stays two lines high at any width).
+            <td class="where" data-col="where">
+                {move || row.with(|r| r.zone.clone()).map(|z| view! { <span class="badge zone">{z}</span> })}
+                <span class="cluster">{move || row.with(|r| r.cluster.clone())}</span>
             </td>
             <td data-col="provider">{move || row.with(|r| r.provider.to_string())}</td>
             <td data-col="capacity">

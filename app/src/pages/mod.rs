@@ -3,6 +3,7 @@
 pub mod capacity;
 mod create;
 mod dashboard;
+mod fleet_summary;
 mod not_found;
 mod pool;
 mod pool_parts;

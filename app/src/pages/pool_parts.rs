@@ -117,7 +117,7 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
         <section>
             <h2>"Nodes " <span class="muted">{move || format!("({})", all_keys.with(|k| k.len()))}</span></h2>
             <Show when=move || !keys.get().is_empty() fallback=|| view! { <p class="empty">"No nodes in this pool right now."</p> }>
-                <div class="table-wrap">
+                <div class="table-wrap" tabindex="0" role="region" aria-label="Nodes">
                     <table class="nodes" data-testid="nodes">
                         <thead><tr>
                             <th scope="col">"Name"</th><th scope="col">"State"</th><th scope="col">"Ready"</th>

@@ -25,6 +25,7 @@ mod preemptions;
 mod proxy;
 mod savings;
 mod serve;
+pub mod site;
 mod stream;
 mod streams;
 mod validate;

@@ -60,3 +60,49 @@ fn pages_and_the_api_are_gzipped_but_the_stream_is_not() {
         );
     });
 }
+
+/// The wasm and JS go out as the precompressed files `cargo leptos build --precompress` writes
+/// beside them (brotli first), chosen by the browser's `Accept-Encoding`, and are not
+/// compressed a second time on the way.
+#[test]
+fn precompressed_assets_are_served_by_accept_encoding() {
+    server::run::runtime().unwrap().block_on(async {
+        let site = tempfile::tempdir().unwrap();
+        let pkg = site.path().join("pkg");
+        std::fs::create_dir_all(&pkg).unwrap();
+        let wasm = vec![0u8; 64 * 1024];
+        std::fs::write(pkg.join("spotboard.wasm"), &wasm).unwrap();
+        std::fs::write(pkg.join("spotboard.wasm.br"), b"brotli bytes").unwrap();
+        std::fs::write(pkg.join("spotboard.wasm.gz"), b"gzip bytes").unwrap();
+        let root = site.path().display().to_string();
+        let d = crate::common::start_with(&[ZONE], 60.0, |a| a.site_root = root).await;
+        let client = reqwest::Client::new();
+        let url = format!("{}/pkg/spotboard.wasm", d.base);
+        for (accept, encoding, body) in [
+            ("gzip, deflate, br, zstd", Some("br"), &b"brotli bytes"[..]),
+            ("gzip", Some("gzip"), &b"gzip bytes"[..]),
+            ("identity", None, &wasm[..]),
+        ] {
+            let r = client
+                .get(&url)
+                .header("accept-encoding", accept)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status().as_u16(), 200, "{accept}");
+            assert_eq!(
+                r.headers()
+                    .get("content-encoding")
+                    .map(|v| v.to_str().unwrap().to_string())
+                    .as_deref(),
+                encoding,
+                "{accept}"
+            );
+            assert_eq!(
+                r.bytes().await.unwrap(),
+                body,
+                "{accept}: the file as written"
+            );
+        }
+    });
+}

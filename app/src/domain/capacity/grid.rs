@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 
 use crate::catalog;
 use crate::domain::cost::unit_prices;
+use crate::domain::preemption::Provider;
 use crate::domain::preemption::rates::{RateRow, zone_type_24h};
 use crate::model::{CapacityCell, CapacityFeed, CapacityGrid, FeedEntry, PoolRow, SourceStatus};
 
@@ -70,22 +71,44 @@ fn feed_index(
     out
 }
 
-/// The grid: rows are spot-eligible catalog types (plus any type a pool uses), columns are
-/// the clusters with a known zone.
+/// Whether `cluster` in `zone` is a CKS cluster: its zone is one of CoreWeave's, or one of its
+/// pools is a CoreWeave NodePool (a zone newer than the shipped list).
+fn is_cks(cluster: &str, zone: &str, pools: &[PoolRow]) -> bool {
+    catalog::zones()
+        .iter()
+        .any(|z| z.eq_ignore_ascii_case(zone))
+        || pools
+            .iter()
+            .any(|p| p.cluster == cluster && p.provider == Provider::Cks)
+}
+
+/// The grid, a CKS grid: columns are the CKS clusters with a known zone, rows the spot-eligible
+/// catalog types plus any other type a pool of those clusters uses. GKE and Karpenter clusters
+/// are left out: their instance types have no CoreWeave zone, price or capacity condition, and
+/// every cell would read "unknown".
 pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
     let feeds = feed_index(inp.feeds);
+    let clusters: Vec<(String, String)> = inp
+        .clusters
+        .iter()
+        .filter(|(c, z)| is_cks(c, z, inp.pools))
+        .cloned()
+        .collect();
     let mut types: Vec<String> = catalog::instance_types()
         .iter()
         .filter(|t| t.spot_ok)
         .map(|t| t.id.clone())
         .collect();
     for p in inp.pools {
-        if !types.contains(&p.instance_type) && !p.instance_type.is_empty() {
+        if clusters.iter().any(|(c, _)| *c == p.cluster)
+            && !types.contains(&p.instance_type)
+            && !p.instance_type.is_empty()
+        {
             types.push(p.instance_type.clone());
         }
     }
     let mut cells = Vec::new();
-    for (cluster, zone) in inp.clusters {
+    for (cluster, zone) in &clusters {
         for t in &types {
             let mut cell = CapacityCell {
                 cluster: cluster.clone(),
@@ -136,7 +159,7 @@ pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
     }
     CapacityGrid {
         generated_at: Some(inp.now),
-        zones: inp.clusters.to_vec(),
+        zones: clusters,
         instance_types: types,
         confidential: cells.iter().any(|c| c.confidential),
         cells,

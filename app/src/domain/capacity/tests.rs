@@ -4,7 +4,7 @@ use chrono::{Duration, TimeZone, Utc};
 
 use super::*;
 use crate::catalog;
-use crate::domain::preemption::rates;
+use crate::domain::preemption::{Provider, rates};
 use crate::model::{
     CapacityCell, CapacityFeed, CapacityGrid, ConditionView, FeedEntry, FinderResult, Lifetime,
     PoolRow, SourceStatus,
@@ -232,6 +232,42 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         g.cell("US-EAST-04A", "gb200-4x").is_none(),
         "Superchips have no spot row"
     );
+}
+
+#[test]
+fn the_grid_is_a_cks_grid() {
+    let clusters = vec![
+        ("cks".to_string(), "US-EAST-04A".to_string()),
+        ("cks-new-zone".to_string(), "US-NEW-99A".to_string()),
+        ("gke".to_string(), "us-central1-a".to_string()),
+        ("eks".to_string(), "us-east-1a".to_string()),
+    ];
+    let typed = |cluster: &str, t: &str, provider: Provider| PoolRow {
+        instance_type: t.into(),
+        provider,
+        ..pool(cluster, t, "Sufficient", 0, 1)
+    };
+    let pools = vec![
+        typed("cks-new-zone", "gd-8xh100ib-i128", Provider::Cks),
+        typed("gke", "g2-standard-24", Provider::Gke),
+        typed("eks", "m5.xlarge", Provider::Karpenter),
+    ];
+    let g = build_grid(&GridInputs {
+        clusters: &clusters,
+        pools: &pools,
+        rates: &[],
+        fulfil: &BTreeMap::new(),
+        feeds: &[],
+        now: now(),
+    });
+    let columns: Vec<&str> = g.zones.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(columns, ["cks", "cks-new-zone"]);
+    assert!(
+        !g.instance_types
+            .iter()
+            .any(|t| t == "g2-standard-24" || t == "m5.xlarge")
+    );
+    assert!(g.cells.iter().all(|c| c.cluster.starts_with("cks")));
 }
 
 #[test]

@@ -68,12 +68,13 @@ pub fn CapacityFinderPage() -> impl IntoView {
         move || inputs.get(),
         |i| find_capacity(i.instance_type, i.count, Some(i.region)),
     );
+    crate::components::chart::dispose_on_unmount(CHART_ID);
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
         if let Some(Ok(r)) = result.get()
             && r.eligible
         {
-            crate::components::chart::draw(CHART_ID, super::chart::score_chart(&r), 50);
+            crate::components::chart::draw(CHART_ID, super::chart::score_chart(&r));
         }
     });
 
@@ -177,7 +178,7 @@ fn result_view(r: FinderResult) -> impl IntoView {
         .collect_view();
     view! {
         {r.confidential.then(|| view! { <ConfidentialBanner /> })}
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Zones ranked">
             <table class="finder" data-testid="finder-results">
                 <thead><tr>
                     <th scope="col">"#"</th>

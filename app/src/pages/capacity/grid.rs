@@ -99,7 +99,7 @@ fn grid_view(live: LiveStore) -> impl IntoView {
     view! {
         {move || layout.with(|l| l.2).then(|| view! { <ConfidentialBanner /> })}
         {sources}
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Capacity by zone">
             <table class="capacity-grid" data-testid="capacity-grid">
                 <thead><tr><th scope="col">"Instance type"</th>{head}</tr></thead>
                 <tbody>{rows}</tbody>

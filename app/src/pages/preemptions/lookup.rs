@@ -66,7 +66,7 @@ pub fn PodLookup() -> impl IntoView {
 
 fn hits_table(hits: Vec<PodHit>) -> impl IntoView {
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Pods a preemption hit">
             <table class="pod-hits">
                 <thead><tr>
                     <th scope="col">"T=0"</th>

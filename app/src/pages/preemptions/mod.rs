@@ -49,6 +49,7 @@ pub fn PreemptionsPage() -> impl IntoView {
             .map(|v| v.uid)
             .collect::<Vec<_>>()
     });
+    crate::components::chart::dispose_on_unmount(chart::CHART_ID);
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
         let nodes = in_order(live, None);
@@ -56,7 +57,6 @@ pub fn PreemptionsPage() -> impl IntoView {
             crate::components::chart::draw(
                 chart::CHART_ID,
                 chart::timeline_chart(&nodes, Utc::now()),
-                50,
             );
         }
     });
@@ -170,7 +170,7 @@ fn RatesTable(rates: Vec<RateRow>) -> impl IntoView {
              time in it, from the ledger (kept beyond Kubernetes' event TTL), in the Spot Advisor bands \
              <5 %, 5–10 %, 10–15 %, 15–20 %, >20 %."
         </p>
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Preemption rates">
             <table class="rates" data-testid="rates">
                 <thead><tr>
                     <th scope="col">"By"</th><th scope="col">"Key"</th>
@@ -267,7 +267,7 @@ fn pods_table(pods: Vec<PodImpact>, t0: DateTime<Utc>) -> impl IntoView {
         .count();
     view! {
         <p class="small">{format!("Blast radius at T=0: {} pods, {} at SIGKILL risk.", pods.len(), risky)}</p>
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Blast radius">
             <table class="blast" data-testid="blast-radius">
                 <thead><tr>
                     <th scope="col">"Pod"</th>

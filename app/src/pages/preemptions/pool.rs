@@ -19,6 +19,7 @@ pub fn PoolPreemptions(cluster: String, name: String) -> impl IntoView {
             .map(|v| v.uid)
             .collect::<Vec<_>>()
     });
+    crate::components::chart::dispose_on_unmount(POOL_CHART_ID);
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
         let uids = keys.get();
@@ -30,7 +31,6 @@ pub fn PoolPreemptions(cluster: String, name: String) -> impl IntoView {
             crate::components::chart::draw(
                 POOL_CHART_ID,
                 super::chart::timeline_chart(&nodes, chrono::Utc::now()),
-                50,
             );
         }
     });

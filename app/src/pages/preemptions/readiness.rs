@@ -64,7 +64,7 @@ fn severity(c: Check) -> &'static str {
 
 fn table(pools: Vec<PoolReadiness>) -> impl IntoView {
     view! {
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Readiness audit">
             <table class="readiness-table">
                 <thead><tr>
                     <th scope="col">"Pool"</th>

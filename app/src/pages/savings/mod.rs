@@ -57,10 +57,11 @@ pub fn SavingsPage() -> impl IntoView {
     );
     let live = expect_context::<LiveStore>();
     let snapshot = use_live(Scope::pools);
+    crate::components::chart::dispose_on_unmount(CHART_ID);
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
         if let Some(Ok(r)) = report.get() {
-            crate::components::chart::draw(CHART_ID, chart::cost_chart(&r), 50);
+            crate::components::chart::draw(CHART_ID, chart::cost_chart(&r));
         }
     });
     view! {
@@ -199,7 +200,7 @@ fn report_view(r: SavingsReport, query: String) -> impl IntoView {
 fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
     view! {
         <h2>{format!("By {by}")}</h2>
-        <div class="table-wrap">
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Cost breakdown">
             <table class="breakdown" data-by=by.clone()>
                 <thead><tr>
                     <th scope="col">{by.clone()}</th>

@@ -1,0 +1,130 @@
+//! The fleet at a glance: what the Node Pools page's summary band shows, computed from the
+//! pool rows the browser already holds (so it moves with the stream, with no request of its
+//! own).
+
+use crate::domain::preemption::{CapacityType, Provider};
+use crate::model::PoolRow;
+
+/// Nodes of one provider by capacity type (`status.currentNodes` of its pools).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProviderNodes {
+    pub provider: Provider,
+    pub spot: u32,
+    pub on_demand: u32,
+    pub reserved: u32,
+    /// Pools whose capacity type is mixed (GKE pools with both kinds of node, Karpenter pools
+    /// that allow both) or unknown: their nodes are not split here.
+    pub other: u32,
+}
+
+impl ProviderNodes {
+    pub fn total(&self) -> u32 {
+        self.spot + self.on_demand + self.reserved + self.other
+    }
+}
+
+/// The summary band's figures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FleetSummary {
+    pub pools: u32,
+    /// Current nodes across all pools.
+    pub nodes: u32,
+    pub spot_nodes: u32,
+    /// Spot nodes as a percentage of all nodes, 0–100; `None` with no nodes.
+    pub spot_share_pct: Option<f64>,
+    /// Pools with at least one problem (a condition that needs attention, a malformed object).
+    pub pools_with_problem: u32,
+    /// Nodes under a provider's preemption notice now.
+    pub preempting_now: u32,
+    /// One entry per provider with pools, in [`Provider`] order.
+    pub by_provider: Vec<ProviderNodes>,
+}
+
+/// Sums `pools` into the summary. A pool that has not reported `currentNodes` counts no nodes.
+pub fn summarize<'a>(pools: impl IntoIterator<Item = &'a PoolRow>) -> FleetSummary {
+    let mut s = FleetSummary::default();
+    for p in pools {
+        s.pools += 1;
+        let nodes = u32::try_from(p.current_nodes.unwrap_or(0)).unwrap_or(0);
+        s.nodes += nodes;
+        if p.has_problem() {
+            s.pools_with_problem += 1;
+        }
+        s.preempting_now += p.nodes_preempting;
+        let i = match s.by_provider.iter().position(|e| e.provider == p.provider) {
+            Some(i) => i,
+            None => {
+                s.by_provider.push(ProviderNodes {
+                    provider: p.provider,
+                    ..Default::default()
+                });
+                s.by_provider.len() - 1
+            }
+        };
+        let entry = &mut s.by_provider[i];
+        match p.capacity_type {
+            CapacityType::Spot => {
+                entry.spot += nodes;
+                s.spot_nodes += nodes;
+            }
+            CapacityType::OnDemand => entry.on_demand += nodes,
+            CapacityType::Reserved => entry.reserved += nodes,
+            CapacityType::Mixed | CapacityType::Unknown => entry.other += nodes,
+        }
+    }
+    s.by_provider.sort_by_key(|e| e.provider as u8);
+    s.spot_share_pct = (s.nodes > 0).then(|| f64::from(s.spot_nodes) * 100.0 / f64::from(s.nodes));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(provider: Provider, capacity_type: CapacityType, nodes: Option<i32>) -> PoolRow {
+        PoolRow {
+            provider,
+            capacity_type,
+            current_nodes: nodes,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn sums_nodes_by_provider_and_capacity_type() {
+        let mut troubled = pool(Provider::Cks, CapacityType::Spot, Some(4));
+        troubled.problems = vec!["Capacity: QueuedAwaitingCapacity".into()];
+        troubled.nodes_preempting = 2;
+        let mut malformed = pool(Provider::Cks, CapacityType::Unknown, None);
+        malformed.malformed = Some("spec.targetNodes: not a number".into());
+        let pools = [
+            troubled,
+            malformed,
+            pool(Provider::Cks, CapacityType::OnDemand, Some(2)),
+            pool(Provider::Gke, CapacityType::Mixed, Some(3)),
+            pool(Provider::Karpenter, CapacityType::Spot, Some(1)),
+            // A negative count from a broken status is no nodes, not a wrap-around.
+            pool(Provider::Karpenter, CapacityType::OnDemand, Some(-1)),
+        ];
+        let s = summarize(&pools);
+        assert_eq!((s.pools, s.nodes, s.spot_nodes), (6, 10, 5));
+        assert_eq!(s.spot_share_pct, Some(50.0));
+        assert_eq!((s.pools_with_problem, s.preempting_now), (2, 2));
+        let cks = &s.by_provider[0];
+        assert_eq!(cks.provider, Provider::Cks);
+        assert_eq!(
+            (cks.spot, cks.on_demand, cks.other, cks.total()),
+            (4, 2, 0, 6)
+        );
+        assert_eq!(s.by_provider[1].other, 3, "a mixed GKE pool is not split");
+        assert_eq!(s.by_provider[2].provider, Provider::Karpenter);
+        assert_eq!(s.by_provider.len(), 3);
+    }
+
+    #[test]
+    fn an_empty_fleet_has_no_spot_share() {
+        let s = summarize(&[]);
+        assert_eq!((s.nodes, s.spot_share_pct), (0, None));
+        assert!(s.by_provider.is_empty());
+    }
+}

@@ -1,0 +1,95 @@
+//! The Node Pools page's summary band: nodes, spot share, pools with a problem, nodes under
+//! preemption notice, and nodes by capacity type per provider, live from the stream.
+//!
+//! The provider chart is plain HTML bars rather than an ECharts canvas: the front page then
+//! loads no chart library (1 MB of script) before its first paint, and the bars read as text
+//! to a screen reader.
+
+use leptos::prelude::*;
+use leptos_router::components::A;
+
+use crate::domain::fleet::{FleetSummary, ProviderNodes, summarize};
+use crate::live::LiveStore;
+
+/// The band, above the pools table.
+#[component]
+pub fn FleetSummaryBand() -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let summary = Memo::new(move |_| summarize(&live.pools.values()));
+    let figure = |label: &'static str, testid: &'static str, value: Signal<String>| {
+        view! {
+            <div class="figure" data-testid=testid>
+                <span class="value">{value}</span>
+                <span class="label">{label}</span>
+            </div>
+        }
+    };
+    let with = move |f: fn(&FleetSummary) -> String| Signal::derive(move || summary.with(f));
+    view! {
+        <section class="fleet-summary" aria-label="Fleet summary" data-testid="fleet-summary">
+            {figure("nodes", "fleet-nodes", with(|s| s.nodes.to_string()))}
+            {figure("spot", "fleet-spot-share", with(|s| match s.spot_share_pct {
+                Some(p) => format!("{p:.0} %"),
+                None => "—".into(),
+            }))}
+            <A href="/?problem=1" attr:class="figure link" attr:data-testid="fleet-problems">
+                <span class="value">{move || summary.with(|s| s.pools_with_problem.to_string())}</span>
+                <span class="label">{move || summary.with(|s| format!("of {} pools with a problem", s.pools))}</span>
+            </A>
+            <A href="/preemptions" attr:class="figure link" attr:data-testid="fleet-preempting">
+                <span class="value">{move || summary.with(|s| s.preempting_now.to_string())}</span>
+                <span class="label">"nodes under preemption notice"</span>
+            </A>
+            <ProviderBars summary />
+            <crate::pages::savings::SavingsSummary />
+        </section>
+    }
+}
+
+/// Nodes by capacity type, one bar per provider, scaled to the largest provider.
+#[component]
+fn ProviderBars(summary: Memo<FleetSummary>) -> impl IntoView {
+    view! {
+        <ul class="provider-bars" aria-label="Nodes by provider and capacity type">
+            {move || summary.with(|s| {
+                let widest = s.by_provider.iter().map(ProviderNodes::total).max().unwrap_or(0).max(1);
+                s.by_provider.iter().map(|p| bar(p, widest)).collect_view()
+            })}
+        </ul>
+    }
+}
+
+fn bar(p: &ProviderNodes, widest: u32) -> impl IntoView + use<> {
+    let pct = |n: u32| format!("width: {:.1}%", f64::from(n) * 100.0 / f64::from(widest));
+    let parts: Vec<String> = [
+        (p.spot, "spot"),
+        (p.on_demand, "on-demand"),
+        (p.reserved, "reserved"),
+        (p.other, "mixed"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    let text = format!(
+        "{}: {} nodes{}",
+        p.provider,
+        p.total(),
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
+    );
+    view! {
+        <li data-provider=p.provider.to_string()>
+            <span class="bar-label">{text}</span>
+            <span class="bar" aria-hidden="true">
+                <span class="seg cap-spot" style=pct(p.spot)></span>
+                <span class="seg cap-on-demand" style=pct(p.on_demand)></span>
+                <span class="seg cap-reserved" style=pct(p.reserved)></span>
+                <span class="seg cap-mixed" style=pct(p.other)></span>
+            </span>
+        </li>
+    }
+}

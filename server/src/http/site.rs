@@ -1,0 +1,57 @@
+//! The built site the pages load (wasm, JS, CSS under `{site_root}/pkg`), checked at start.
+//!
+//! Leptos names the wasm file it asks for at compile time: `{output_name}.wasm` when the server
+//! was built by cargo-leptos (which sets `LEPTOS_OUTPUT_NAME`), `{output_name}_bg.wasm` when it
+//! was built with a plain `cargo build`. cargo-leptos writes only the first, so a plain build's
+//! pages never hydrate, with nothing on the page to say why. The server says it at start instead.
+
+use std::path::{Path, PathBuf};
+
+/// The wasm file this binary's pages will ask for, under `site_root`.
+pub fn wasm_path(site_root: &Path, pkg_dir: &str, output_name: &str) -> PathBuf {
+    let suffix = if option_env!("LEPTOS_OUTPUT_NAME").is_some() {
+        ""
+    } else {
+        "_bg"
+    };
+    site_root
+        .join(pkg_dir)
+        .join(format!("{output_name}{suffix}.wasm"))
+}
+
+/// `None` when the wasm the pages ask for exists; otherwise what to tell the person starting
+/// the server (the dashboard's API and streams still work without it).
+pub fn missing_wasm(site_root: &Path, pkg_dir: &str, output_name: &str) -> Option<String> {
+    let path = wasm_path(site_root, pkg_dir, output_name);
+    if path.is_file() {
+        return None;
+    }
+    let how = if option_env!("LEPTOS_OUTPUT_NAME").is_some() {
+        "build the site with `cargo leptos build --release` (`./tasks.sh serve` does), or point \
+         --site-root at a built one"
+    } else {
+        "this binary was built with a plain `cargo build`, which makes the pages ask for \
+         `*_bg.wasm`; build with `cargo leptos build --release` (`./tasks.sh serve` does) or set \
+         LEPTOS_OUTPUT_NAME when building"
+    };
+    Some(format!(
+        "the pages will not become interactive: {} does not exist; {how}",
+        path.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_site_without_the_wasm_is_reported_with_its_path_and_one_with_it_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let msg = missing_wasm(dir.path(), "pkg", "spotboard").expect("nothing is built here");
+        let expected = wasm_path(dir.path(), "pkg", "spotboard");
+        assert!(msg.contains(&expected.display().to_string()), "{msg}");
+        std::fs::create_dir_all(expected.parent().unwrap()).unwrap();
+        std::fs::write(&expected, b"\0asm").unwrap();
+        assert_eq!(missing_wasm(dir.path(), "pkg", "spotboard"), None);
+    }
+}
