@@ -7,6 +7,8 @@ cd "$(dirname "$0")"
 
 CARGO_LEPTOS_VERSION=0.3.10   # 0.3.11 needs rustc 1.96 (shared/TOOLCHAIN.md)
 BINARYEN_VERSION=132.0.0      # Debian's wasm-opt 108 breaks hydration; npm's 132 works
+CHECKOV_VERSION=3.3.30          # the deployment manifests' policy check (PyPI)
+KUBERNETES_VALIDATE_VERSION=1.37.0  # Kubernetes JSON schemas, 1.33 among them (PyPI)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -114,6 +116,8 @@ cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright
   cargo test --locked -p server --test it -- --ignored --test-threads 1
   log "end-to-end tests (Playwright, Debian Chromium)"
   cmd_e2e
+  log "deployment manifests and the Containerfile"
+  cmd_deploy
 }
 
 cmd_e2e() { # Build the site and run only the Playwright tests
@@ -169,6 +173,58 @@ cmd_bench() { # Scale benchmark: RSS, bytes per node change, stream latency, wat
   # `target/release/spotboard` with one whose pages ask for `spotboard_bg.wasm` and never load.
   LEPTOS_OUTPUT_NAME=spotboard cargo build --release --locked -p server --bins
   target/release/spotboard-bench "$@"
+}
+
+cmd_release() { # Build the release binary and the precompressed site (what server/Containerfile copies)
+  need_rust
+  need_node_modules
+  cargo leptos build --release --precompress
+}
+
+need_deploy_tools() {
+  local py=.tools/deploy-py/bin/python
+  if ! "$py" -c 'import checkov, kubernetes_validate' >/dev/null 2>&1; then
+    log "installing checkov $CHECKOV_VERSION and kubernetes-validate $KUBERNETES_VALIDATE_VERSION into .tools/deploy-py"
+    python3 -m venv .tools/deploy-py
+    .tools/deploy-py/bin/pip install --quiet --disable-pip-version-check \
+      "checkov==$CHECKOV_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+  fi
+}
+
+cmd_deploy() { # Render every kustomize overlay, validate it (Kubernetes 1.33 schemas, checkov) and check the Containerfile
+  need_kubectl
+  need_deploy_tools
+  local out
+  out="$(mktemp -d)"
+  for dir in server/deploy/base server/deploy/overlays/*/; do
+    local name
+    name="$(basename "$dir")"
+    log "deploy: $dir"
+    kubectl kustomize "$dir" > "$out/$name.yaml"
+    .tools/deploy-py/bin/kubernetes-validate --quiet --strict -k 1.33.0 "$out/$name.yaml"
+  done
+  # --skip-download: checkov would otherwise ask Prisma Cloud for guidelines; nothing leaves
+  # this machine. Skipped checks are named with their reason in the manifests.
+  .tools/deploy-py/bin/checkov --quiet --compact --skip-download --framework kubernetes -d "$out"
+  log "deploy: the Containerfile's inputs, after cargo leptos build --release"
+  cmd_release
+  grep -oE '^COPY --from=build /src/[^ ]+' server/Containerfile | sed 's|^COPY --from=build /src/||' | while read -r path; do
+    [ -e "$path" ] || { echo "server/Containerfile copies $path, which the release build did not make" >&2; exit 1; }
+  done
+  [ -f target/site/pkg/spotboard.wasm ] || { echo "the site has no pkg/spotboard.wasm" >&2; exit 1; }
+  target/release/spotboard --help >/dev/null
+  # The image's default command: its flags must parse (exit 2 is a usage error). Outside a
+  # pod it then stops on the missing in-cluster credentials, which is expected here.
+  local args rc=0
+  args="$(sed -n 's/^CMD \[\(.*\)\]$/\1/p' server/Containerfile | tr -d '",')"
+  # shellcheck disable=SC2086
+  env -u KUBERNETES_SERVICE_HOST timeout 20 target/release/spotboard $args --auth-proxy-header X-Forwarded-User \
+    --ledger "$out/ledger.sqlite" \
+    > "$out/cmd.log" 2>&1 || rc=$?
+  if [ "$rc" = 2 ] || grep -q "^Usage:" "$out/cmd.log"; then
+    echo "server/Containerfile's CMD does not parse:" >&2; cat "$out/cmd.log" >&2; exit 1
+  fi
+  rm -rf "$out"
 }
 
 cmd_help() { # List the tasks

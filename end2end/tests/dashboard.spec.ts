@@ -76,3 +76,20 @@ test("the fleet summary adds up the pools table and moves with it", async ({ pag
     })
     .toBe(0);
 });
+
+test("columns can be hidden, and the choice lives in the URL", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  const providerCells = page.locator('table.pools td[data-col="provider"]');
+  await expect(providerCells.first()).toBeVisible();
+  await page.locator("details.columns > summary").click();
+  await page.locator('input[name="col-provider"]').uncheck();
+  await page.locator('input[name="col-age"]').uncheck();
+  await expect(page).toHaveURL(/hide=provider%2Cage|hide=provider,age/);
+  await expect(providerCells.first()).toBeHidden();
+  await expect(page.locator('table.pools th[data-col="age"]')).toBeHidden();
+  await expect(page.locator('table.pools th[data-col="target"]')).toBeVisible();
+  await page.reload();
+  await expect(page.locator('table.pools td[data-col="provider"]').first()).toBeHidden();
+  await expect(page.locator("table.pools tbody tr").first()).toBeVisible();
+});

@@ -58,4 +58,9 @@ test("a preemption's countdown walks through the phases to removed, with its bla
   await expect(card.getByTestId("countdown")).toContainText("removed at T+");
   // The ledger's rates include the pool, in a Spot Advisor band.
   await expect(page.getByTestId("rates")).toContainText(`${pool.cluster}/${pool.name}`, { timeout: 10_000 });
+  // One dimension at a time: by zone, the rows are zones and the pools are gone.
+  await page.locator('select[name="rates-by"]').selectOption("zone");
+  await expect(page.getByTestId("rates").locator("thead th").first()).toHaveText("zone");
+  await expect(page.getByTestId("rates")).not.toContainText(`${pool.cluster}/${pool.name}`);
+  await expect(page.getByTestId("rates").locator(`tr[data-key="${pool.zone}"]`)).toHaveCount(1);
 });

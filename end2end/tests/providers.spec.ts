@@ -31,10 +31,14 @@ test("a Karpenter interruption plays its 2-minute window, with the blast radius 
   await expect(page.getByTestId("conn")).toHaveText("live");
   // The audit names the 300 s grace period that AWS's 120 s cannot honour, and why it matters.
   const audit = page.getByTestId("readiness");
-  const worker = audit.locator('tr[data-pool="gpu-spot"][data-check="GraceExceedsNotice"]');
-  await expect(worker).toContainText("web/ReplicaSet/worker-59c4");
-  await expect(worker).toContainText("120 s from SIGTERM to removal on karpenter");
-  await expect(worker).toContainText("SIGKILL");
+  // Pools are collapsed to a line each; opening one shows its workloads.
+  await audit.locator('details[data-pool="gpu-spot"] > summary').click();
+  const worker = audit.locator('tr[data-pool="gpu-spot"][data-workload="web/ReplicaSet/worker-59c4"]');
+  await expect(worker).toBeVisible();
+  const finding = worker.locator('li[data-check="GraceExceedsNotice"]');
+  await expect(finding).toContainText("120 s from SIGTERM to removal on karpenter");
+  // Why it matters is said once, in the legend.
+  await expect(audit.getByTestId("readiness-legend")).toContainText("SIGKILL");
 
   kubectl(AWS, ["annotate", "node", node, "sim.spotboard.dev/preempt=now"]);
   const card = page.locator(`[data-testid="preemption"][data-node="${node}"]`);

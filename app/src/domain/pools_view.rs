@@ -1,7 +1,7 @@
 //! The Node Pools dashboard's filters and sort order, as pure functions of the URL query.
 //!
-//! Filters and sort live in the URL
-//! (`?zone=US-EAST-04A&provider=cks&capacity=spot&problem=1&sort=current&desc=1`)
+//! Filters, sort and the hidden columns live in the URL
+//! (`?zone=US-EAST-04A&provider=cks&capacity=spot&problem=1&sort=current&desc=1&hide=class,age`)
 //! so a filtered view can be bookmarked and shared.
 
 use std::cmp::Ordering;
@@ -62,6 +62,24 @@ impl SortKey {
     }
 }
 
+/// The pools table's columns a person may hide (`hide=` in the URL), with their headings. The
+/// pool's name is always shown.
+pub const OPTIONAL_COLUMNS: [(&str, &str); 13] = [
+    ("where", "Zone / cluster"),
+    ("provider", "Provider"),
+    ("capacity", "Capacity type"),
+    ("type", "Instance type"),
+    ("class", "computeClass"),
+    ("target", "Target"),
+    ("current", "Current"),
+    ("queued", "Queued"),
+    ("inprogress", "In progress"),
+    ("minmax", "Min / max"),
+    ("conditions", "Conditions"),
+    ("problems", "Problems"),
+    ("age", "Age"),
+];
+
 /// The dashboard's filter and sort state, as held in the URL query.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PoolQuery {
@@ -81,6 +99,8 @@ pub struct PoolQuery {
     pub text: Option<String>,
     pub sort: SortKey,
     pub desc: bool,
+    /// Columns hidden, by their [`OPTIONAL_COLUMNS`] id, in that list's order.
+    pub hidden: Vec<String>,
 }
 
 impl PoolQuery {
@@ -97,7 +117,37 @@ impl PoolQuery {
             text: non_empty("q"),
             sort: get("sort").map(|s| SortKey::parse(&s)).unwrap_or_default(),
             desc: matches!(get("desc").as_deref(), Some("1" | "true")),
+            // Unknown ids are dropped: an old bookmark cannot hide the name.
+            hidden: {
+                let listed = get("hide").unwrap_or_default();
+                let listed: Vec<&str> = listed.split(',').map(str::trim).collect();
+                OPTIONAL_COLUMNS
+                    .iter()
+                    .filter(|(id, _)| listed.contains(id))
+                    .map(|(id, _)| id.to_string())
+                    .collect()
+            },
         }
+    }
+
+    /// Whether column `id` is shown.
+    pub fn shows(&self, id: &str) -> bool {
+        !self.hidden.iter().any(|h| h == id)
+    }
+
+    /// This query with column `id` shown or hidden.
+    pub fn with_column(&self, id: &str, shown: bool) -> Self {
+        let mut q = self.clone();
+        q.hidden.retain(|h| h != id);
+        if !shown {
+            q.hidden.push(id.to_string());
+        }
+        q.hidden = OPTIONAL_COLUMNS
+            .iter()
+            .filter(|(c, _)| q.hidden.iter().any(|h| h == c))
+            .map(|(c, _)| c.to_string())
+            .collect();
+        q
     }
 
     /// The URL parameters of this query, defaults left out.
@@ -129,6 +179,9 @@ impl PoolQuery {
         }
         if self.desc {
             p.push(("desc", "1".into()));
+        }
+        if !self.hidden.is_empty() {
+            p.push(("hide", self.hidden.join(",")));
         }
         p
     }
@@ -238,6 +291,34 @@ mod tests {
         });
         assert_eq!(back, q);
         assert!(PoolQuery::default().to_params().is_empty());
+    }
+
+    #[test]
+    fn hidden_columns_round_trip_in_column_order_and_ignore_unknown_ids() {
+        let q = PoolQuery::default()
+            .with_column("age", false)
+            .with_column("provider", false);
+        assert_eq!(
+            q.hidden,
+            ["provider", "age"],
+            "the table's order, not the clicks'"
+        );
+        assert!(!q.shows("age") && q.shows("target"));
+        let params = q.to_params();
+        assert_eq!(params, [("hide", "provider,age".to_string())]);
+        let back =
+            PoolQuery::from_params(|k| (k == "hide").then(|| "age,name,bogus,provider".into()));
+        assert_eq!(
+            back.hidden,
+            ["provider", "age"],
+            "name cannot be hidden; unknown ids drop"
+        );
+        assert!(
+            q.with_column("age", true)
+                .with_column("provider", true)
+                .to_params()
+                .is_empty()
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::{
         badges::{ClassBadge, ClusterBadge, ConditionBadge},
         time::{age, use_now},
     },
-    domain::pools_view::{PoolQuery, SortKey, distinct},
+    domain::pools_view::{OPTIONAL_COLUMNS, PoolQuery, SortKey, distinct},
     live::{LiveStore, use_live},
     model::{PoolRow, Scope, encode_component},
 };
@@ -156,6 +156,7 @@ where
     };
     let set_problem = set_query.clone();
     let set_text = set_query.clone();
+    let set_columns = set_query.clone();
     view! {
         <form class="filters" role="search" on:submit=|ev| ev.prevent_default()>
             {select("Zone", "zone", |q| q.zone.clone(), |q, v| q.zone = v, |r| r.zone.clone().unwrap_or_else(|| r.cluster.clone()))}
@@ -191,7 +192,40 @@ where
                     }
                 />
             </label>
+            <ColumnChooser query set_query=set_columns />
         </form>
+    }
+}
+
+/// The table's optional columns, each a checkbox; the choice is kept in the URL (`hide=`).
+#[component]
+fn ColumnChooser<F>(query: Memo<PoolQuery>, set_query: F) -> impl IntoView
+where
+    F: Fn(PoolQuery) + Clone + Send + Sync + 'static,
+{
+    view! {
+        <details class="columns">
+            <summary>"Columns"</summary>
+            <fieldset>
+                <legend class="sr-only">"Columns shown"</legend>
+                {OPTIONAL_COLUMNS.map(|(id, label)| {
+                    let set_query = set_query.clone();
+                    view! {
+                        <label class="check">
+                            <input
+                                type="checkbox"
+                                name=format!("col-{id}")
+                                prop:checked=move || query.with(|q| q.shows(id))
+                                on:change=move |ev| {
+                                    set_query(query.get_untracked().with_column(id, event_target_checked(&ev)));
+                                }
+                            />
+                            {label}
+                        </label>
+                    }
+                })}
+            </fieldset>
+        </details>
     }
 }
 
@@ -201,7 +235,7 @@ where
     F: Fn(PoolQuery) + Clone + Send + Sync + 'static,
 {
     let live = expect_context::<LiveStore>();
-    let header = move |label: &'static str, key: SortKey| {
+    let header = move |label: &'static str, key: SortKey, col: &'static str| {
         let set_query = set_query.clone();
         let aria = move || {
             let q = query.get();
@@ -214,7 +248,7 @@ where
             }
         };
         view! {
-            <th aria-sort=aria scope="col">
+            <th aria-sort=aria scope="col" data-col=col>
                 <button
                     type="button"
                     class="sort"
@@ -242,23 +276,35 @@ where
             }
         >
             <div class="table-wrap" tabindex="0" role="region" aria-label="Node pools">
-                <table class="pools" data-testid="pools">
+                // Hidden columns are hidden by the table's classes (CSS), so choosing columns
+                // re-renders no row.
+                <table
+                    class=move || query.with(|q| {
+                        let mut c = String::from("pools");
+                        for h in &q.hidden {
+                            c.push_str(" hide-");
+                            c.push_str(h);
+                        }
+                        c
+                    })
+                    data-testid="pools"
+                >
                     <thead>
                         <tr>
-                            {header("Name", SortKey::Name)}
-                            {header("Cluster / zone", SortKey::Cluster)}
-                            {header("Provider", SortKey::Provider)}
-                            {header("Capacity type", SortKey::CapacityType)}
-                            {header("Instance type", SortKey::InstanceType)}
-                            {header("computeClass", SortKey::ComputeClass)}
-                            {header("Target", SortKey::Target)}
-                            {header("Current", SortKey::Current)}
-                            {header("Queued", SortKey::Queued)}
-                            {header("In progress", SortKey::InProgress)}
-                            <th scope="col">"Min / max"</th>
-                            <th scope="col">"Conditions"</th>
-                            {header("Problems", SortKey::Problems)}
-                            {header("Age", SortKey::Age)}
+                            {header("Name", SortKey::Name, "name")}
+                            {header("Zone / cluster", SortKey::Cluster, "where")}
+                            {header("Provider", SortKey::Provider, "provider")}
+                            {header("Capacity type", SortKey::CapacityType, "capacity")}
+                            {header("Instance type", SortKey::InstanceType, "type")}
+                            {header("computeClass", SortKey::ComputeClass, "class")}
+                            {header("Target", SortKey::Target, "target")}
+                            {header("Current", SortKey::Current, "current")}
+                            {header("Queued", SortKey::Queued, "queued")}
+                            {header("In progress", SortKey::InProgress, "inprogress")}
+                            <th scope="col" data-col="minmax">"Min / max"</th>
+                            <th scope="col" data-col="conditions">"Conditions"</th>
+                            {header("Problems", SortKey::Problems, "problems")}
+                            {header("Age", SortKey::Age, "age")}
                         </tr>
                     </thead>
                     <tbody>
@@ -312,24 +358,24 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
             <td data-col="capacity">
                 <span class=move || row.with(|r| format!("badge cap-{}", r.capacity_type))>{move || row.with(|r| r.capacity_type.to_string())}</span>
             </td>
-            <td>
+            <td data-col="type">
                 <code>{move || row.with(|r| r.instance_type.clone())}</code>
                 <span class="muted">{move || row.with(|r| r.gpus_per_node.filter(|g| *g > 0).map(|g| format!(" · {g} GPU")).unwrap_or_default())}</span>
             </td>
             // GKE and Karpenter pools have no computeClass.
-            <td>{move || row.with(|r| (!r.compute_class.is_empty()).then(|| r.compute_class.clone())).map(|class| view! { <ClassBadge class /> })}</td>
+            <td data-col="class">{move || row.with(|r| (!r.compute_class.is_empty()).then(|| r.compute_class.clone())).map(|class| view! { <ClassBadge class /> })}</td>
             <td class="num" data-col="target">{move || row.with(|r| r.target_nodes.to_string())}</td>
             <td class="num" data-col="current">{move || row.with(|r| count(r.current_nodes))}</td>
             <td class="num" data-col="queued">{move || row.with(|r| count(r.queued_nodes))}</td>
             <td class="num" data-col="inprogress">{move || row.with(|r| count(r.in_progress))}</td>
-            <td class="num">
+            <td class="num" data-col="minmax">
                 {move || row.with(|r| match (r.min_nodes, r.max_nodes) {
                     (None, None) => "—".to_string(),
                     (min, max) => format!("{} / {}", count(min), count(max)),
                 })}
                 {move || row.with(|r| r.autoscaling).then(|| view! { <span class="badge auto" title="autoscaling">"auto"</span> })}
             </td>
-            <td class="conds"><div class="cond-list">
+            <td class="conds" data-col="conditions"><div class="cond-list">
                 {move || row.with(|r| r.conditions.iter().cloned().map(|c| view! { <ConditionBadge cond=c /> }).collect_view())}
                 {move || row.with(|r| (r.provider != crate::domain::preemption::Provider::Cks).then(|| view! {
                     <span class="muted small" title="GKE and Karpenter pools are read from their nodes' labels; the five conditions are CoreWeave's">"from node labels"</span>
@@ -339,10 +385,10 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
                     view! { <span class="badge preempting" title="nodes under their provider's preemption notice">{format!("{n} preempting")}</span> }
                 }))}
             </div></td>
-            <td class="problems">
+            <td class="problems" data-col="problems">
                 <ul>{move || problems().into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}</ul>
             </td>
-            <td class="num" title=move || crate::components::time::stamp(row.with(|r| r.created))>
+            <td class="num" data-col="age" title=move || crate::components::time::stamp(row.with(|r| r.created))>
                 {move || age(row.with(|r| r.created), now.get())}
             </td>
         </tr>

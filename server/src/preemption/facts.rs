@@ -123,7 +123,7 @@ pub fn sibling_selector(p: &PodFacts) -> Option<String> {
 /// Every PodDisruptionBudget. A cluster that does not serve policy/v1 has none.
 ///
 /// Errors: the API server could not be asked, or refused (403: the read-only role predates
-/// the budgets rule in `server/deploy/rbac.yaml`).
+/// the budgets rule in `server/deploy/base/rbac.yaml`).
 pub async fn pdbs(client: &kube::Client) -> Result<Vec<PdbFacts>, String> {
     match Api::<PodDisruptionBudget>::all(client.clone())
         .list(&ListParams::default())

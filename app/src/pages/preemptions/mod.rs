@@ -42,6 +42,8 @@ pub fn in_order(live: LiveStore, pool: Option<(&str, &str)>) -> Vec<PreemptionVi
 #[component]
 pub fn PreemptionsPage() -> impl IntoView {
     let live = expect_context::<LiveStore>();
+    // Kept across the table's re-renders (each rates change builds it anew).
+    let rates_scope = RwSignal::new("pool".to_string());
     let snapshot = use_live(Scope::preemptions);
     let keys = Memo::new(move |_| {
         in_order(live, None)
@@ -89,7 +91,10 @@ pub fn PreemptionsPage() -> impl IntoView {
                                 </For>
                             </div>
                         </Show>
-                        {move || view! { <RatesTable rates=live.rates.values() /> }}
+                        {move || {
+                            rates_scope.track();
+                            view! { <RatesTable rates=live.rates.values() scope=rates_scope /> }
+                        }}
                     }.into_any()
                 }
             })}
@@ -146,11 +151,22 @@ fn LatestWave() -> impl IntoView {
     }
 }
 
-/// Preemption rates per pool, zone and instance type over 24 h / 7 d / 30 d, in bands.
+/// The dimensions the rates table can be read by, as [`RateRow::by`] names them.
+const RATE_SCOPES: [&str; 4] = [
+    "pool",
+    "zone",
+    "instance type",
+    crate::domain::preemption::rates::BY_ZONE_TYPE,
+];
+
+/// Preemption rates over 24 h / 7 d / 30 d, in bands, for one dimension at a time (`scope`:
+/// pool, zone, instance type, or zone × instance type), one row per key.
 #[component]
-fn RatesTable(rates: Vec<RateRow>) -> impl IntoView {
+fn RatesTable(rates: Vec<RateRow>, scope: RwSignal<String>) -> impl IntoView {
+    let by = scope.get_untracked();
     let mut keys: Vec<(String, String)> = rates
         .iter()
+        .filter(|r| r.by == by)
         .map(|r| (r.by.clone(), r.key.clone()))
         .collect();
     keys.dedup();
@@ -170,16 +186,21 @@ fn RatesTable(rates: Vec<RateRow>) -> impl IntoView {
              time in it, from the ledger (kept beyond Kubernetes' event TTL), in the Spot Advisor bands \
              <5 %, 5–10 %, 10–15 %, 15–20 %, >20 %."
         </p>
+        <label class="rates-scope">"Rates by "
+            <select name="rates-by" on:change=move |ev| scope.set(event_target_value(&ev))>
+                {RATE_SCOPES.map(|s| view! { <option value=s selected=s == by>{s}</option> })}
+            </select>
+        </label>
         <div class="table-wrap" tabindex="0" role="region" aria-label="Preemption rates">
             <table class="rates" data-testid="rates">
                 <thead><tr>
-                    <th scope="col">"By"</th><th scope="col">"Key"</th>
+                    <th scope="col">{by.clone()}</th>
                     <th scope="col">"24 h"</th><th scope="col">"7 d"</th><th scope="col">"30 d"</th>
                 </tr></thead>
                 <tbody>
                     {keys.into_iter().map(|(by, key)| view! {
-                        <tr>
-                            <td>{by.clone()}</td><td>{key.clone()}</td>
+                        <tr data-key=key.clone()>
+                            <th scope="row">{key.clone()}</th>
                             <td>{cell(&by, &key, "24h")}</td>
                             <td>{cell(&by, &key, "7d")}</td>
                             <td>{cell(&by, &key, "30d")}</td>

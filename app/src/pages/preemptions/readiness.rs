@@ -1,4 +1,5 @@
-//! The spot readiness audit: per pool, the workloads a preemption will hurt and why.
+//! The spot readiness audit: per pool, the workloads a preemption will hurt and why. Each
+//! check's explanation is given once, in a legend; pools are collapsed to a line each.
 
 use leptos::prelude::*;
 
@@ -30,12 +31,17 @@ pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> imp
                     .is_none_or(|(c, n)| &p.cluster == c && &p.pool == n)
             })
             .collect();
+        let open = only.is_some();
         view! {
             {errors.into_iter().map(|e| view! { <p class="error">{e}</p> }).collect_view()}
             {if pools.is_empty() {
                 view! { <p class="empty">"No spot nodes to audit."</p> }.into_any()
             } else {
-                table(pools).into_any()
+                view! {
+                    {legend(&pools)}
+                    {pools.into_iter().map(|p| pool_audit(p, open)).collect_view()}
+                }
+                .into_any()
             }}
         }
         .into_any()
@@ -62,46 +68,109 @@ fn severity(c: Check) -> &'static str {
     }
 }
 
-fn table(pools: Vec<PoolReadiness>) -> impl IntoView {
+/// What each check found means, once for the page instead of on every row.
+fn legend(pools: &[PoolReadiness]) -> impl IntoView + use<> {
+    let mut checks: Vec<Check> = pools
+        .iter()
+        .flat_map(|p| p.findings.iter().map(|f| f.check))
+        .collect();
+    checks.sort();
+    checks.dedup();
+    (!checks.is_empty()).then(|| {
+        view! {
+            <dl class="legend" data-testid="readiness-legend">
+                {checks.into_iter().map(|c| view! {
+                    <dt><span class=format!("badge {}", severity(c))>{c.title()}</span></dt>
+                    <dd>{c.why()}</dd>
+                }).collect_view()}
+            </dl>
+        }
+    })
+}
+
+/// One workload's findings in a pool: each check with the figures behind it.
+struct Workload {
+    name: String,
+    pods: u32,
+    found: Vec<(Check, String)>,
+}
+
+/// One pool, collapsed to a line (its findings counted by severity) until opened; inside, one
+/// row per workload with its findings.
+fn pool_audit(p: PoolReadiness, open: bool) -> impl IntoView {
+    let errors = p
+        .findings
+        .iter()
+        .filter(|f| severity(f.check) == "sev-error")
+        .count();
+    let warnings = p
+        .findings
+        .iter()
+        .filter(|f| severity(f.check) == "sev-warning")
+        .count();
+    let verdict = match (errors, warnings, p.findings.len()) {
+        (_, _, 0) => view! { <span class="badge sev-ok">"ready"</span> }.into_any(),
+        (e, w, n) => view! {
+            {(e > 0).then(|| view! { <span class="badge sev-error">{format!("{e} to fix")}</span> })}
+            {(w > 0).then(|| view! { <span class="badge sev-warning">{format!("{w} to review")}</span> })}
+            {(n > e + w).then(|| view! { <span class="badge sev-info">{format!("{} to know", n - e - w)}</span> })}
+        }
+        .into_any(),
+    };
+    // Findings grouped by workload, in the order the audit gave them.
+    let mut workloads: Vec<Workload> = Vec::new();
+    for f in p.findings {
+        let name = format!("{}/{}", f.namespace, f.workload);
+        match workloads.iter_mut().find(|w| w.name == name) {
+            Some(w) => {
+                w.pods = w.pods.max(f.pods);
+                w.found.push((f.check, f.detail));
+            }
+            None => workloads.push(Workload {
+                name,
+                pods: f.pods,
+                found: vec![(f.check, f.detail)],
+            }),
+        }
+    }
+    let has_rows = !workloads.is_empty();
     view! {
-        <div class="table-wrap" tabindex="0" role="region" aria-label="Readiness audit">
-            <table class="readiness-table">
-                <thead><tr>
-                    <th scope="col">"Pool"</th>
-                    <th scope="col">"Finding"</th>
-                    <th scope="col">"Workload"</th>
-                    <th scope="col">"Pods"</th>
-                    <th scope="col">"Figures"</th>
-                    <th scope="col">"Why it matters"</th>
-                </tr></thead>
-                <tbody>
-                    {pools.into_iter().map(|p| {
-                        let label = format!("{} · {} · {}", p.pool, p.cluster, p.provider);
-                        let summary = format!("{} spot nodes, {} pods", p.nodes, p.pods);
-                        if p.findings.is_empty() {
-                            return view! {
-                                <tr data-pool=p.pool.clone()>
-                                    <th scope="row">{label}<br /><span class="muted small">{summary}</span></th>
-                                    <td colspan="5"><span class="badge sev-ok">"ready"</span></td>
+        <details class="pool-audit" data-pool=p.pool.clone() open=open>
+            <summary>
+                <strong>{p.pool.clone()}</strong>
+                <span class="muted">{format!(" · {} · {} — {} spot nodes, {} pods ", p.cluster, p.provider, p.nodes, p.pods)}</span>
+                {verdict}
+            </summary>
+            {has_rows.then(|| view! {
+                <div class="table-wrap" tabindex="0" role="region" aria-label=format!("Readiness of {}", p.pool)>
+                    <table class="readiness-table">
+                        <thead><tr>
+                            <th scope="col">"Workload"</th>
+                            <th scope="col">"Pods"</th>
+                            <th scope="col">"Findings"</th>
+                        </tr></thead>
+                        <tbody>
+                            {workloads.into_iter().map(|Workload { name, pods, found }| view! {
+                                <tr data-pool=p.pool.clone() data-workload=name.clone()>
+                                    <th scope="row">{name.clone()}</th>
+                                    <td class="num">{pods}</td>
+                                    <td>
+                                        <ul class="findings">
+                                            {found.into_iter().map(|(check, detail)| view! {
+                                                <li data-check=format!("{check:?}")>
+                                                    <span class=format!("badge {}", severity(check))>{check.title()}</span>
+                                                    " "
+                                                    <span class="small">{detail}</span>
+                                                </li>
+                                            }).collect_view()}
+                                        </ul>
+                                    </td>
                                 </tr>
-                            }.into_any();
-                        }
-                        let n = p.findings.len();
-                        p.findings.into_iter().enumerate().map(|(i, f)| view! {
-                            <tr data-pool=p.pool.clone() data-check=format!("{:?}", f.check)>
-                                {(i == 0).then(|| view! {
-                                    <th scope="row" rowspan=n.to_string()>{label.clone()}<br /><span class="muted small">{summary.clone()}</span></th>
-                                })}
-                                <td><span class=format!("badge {}", severity(f.check))>{f.check.title()}</span></td>
-                                <td>{format!("{}/{}", f.namespace, f.workload)}</td>
-                                <td class="num">{f.pods}</td>
-                                <td class="small">{f.detail}</td>
-                                <td class="small muted">{f.check.why()}</td>
-                            </tr>
-                        }).collect_view().into_any()
-                    }).collect_view()}
-                </tbody>
-            </table>
-        </div>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+            })}
+        </details>
     }
 }

@@ -7,7 +7,8 @@
 //! ([`ApiServer::serve_json`]).
 //!
 //! Served: core v1 `namespaces`, `nodes`, `pods`, `events`; `policy/v1`
-//! `poddisruptionbudgets`; `apiextensions.k8s.io/v1` `customresourcedefinitions` (read-only,
+//! `poddisruptionbudgets`; `coordination.k8s.io/v1` `leases` (leader election, with 409 on a
+//! stale resourceVersion); `apiextensions.k8s.io/v1` `customresourcedefinitions` (read-only,
 //! the CRDs registered at start); each registered custom resource (with `/status` when its
 //! CRD declares it). Verbs: get, list (paged, label and field selectors),
 //! watch (resumable, bookmarks, `410 Gone`), create (`dryRun`, `generateName`), update,

@@ -214,6 +214,12 @@ pub fn columns(kind: Kind) -> Vec<Column> {
             ),
             c("Age", "string", AGE_DOC, 0),
         ],
+        // kubectl's own printer for leases: who holds it.
+        Kind::Leases => vec![
+            c("Name", "string", NAME_DOC, 0),
+            c("Holder", "string", "spec.holderIdentity", 0),
+            c("Age", "string", AGE_DOC, 0),
+        ],
     }
 }
 
@@ -264,6 +270,7 @@ pub fn cells(kind: Kind, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
             ),
             age,
         ],
+        Kind::Leases => vec![name, json!(s(obj, "/spec/holderIdentity")), age],
     }
 }
 

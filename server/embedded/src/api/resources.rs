@@ -23,6 +23,7 @@ pub enum Kind {
     Events,
     Crds,
     PodDisruptionBudgets,
+    Leases,
     Custom(u16),
 }
 
@@ -82,18 +83,19 @@ pub struct CrdParts {
 /// keep the type without holding the lock.
 static CUSTOM: RwLock<Vec<&'static ResourceType>> = RwLock::new(Vec::new());
 
-const BUILT_IN: [Kind; 6] = [
+const BUILT_IN: [Kind; 7] = [
     Kind::Namespaces,
     Kind::Nodes,
     Kind::Pods,
     Kind::Events,
     Kind::Crds,
     Kind::PodDisruptionBudgets,
+    Kind::Leases,
 ];
 
 impl Kind {
     /// The kinds every API server serves, before any custom resource.
-    pub const BUILT_IN: [Kind; 6] = BUILT_IN;
+    pub const BUILT_IN: [Kind; 7] = BUILT_IN;
 
     pub fn info(self) -> &'static ResourceType {
         match self {
@@ -103,6 +105,7 @@ impl Kind {
             Kind::Events => &EVENTS,
             Kind::Crds => &CRDS,
             Kind::PodDisruptionBudgets => &PDBS,
+            Kind::Leases => &LEASES,
             Kind::Custom(n) => CUSTOM.read().unwrap_or_else(PoisonError::into_inner)[n as usize],
         }
     }
@@ -363,6 +366,23 @@ static PDBS: ResourceType = ResourceType {
     namespaced: true,
     short_names: &["pdb"],
     status_subresource: true,
+    writable: true,
+    categories: &[],
+    crd: None,
+};
+
+// Leader election (`coordination.k8s.io/v1` Leases): replicas of a controller, spotboard's
+// among them, hold one by updating it with the resourceVersion they read; a stale one gets 409.
+static LEASES: ResourceType = ResourceType {
+    group: "coordination.k8s.io",
+    version: "v1",
+    api_version: "coordination.k8s.io/v1",
+    plural: "leases",
+    singular: "lease",
+    kind: "Lease",
+    namespaced: true,
+    short_names: &[],
+    status_subresource: false,
     writable: true,
     categories: &[],
     crd: None,

@@ -384,3 +384,52 @@ async fn outage_answers_503_and_ends_watches() {
     f.server.set_outage(false);
     assert!(api.list(&ListParams::default()).await.is_ok());
 }
+
+/// Leader election as client-go and kube-rs lease managers do it: create the Lease, then renew
+/// it with the resourceVersion read; a replica renewing from a stale read gets 409 and must
+/// read again, so two replicas never both believe they hold it.
+#[tokio::test]
+async fn leases_conflict_on_a_stale_resource_version() {
+    use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+    let f = fixture().await;
+    let leases: Api<Lease> = Api::namespaced(f.admin.clone(), "default");
+    let lease = Lease {
+        metadata: kube::api::ObjectMeta {
+            name: Some("spotboard-recorder".into()),
+            ..Default::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some("replica-a".into()),
+            lease_duration_seconds: Some(15),
+            ..Default::default()
+        }),
+    };
+    let created = leases.create(&PostParams::default(), &lease).await.unwrap();
+    // Both replicas read the same version; the first renewal wins.
+    let mut a = created.clone();
+    let mut b = created.clone();
+    a.spec.as_mut().unwrap().lease_transitions = Some(0);
+    leases
+        .replace("spotboard-recorder", &PostParams::default(), &a)
+        .await
+        .unwrap();
+    b.spec.as_mut().unwrap().holder_identity = Some("replica-b".into());
+    let stale = leases
+        .replace("spotboard-recorder", &PostParams::default(), &b)
+        .await;
+    assert_eq!(api_code(stale.unwrap_err()), 409);
+    let held = leases.get("spotboard-recorder").await.unwrap();
+    assert_eq!(
+        held.spec.unwrap().holder_identity.as_deref(),
+        Some("replica-a")
+    );
+    // The reader (spotboard's own account) may read leases but not take one.
+    let reader: Api<Lease> = Api::namespaced(f.reader.clone(), "default");
+    assert!(reader.get("spotboard-recorder").await.is_ok());
+    let mut c = reader.get("spotboard-recorder").await.unwrap();
+    c.spec.as_mut().unwrap().holder_identity = Some("reader".into());
+    let taken = reader
+        .replace("spotboard-recorder", &PostParams::default(), &c)
+        .await;
+    assert_eq!(api_code(taken.unwrap_err()), 403);
+}

@@ -110,7 +110,10 @@ async fn a_zone_serves_the_custom_resources_it_was_started_with_and_no_others() 
     let reader = client_for(&gke.url(), &tokens.reader, "test").unwrap();
     let groups = reader.list_api_groups().await.unwrap();
     let names: Vec<&str> = groups.groups.iter().map(|g| g.name.as_str()).collect();
-    assert_eq!(names, ["apiextensions.k8s.io", "policy"]);
+    assert_eq!(
+        names,
+        ["apiextensions.k8s.io", "policy", "coordination.k8s.io"]
+    );
 }
 
 #[tokio::test]
