@@ -1,5 +1,6 @@
 //! The Node Pools page's summary band: nodes, spot share, pools with a problem, nodes under
-//! preemption notice, and nodes by capacity type per provider, live from the stream.
+//! preemption notice, and nodes by capacity type per provider, live from the stream; and what
+//! spot saves, read again when the fleet's node counts change.
 //!
 //! The provider chart is plain HTML bars rather than an ECharts canvas: the front page then
 //! loads no chart library (1 MB of script) before its first paint, and the bars read as text
@@ -41,7 +42,9 @@ pub fn FleetSummaryBand() -> impl IntoView {
                 <span class="label">"nodes under preemption notice"</span>
             </A>
             <ProviderBars summary />
-            <crate::pages::savings::SavingsSummary />
+            <crate::pages::savings::SavingsSummary fleet=Signal::derive(move || {
+                summary.with(|s| (s.nodes, s.spot_nodes))
+            }) />
         </section>
     }
 }

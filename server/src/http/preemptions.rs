@@ -5,6 +5,10 @@
 use app::model::Preemptions;
 use axum::{Json, extract::State, http::header, response::IntoResponse};
 
+use std::sync::Arc;
+
+use crate::hub::Hub;
+use crate::ledger::Savings;
 use crate::preemption::PreemptionWatch;
 
 pub async fn list(State(w): State<PreemptionWatch>) -> Json<Preemptions> {
@@ -16,7 +20,20 @@ pub async fn readiness(State(w): State<PreemptionWatch>) -> Json<app::model::Rea
     Json(w.readiness.report().await)
 }
 
-pub async fn metrics(State(w): State<PreemptionWatch>) -> impl IntoResponse {
+/// `GET /metrics`: the counters as they are, the fleet and savings gauges as of this scrape.
+/// A ledger that cannot be read leaves the savings gauges at their last value.
+pub async fn metrics(
+    State(w): State<PreemptionWatch>,
+    State(hub): State<Hub>,
+    State(savings): State<Arc<Savings>>,
+) -> impl IntoResponse {
+    w.metrics.set_fleet(&hub.pool_rows());
+    let now = chrono::Utc::now();
+    // The run rate is "now"; an hour back is enough lifetimes to find the running nodes.
+    match savings.report(now - chrono::Duration::hours(1), now).await {
+        Ok(r) => w.metrics.set_run_rate(&r.run_rate),
+        Err(e) => tracing::warn!(error = %e, "metrics: savings run rate not updated"),
+    }
     (
         [(
             header::CONTENT_TYPE,

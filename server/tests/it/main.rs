@@ -24,6 +24,7 @@ mod create;
 mod dashboard;
 mod faults;
 mod ledger;
+mod metrics;
 mod preemptions;
 mod prices;
 mod process;

@@ -227,10 +227,15 @@ fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
     }
 }
 
-/// One line on the dashboard: what spot saves now and over the last 24 hours.
+/// One line on the dashboard: what spot saves now and over the last 24 hours. Read again
+/// whenever `fleet` changes (the fleet's node counts from the stream), so the run rate follows
+/// the fleet without polling.
 #[component]
-pub fn SavingsSummary() -> impl IntoView {
-    let report = Resource::new(|| (), |_| load_savings(Some("24h".into()), None, None));
+pub fn SavingsSummary(#[prop(into)] fleet: Signal<(u32, u32)>) -> impl IntoView {
+    let report = Resource::new(
+        move || fleet.get(),
+        |_| load_savings(Some("24h".into()), None, None),
+    );
     view! {
         <Suspense fallback=|| ()>
             {move || report.get().and_then(|r| r.ok()).map(|r| view! {

@@ -1,0 +1,110 @@
+//! `/metrics` as a team's Prometheus scrapes it, and the Grafana dashboard shipped for it
+//! (`server/deploy/grafana/spotboard.json`): every series a panel queries is exported, with
+//! the embedded cluster's fleet in it.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+use crate::common;
+use common::sim::eventually;
+
+const ZONE: &str = "US-EAST-04A";
+
+/// The `spotboard_*` series names in a PromQL expression.
+fn series(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = expr;
+    while let Some(i) = rest.find("spotboard_") {
+        let name: String = rest[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        rest = &rest[i + name.len()..];
+        out.push(name);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_series_the_grafana_dashboard_queries_is_exported() {
+    let d = common::start(&[ZONE], 60.0).await;
+    // Counters are exported from their first sample: one preemption gives them one.
+    let nodes = Api::<Node>::all(d.admin(ZONE));
+    let spot = nodes
+        .list(&ListParams::default().labels("compute.coreweave.com/node-pool=h100-spot-train"))
+        .await
+        .unwrap()
+        .items;
+    let label = json!({"metadata": {"labels": {"qos.coreweave.cloud/pending-preemption": "true"}}});
+    nodes
+        .patch(
+            &spot[0].name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&label),
+        )
+        .await
+        .unwrap();
+    let url = format!("{}/metrics", d.base);
+    let text = eventually(
+        Duration::from_secs(10),
+        "the preemption counted",
+        || async {
+            let t = common::text_of(&url).await;
+            t.contains("spotboard_preemption_waves_total{").then_some(t)
+        },
+    )
+    .await;
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/deploy/grafana/spotboard.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut queried = Vec::new();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            queried.extend(series(target["expr"].as_str().unwrap()));
+        }
+    }
+    queried.sort();
+    queried.dedup();
+    assert!(queried.len() >= 7, "{queried:?}");
+    for name in &queried {
+        // A counter is declared without its `_total` suffix in the exposition's TYPE line.
+        let family = name.strip_suffix("_total").unwrap_or(name);
+        assert!(
+            text.contains(&format!("# TYPE {family} ")),
+            "the dashboard queries {name}, which /metrics does not export:\n{text}"
+        );
+    }
+    // The embedded zone's spot nodes are in the fleet gauge, by the label names Prometheus
+    // users expect.
+    let spot = text
+        .lines()
+        .find(|l| {
+            l.starts_with("spotboard_nodes{")
+                && l.contains(&format!(
+                    "cluster=\"spotboard-{}\"",
+                    ZONE.to_ascii_lowercase()
+                ))
+                && l.contains("capacity_type=\"spot\"")
+        })
+        .unwrap_or_else(|| panic!("no spot nodes gauge:\n{text}"));
+    let n: f64 = spot.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(n > 0.0, "{spot}");
+    assert!(text.contains("# TYPE spotboard_savings_usd_per_hour gauge"));
+}
+
+#[test]
+fn series_names_are_read_from_promql() {
+    assert_eq!(
+        series("sum by (a) (increase(spotboard_preemptions_total[1h])) / spotboard_nodes{x=\"y\"}"),
+        ["spotboard_preemptions_total", "spotboard_nodes"]
+    );
+}
