@@ -14,7 +14,7 @@ use spotboard_embedded::client_for;
 
 use crate::common;
 
-use common::api::{event_name, fixture, next_event};
+use common::api::{event_name, fixture, get_json, next_event};
 use common::objects::{api_code, count, node, pod, pool};
 #[tokio::test]
 async fn nodepool_crud_status_and_generation() {
@@ -334,19 +334,12 @@ async fn token_in_header_or_path_prefix() {
         url.starts_with(&format!("/token/{}/openapi/v3/api/v1", f.tokens.admin)),
         "{url}"
     );
-    let table: Value = http
-        .get(format!("{}/api/v1/namespaces", f.server.url()))
-        .bearer_auth(&f.tokens.reader)
-        .header(
-            "Accept",
-            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let table = get_json(
+        &format!("{}/api/v1/namespaces", f.server.url()),
+        &f.tokens.reader,
+        Some("application/json;as=Table;v=v1;g=meta.k8s.io,application/json"),
+    )
+    .await;
     assert_eq!(table["kind"], "Table");
     assert_eq!(table["rows"][0]["cells"][0], "default");
 }

@@ -12,6 +12,8 @@ use spotboard_embedded::client_for;
 use spotboard_embedded::sim::crds;
 use spotboard_embedded::sim::fleet::Flavor;
 
+use crate::common::api::get_json;
+
 async fn start(crds: &[Value]) -> (ApiServer, Tokens) {
     let tokens = Tokens::generate();
     let server = ApiServer::start_with("TEST-01A", tokens.clone(), ApiOptions::default(), crds)
@@ -77,16 +79,12 @@ async fn a_zone_serves_the_custom_resources_it_was_started_with_and_no_others() 
         "spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}}}}}));
     np.metadata.name = Some("spot-a".into());
     pools.create(&PostParams::default(), &np).await.unwrap();
-    let table: Value = reqwest::Client::new()
-        .get(format!("{}/apis/karpenter.sh/v1/nodepools", server.url()))
-        .bearer_auth(&tokens.reader)
-        .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let table = get_json(
+        &format!("{}/apis/karpenter.sh/v1/nodepools", server.url()),
+        &tokens.reader,
+        Some("application/json;as=Table;v=v1;g=meta.k8s.io"),
+    )
+    .await;
     let columns: Vec<&str> = table["columnDefinitions"]
         .as_array()
         .unwrap()
@@ -147,15 +145,7 @@ async fn extra_routes_answer_authenticated_reads_only() {
     let url = format!("{}/capacity-feed", server.url());
     let anonymous = http.get(&url).send().await.unwrap();
     assert_eq!(anonymous.status().as_u16(), 401);
-    let read: Value = http
-        .get(&url)
-        .bearer_auth(&tokens.reader)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let read = get_json(&url, &tokens.reader, None).await;
     assert_eq!(
         read,
         json!({"call": 1}),

@@ -57,3 +57,12 @@ pub fn event_name(e: &WatchEvent<NodePool>) -> (&'static str, String) {
         WatchEvent::Error(s) => ("ERROR", s.code.to_string()),
     }
 }
+
+/// `GET url` with a bearer token (and an `Accept` header, for `Table` output), as JSON.
+pub async fn get_json(url: &str, token: &str, accept: Option<&str>) -> serde_json::Value {
+    let mut req = reqwest::Client::new().get(url).bearer_auth(token);
+    if let Some(a) = accept {
+        req = req.header("Accept", a);
+    }
+    req.send().await.unwrap().json().await.unwrap()
+}
