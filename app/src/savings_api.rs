@@ -18,6 +18,15 @@ pub trait SavingsSource: Send + Sync {
 
     /// The price catalog in force, user rows first.
     fn prices(&self) -> Vec<crate::model::PriceEntry>;
+
+    /// A NodePool's condition transitions that held in `[from, to]`, oldest first.
+    fn conditions<'a>(
+        &'a self,
+        cluster: &'a str,
+        pool: &'a str,
+        from: chrono::DateTime<chrono::Utc>,
+        to: chrono::DateTime<chrono::Utc>,
+    ) -> crate::create_api::BoxFuture<'a, Result<Vec<crate::model::ConditionTransition>, String>>;
 }
 
 /// The context value carrying the server's [`SavingsSource`].
@@ -50,4 +59,31 @@ pub async fn load_savings(
         .report(from, to)
         .await
         .map_err(crate::api_error::ApiError::unavailable)
+}
+
+/// A NodePool's condition history over `range` (`24h`, `7d`, `30d`): its transitions, newest
+/// first, and the time spent in each status and reason, from the ledger.
+///
+/// Errors: a bad range (400), the ledger could not be read (503), no savings source (500).
+#[server(endpoint = "condition-history", input = Json)]
+pub async fn load_condition_history(
+    cluster: String,
+    pool: String,
+    range: String,
+) -> Result<crate::model::ConditionHistory, crate::api_error::ApiError> {
+    let source = use_context::<SavingsSourceHandle>()
+        .ok_or_else(|| crate::api_error::ApiError::internal("no savings source in context"))?;
+    let (from, to) =
+        crate::domain::savings::range::resolve(Some(&range), None, None, chrono::Utc::now())
+            .map_err(crate::api_error::ApiError::invalid)?;
+    let transitions = source
+        .0
+        .conditions(&cluster, &pool, from, to)
+        .await
+        .map_err(crate::api_error::ApiError::unavailable)?;
+    Ok(crate::domain::conditions_history::history(
+        transitions,
+        from,
+        to,
+    ))
 }

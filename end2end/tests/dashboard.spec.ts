@@ -93,3 +93,16 @@ test("columns can be hidden, and the choice lives in the URL", async ({ page }) 
   await expect(page.locator('table.pools td[data-col="provider"]').first()).toBeHidden();
   await expect(page.locator("table.pools tbody tr").first()).toBeVisible();
 });
+
+test("a pool page shows how long each condition held, from the ledger", async ({ page, request }) => {
+  const pool = (await pools(request)).find((p) => p.name === "example-nodepool")!;
+  await page.goto(`/pools/${encodeURIComponent(pool.cluster)}/${pool.name}`);
+  const history = page.getByTestId("condition-history");
+  await expect(history).toBeVisible();
+  for (const type of ["Validated", "Capacity", "Quota", "AtTarget", "NodeReconfigurationRequired"]) {
+    await expect(history.locator(`tr[data-condition="${type}"]`).first()).toBeVisible();
+  }
+  await expect(history.locator("details.transitions > summary")).toContainText("transitions");
+  await history.locator('select[name="history-range"]').selectOption("24h");
+  await expect(history.locator('tr[data-condition="Validated"]').first()).toBeVisible();
+});

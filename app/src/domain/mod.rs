@@ -2,6 +2,7 @@
 
 pub mod capacity;
 pub mod conditions;
+pub mod conditions_history;
 pub mod cost;
 pub mod fleet;
 pub mod form_text;

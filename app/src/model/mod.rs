@@ -5,6 +5,7 @@
 
 mod capacity;
 mod create;
+mod history;
 mod preemption;
 mod readiness;
 mod rows;
@@ -13,6 +14,7 @@ mod stream;
 
 pub use capacity::*;
 pub use create::*;
+pub use history::*;
 pub use preemption::*;
 pub use readiness::*;
 pub use rows::*;

@@ -130,6 +130,7 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
             let (cluster, name, spot) = row
                 .with_untracked(|r| (r.cluster.clone(), r.name.clone(), r.capacity_type == crate::domain::preemption::CapacityType::Spot));
             view! {
+                <super::condition_history::ConditionHistorySection cluster=cluster.clone() pool=name.clone() />
                 <super::preemptions::PoolPreemptions cluster=cluster.clone() name=name.clone() />
                 {spot.then(|| view! { <super::preemptions::ReadinessSection only=(cluster, name) /> })}
             }

@@ -105,6 +105,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/ledger", get(savings::ledger))
         .route("/api/v1/ledger.csv", get(savings::ledger_csv))
         .route("/api/v1/ledger/pods", get(savings::ledger_pods))
+        .route("/api/v1/ledger/conditions", get(savings::ledger_conditions))
         .route("/api/v1/ledger/pod-hits", get(savings::ledger_pod_hits))
         .route("/api/v1/capacity-finder", get(capacity::finder))
         .route("/healthz", get(health::healthz))

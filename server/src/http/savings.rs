@@ -212,3 +212,33 @@ pub async fn ledger_pods(State(s): State<Arc<Savings>>, Query(q): Query<PodsQuer
         Err(e) => failed(e),
     }
 }
+
+#[derive(Deserialize)]
+pub struct ConditionsQuery {
+    cluster: String,
+    pool: String,
+    #[serde(flatten)]
+    range: RangeQuery,
+}
+
+/// `GET /api/v1/ledger/conditions?cluster=C&pool=P[&range=7d|from=&to=]`: the pool's condition
+/// transitions that held in the range (default 24 h), newest first, and the time it spent in
+/// each status and reason (400 for a bad range, 503 while the ledger is away).
+pub async fn ledger_conditions(
+    State(s): State<Arc<Savings>>,
+    Query(q): Query<ConditionsQuery>,
+) -> Response {
+    let (from, to) = match q.range.resolve() {
+        Ok(r) => r,
+        Err(e) => return bad(e),
+    };
+    match s.ledger.conditions_of(&q.cluster, &q.pool, from, to).await {
+        Ok(transitions) => Json(app::domain::conditions_history::history(
+            transitions,
+            from,
+            to,
+        ))
+        .into_response(),
+        Err(e) => failed(e),
+    }
+}

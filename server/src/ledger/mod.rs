@@ -6,6 +6,7 @@
 //! - `lock`: one process per SQLite file.
 //! - `recorder`: turns the hub's nodes into lifetimes.
 
+mod conditions;
 mod lock;
 mod recorder;
 mod savings;

@@ -9,11 +9,14 @@
 //! in order. A database that is away keeps the queue (up to [`MAX_QUEUED`]), so a node that
 //! starts and ends during an outage is still recorded when the database returns, and since
 //! every write is idempotent, one that is written twice changes nothing.
+//!
+//! NodePool conditions go the same way: each pool's conditions when first seen (the backfill
+//! at start), then every transition (a new status, reason or lastTransitionTime).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use app::catalog;
-use app::model::{EventRow, Lifetime, NodeRow};
+use app::model::{ConditionView, EventRow, Lifetime, NodeRow, PoolRow};
 use chrono::{DateTime, Utc};
 
 use super::Ledger;
@@ -26,6 +29,19 @@ struct Seen {
     node: String,
     pool: Option<String>,
     preempting: bool,
+}
+
+/// A NodePool condition's status and reason as last queued, and since when.
+struct Held {
+    status: String,
+    reason: String,
+    since: DateTime<Utc>,
+}
+
+impl Held {
+    fn is(&self, c: &ConditionView) -> bool {
+        self.status == c.status && self.reason == c.reason
+    }
 }
 
 /// How long a vanished node waits for its "Preemption pending" event before its end reason
@@ -49,6 +65,13 @@ pub enum Write {
         at: DateTime<Utc>,
         reason: &'static str,
     },
+    /// A NodePool condition as it is since `since`.
+    Condition {
+        cluster: String,
+        pool: String,
+        condition: ConditionView,
+        since: DateTime<Utc>,
+    },
 }
 
 impl Write {
@@ -57,6 +80,12 @@ impl Write {
             Write::Started(l) => ledger.started(l).await,
             Write::Preempting { uid, t0 } => ledger.preempting(uid, *t0).await,
             Write::Ended { uid, at, reason } => ledger.ended(uid, *at, reason).await,
+            Write::Condition {
+                cluster,
+                pool,
+                condition,
+                since,
+            } => ledger.condition(cluster, pool, condition, *since).await,
         }
     }
 }
@@ -77,6 +106,8 @@ pub struct Recorder {
     reconciled: HashSet<String>,
     /// Writes not yet in the database, oldest first.
     queue: VecDeque<Write>,
+    /// Per (cluster, pool, condition type): what was last queued.
+    conditions: HashMap<(String, String, String), Held>,
 }
 
 /// The lifetime a node row starts. Its capacity type is the row's (the hub derives it once:
@@ -140,6 +171,9 @@ impl Recorder {
             .iter()
             .map(|p| (p.key.clone(), (p.cluster.clone(), p.name.clone())))
             .collect();
+        for p in &inputs.pools {
+            self.pool_conditions(p, now);
+        }
         self.pending.clear();
         for e in &inputs.preemptions {
             self.signal(e);
@@ -173,6 +207,7 @@ impl Recorder {
             Fact::Pool { key, row: Some(p) } => {
                 self.pools
                     .insert(key.clone(), (p.cluster.clone(), p.name.clone()));
+                self.pool_conditions(p, now);
             }
             Fact::Pool { key, row: None } => {
                 self.pools.remove(key);
@@ -195,6 +230,42 @@ impl Recorder {
             Fact::Synced { .. } => return false,
         }
         true
+    }
+
+    /// Queues the conditions of `p` that are new or changed since last queued. A condition
+    /// without lastTransitionTime counts from `now` the first time it is seen.
+    fn pool_conditions(&mut self, p: &PoolRow, now: DateTime<Utc>) {
+        for c in p.conditions.iter().filter(|c| !c.status.is_empty()) {
+            let key = (
+                p.cluster.clone(),
+                p.name.clone(),
+                c.type_.as_str().to_string(),
+            );
+            let last = self.conditions.get(&key);
+            let since = match (c.last_transition, last) {
+                (Some(t), _) => t,
+                // Unchanged and undated: the first sighting stands.
+                (None, Some(h)) if h.is(c) => h.since,
+                (None, _) => now,
+            };
+            if last.is_some_and(|h| h.is(c) && h.since == since) {
+                continue;
+            }
+            self.conditions.insert(
+                key,
+                Held {
+                    status: c.status.clone(),
+                    reason: c.reason.clone(),
+                    since,
+                },
+            );
+            self.push(Write::Condition {
+                cluster: p.cluster.clone(),
+                pool: p.name.clone(),
+                condition: c.clone(),
+                since,
+            });
+        }
     }
 
     /// Notes a "Preemption pending" event; returns (cluster, node, T=0) when it is one.
@@ -338,152 +409,4 @@ impl Recorder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use app::model::PoolRow;
-
-    const CLUSTER: &str = "zone-a";
-
-    fn t(s: i64) -> DateTime<Utc> {
-        DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
-    }
-
-    fn node(uid: &str, name: &str, notice: bool) -> NodeRow {
-        NodeRow {
-            key: uid.into(),
-            cluster: CLUSTER.into(),
-            name: name.into(),
-            pool: Some("spot-a".into()),
-            capacity_type: app::domain::preemption::CapacityType::Spot,
-            notice,
-            ..Default::default()
-        }
-    }
-
-    fn started(nodes: Vec<NodeRow>) -> Recorder {
-        let mut r = Recorder::default();
-        r.observe(
-            &crate::hub::LedgerInputs {
-                nodes,
-                pools: vec![PoolRow {
-                    key: "p1".into(),
-                    cluster: CLUSTER.into(),
-                    name: "spot-a".into(),
-                    ..Default::default()
-                }],
-                synced: [CLUSTER.to_string()].into(),
-                ..Default::default()
-            },
-            t(0),
-        );
-        r.queue.clear();
-        r
-    }
-
-    fn removed(uid: &str) -> Fact {
-        Fact::Node {
-            key: uid.into(),
-            row: None,
-        }
-    }
-
-    fn ended(r: &Recorder) -> Vec<(String, &'static str)> {
-        r.queue
-            .iter()
-            .filter_map(|w| match w {
-                Write::Ended { uid, reason, .. } => Some((uid.clone(), *reason)),
-                _ => None,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_brief_notice_then_removal_ends_as_preempted_at_once() {
-        let mut r = started(vec![node("n1", "g1", false)]);
-        let noticed = node("n1", "g1", true);
-        assert!(r.apply(
-            &Fact::Node {
-                key: "n1".into(),
-                row: Some(Box::new(noticed)),
-            },
-            t(5),
-        ));
-        r.apply(&removed("n1"), t(5));
-        r.settle(t(5));
-        assert!(r.queue.contains(&Write::Preempting {
-            uid: "n1".into(),
-            t0: t(5)
-        }));
-        assert_eq!(ended(&r), vec![("n1".to_string(), "preempted")]);
-    }
-
-    #[test]
-    fn the_preemption_event_decides_for_a_node_that_left_without_a_notice_seen() {
-        let mut r = started(vec![node("n1", "g1", false)]);
-        r.apply(&removed("n1"), t(10));
-        r.settle(t(11));
-        assert!(ended(&r).is_empty(), "waits up to END_GRACE for the event");
-        r.apply(
-            &Fact::PreemptionSignal {
-                key: "e1".into(),
-                row: Some(Box::new(EventRow {
-                    key: "e1".into(),
-                    cluster: CLUSTER.into(),
-                    object: "Node/g1".into(),
-                    reason: app::labels::REASON_PREEMPTION_PENDING.into(),
-                    last_seen: Some(t(9)),
-                    ..Default::default()
-                })),
-            },
-            t(11),
-        );
-        r.settle(t(11));
-        assert_eq!(ended(&r), vec![("n1".to_string(), "preempted")]);
-        assert!(r.queue.contains(&Write::Preempting {
-            uid: "n1".into(),
-            t0: t(9)
-        }));
-    }
-
-    #[test]
-    fn without_a_signal_a_vanished_node_ends_by_its_pool_after_the_grace() {
-        let mut r = started(vec![node("n1", "g1", false), node("n2", "g2", false)]);
-        r.apply(&removed("n1"), t(10));
-        r.settle(t(10) + END_GRACE);
-        assert_eq!(ended(&r), vec![("n1".to_string(), "scaled down")]);
-        r.apply(
-            &Fact::Pool {
-                key: "p1".into(),
-                row: None,
-            },
-            t(20),
-        );
-        r.apply(&removed("n2"), t(20));
-        r.settle(t(20) + END_GRACE);
-        assert_eq!(ended(&r)[1], ("n2".to_string(), "deleted"));
-    }
-
-    #[test]
-    fn a_node_back_before_the_grace_is_not_ended() {
-        let mut r = started(vec![node("n1", "g1", false)]);
-        r.apply(&removed("n1"), t(10));
-        r.apply(
-            &Fact::Node {
-                key: "n1".into(),
-                row: Some(Box::new(node("n1", "g1", false))),
-            },
-            t(11),
-        );
-        r.settle(t(60));
-        assert!(ended(&r).is_empty());
-        assert!(
-            !r.apply(
-                &Fact::Synced {
-                    cluster: CLUSTER.into()
-                },
-                t(61)
-            ),
-            "a cluster that listed asks for a whole look"
-        );
-    }
-}
+mod tests;

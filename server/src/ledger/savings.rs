@@ -62,4 +62,17 @@ impl SavingsSource for Savings {
     fn prices(&self) -> Vec<PriceEntry> {
         self.prices.entries.clone()
     }
+
+    fn conditions<'a>(
+        &'a self,
+        cluster: &'a str,
+        pool: &'a str,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> BoxFuture<'a, Result<Vec<app::model::ConditionTransition>, String>> {
+        Box::pin(async move {
+            let read = self.ledger.conditions_of(cluster, pool, from, to).await;
+            self.ledger.track(read).map_err(|e| e.to_string())
+        })
+    }
 }

@@ -13,7 +13,7 @@ use crate::{Error, Result};
 /// An open ledger.
 #[derive(Clone)]
 pub struct Ledger {
-    pool: AnyPool,
+    pub(super) pool: AnyPool,
     /// `sqlite` or `postgres`, for the log and the health page.
     pub backend: &'static str,
     /// The SQLite file's owner lock, held while any clone of this ledger lives.
@@ -98,15 +98,15 @@ fn heartbeat_key(identity: &str) -> String {
     }
 }
 
-fn secs(t: DateTime<Utc>) -> i64 {
+pub(super) fn secs(t: DateTime<Utc>) -> i64 {
     t.timestamp()
 }
 
-fn time(s: i64) -> DateTime<Utc> {
+pub(super) fn time(s: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(s, 0).single().unwrap_or_default()
 }
 
-fn db(context: &str) -> impl Fn(sqlx::Error) -> Error + '_ {
+pub(super) fn db(context: &str) -> impl Fn(sqlx::Error) -> Error + '_ {
     move |e| Error::Ledger(format!("{context}: {e}"))
 }
 

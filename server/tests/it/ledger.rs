@@ -54,6 +54,19 @@ fn by_uid<'a>(rows: &'a [Value], uid: &str) -> Option<&'a Value> {
 
 /// One CKS zone with the behaviour model at `speed` (at 600, T+7 min is 0.7 s), its
 /// kubeconfig written to `kubeconfig`.
+/// `pool`'s condition history in the zone's cluster, over 24 h.
+async fn conditions(base: &str, pool: &str) -> Value {
+    let cluster = spotboard_embedded::context_name(ZONE);
+    reqwest::get(format!(
+        "{base}/api/v1/ledger/conditions?cluster={cluster}&pool={pool}&range=24h"
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap()
+}
+
 async fn playing_cluster(kubeconfig: &std::path::Path, seed: u64, speed: f64) -> EmbeddedCluster {
     EmbeddedCluster::start(EmbeddedOptions {
         zones: vec![ZONE.into()],
@@ -140,6 +153,32 @@ async fn plays_and_survives_a_restart(database_url: &str) {
     let preemptions = report["preemption"]["preemptions"].as_u64().unwrap();
     assert!(preemptions >= 1, "{}", report["preemption"]);
 
+    // Every CKS pool's conditions are in the ledger from the first sight (the backfill).
+    let history_before = eventually(
+        Duration::from_secs(10),
+        "a pool's five conditions in the ledger",
+        || async {
+            let h = conditions(&base, "h100-spot-train").await;
+            (h["transitions"].as_array()?.len() >= 5).then_some(h)
+        },
+    )
+    .await;
+    let types: std::collections::BTreeSet<&str> = history_before["transitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["type"].as_str().unwrap())
+        .collect();
+    for t in [
+        "Validated",
+        "AtTarget",
+        "Capacity",
+        "Quota",
+        "NodeReconfigurationRequired",
+    ] {
+        assert!(types.contains(t), "{t} in {history_before}");
+    }
+
     // Restart spotboard; the cluster keeps running.
     let before = ledger(&base).await;
     stop.send(()).unwrap();
@@ -167,6 +206,28 @@ async fn plays_and_survives_a_restart(database_url: &str) {
             assert_eq!(kept, row, "an ended lifetime is not touched again");
         }
     }
+    // The restart's backfill of the same conditions adds no row.
+    let history_after = conditions(&base, "h100-spot-train").await;
+    let seen = |h: &Value| {
+        let mut v: Vec<String> = h["transitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} {} {} {}",
+                    t["type"], t["status"], t["reason"], t["since"]
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let (b, a) = (seen(&history_before), seen(&history_after));
+    assert!(b.iter().all(|t| a.contains(t)), "nothing lost: {b:?} {a:?}");
+    let mut unique = a.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), a.len(), "no transition twice: {a:?}");
     let mut uids: Vec<&str> = after.iter().map(|r| r["uid"].as_str().unwrap()).collect();
     let n = uids.len();
     uids.sort_unstable();

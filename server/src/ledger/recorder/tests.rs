@@ -1,0 +1,227 @@
+use super::*;
+use app::model::PoolRow;
+
+const CLUSTER: &str = "zone-a";
+
+fn t(s: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
+}
+
+fn node(uid: &str, name: &str, notice: bool) -> NodeRow {
+    NodeRow {
+        key: uid.into(),
+        cluster: CLUSTER.into(),
+        name: name.into(),
+        pool: Some("spot-a".into()),
+        capacity_type: app::domain::preemption::CapacityType::Spot,
+        notice,
+        ..Default::default()
+    }
+}
+
+fn started(nodes: Vec<NodeRow>) -> Recorder {
+    let mut r = Recorder::default();
+    r.observe(
+        &crate::hub::LedgerInputs {
+            nodes,
+            pools: vec![PoolRow {
+                key: "p1".into(),
+                cluster: CLUSTER.into(),
+                name: "spot-a".into(),
+                ..Default::default()
+            }],
+            synced: [CLUSTER.to_string()].into(),
+            ..Default::default()
+        },
+        t(0),
+    );
+    r.queue.clear();
+    r
+}
+
+fn removed(uid: &str) -> Fact {
+    Fact::Node {
+        key: uid.into(),
+        row: None,
+    }
+}
+
+fn ended(r: &Recorder) -> Vec<(String, &'static str)> {
+    r.queue
+        .iter()
+        .filter_map(|w| match w {
+            Write::Ended { uid, reason, .. } => Some((uid.clone(), *reason)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_brief_notice_then_removal_ends_as_preempted_at_once() {
+    let mut r = started(vec![node("n1", "g1", false)]);
+    let noticed = node("n1", "g1", true);
+    assert!(r.apply(
+        &Fact::Node {
+            key: "n1".into(),
+            row: Some(Box::new(noticed)),
+        },
+        t(5),
+    ));
+    r.apply(&removed("n1"), t(5));
+    r.settle(t(5));
+    assert!(r.queue.contains(&Write::Preempting {
+        uid: "n1".into(),
+        t0: t(5)
+    }));
+    assert_eq!(ended(&r), vec![("n1".to_string(), "preempted")]);
+}
+
+#[test]
+fn the_preemption_event_decides_for_a_node_that_left_without_a_notice_seen() {
+    let mut r = started(vec![node("n1", "g1", false)]);
+    r.apply(&removed("n1"), t(10));
+    r.settle(t(11));
+    assert!(ended(&r).is_empty(), "waits up to END_GRACE for the event");
+    r.apply(
+        &Fact::PreemptionSignal {
+            key: "e1".into(),
+            row: Some(Box::new(EventRow {
+                key: "e1".into(),
+                cluster: CLUSTER.into(),
+                object: "Node/g1".into(),
+                reason: app::labels::REASON_PREEMPTION_PENDING.into(),
+                last_seen: Some(t(9)),
+                ..Default::default()
+            })),
+        },
+        t(11),
+    );
+    r.settle(t(11));
+    assert_eq!(ended(&r), vec![("n1".to_string(), "preempted")]);
+    assert!(r.queue.contains(&Write::Preempting {
+        uid: "n1".into(),
+        t0: t(9)
+    }));
+}
+
+#[test]
+fn without_a_signal_a_vanished_node_ends_by_its_pool_after_the_grace() {
+    let mut r = started(vec![node("n1", "g1", false), node("n2", "g2", false)]);
+    r.apply(&removed("n1"), t(10));
+    r.settle(t(10) + END_GRACE);
+    assert_eq!(ended(&r), vec![("n1".to_string(), "scaled down")]);
+    r.apply(
+        &Fact::Pool {
+            key: "p1".into(),
+            row: None,
+        },
+        t(20),
+    );
+    r.apply(&removed("n2"), t(20));
+    r.settle(t(20) + END_GRACE);
+    assert_eq!(ended(&r)[1], ("n2".to_string(), "deleted"));
+}
+
+#[test]
+fn a_node_back_before_the_grace_is_not_ended() {
+    let mut r = started(vec![node("n1", "g1", false)]);
+    r.apply(&removed("n1"), t(10));
+    r.apply(
+        &Fact::Node {
+            key: "n1".into(),
+            row: Some(Box::new(node("n1", "g1", false))),
+        },
+        t(11),
+    );
+    r.settle(t(60));
+    assert!(ended(&r).is_empty());
+    assert!(
+        !r.apply(
+            &Fact::Synced {
+                cluster: CLUSTER.into()
+            },
+            t(61)
+        ),
+        "a cluster that listed asks for a whole look"
+    );
+}
+
+fn pool_with(conditions: Vec<ConditionView>) -> Fact {
+    Fact::Pool {
+        key: "p1".into(),
+        row: Some(Box::new(PoolRow {
+            key: "p1".into(),
+            cluster: CLUSTER.into(),
+            name: "spot-a".into(),
+            conditions,
+            ..Default::default()
+        })),
+    }
+}
+
+fn capacity(reason: &str, since: Option<DateTime<Utc>>) -> ConditionView {
+    ConditionView {
+        type_: app::nodepool::ConditionType::Capacity,
+        status: if reason == "Sufficient" {
+            "True"
+        } else {
+            "False"
+        }
+        .into(),
+        reason: reason.into(),
+        last_transition: since,
+        ..Default::default()
+    }
+}
+
+fn condition_writes(r: &Recorder) -> Vec<(String, DateTime<Utc>)> {
+    r.queue
+        .iter()
+        .filter_map(|w| match w {
+            Write::Condition {
+                condition, since, ..
+            } => Some((condition.reason.clone(), *since)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_condition_is_written_when_first_seen_and_when_it_changes_only() {
+    let mut r = started(Vec::new());
+    r.apply(
+        &pool_with(vec![capacity("Sufficient", Some(t(-100)))]),
+        t(1),
+    );
+    // Another update of the pool with the same condition (a count changed) writes nothing.
+    r.apply(
+        &pool_with(vec![capacity("Sufficient", Some(t(-100)))]),
+        t(2),
+    );
+    r.apply(
+        &pool_with(vec![capacity("QueuedAwaitingCapacity", Some(t(3)))]),
+        t(3),
+    );
+    assert_eq!(
+        condition_writes(&r),
+        [
+            ("Sufficient".to_string(), t(-100)),
+            ("QueuedAwaitingCapacity".to_string(), t(3))
+        ]
+    );
+}
+
+#[test]
+fn an_undated_condition_counts_from_its_first_sighting() {
+    let mut r = started(Vec::new());
+    r.apply(&pool_with(vec![capacity("Sufficient", None)]), t(1));
+    r.apply(&pool_with(vec![capacity("Sufficient", None)]), t(9));
+    r.apply(&pool_with(vec![capacity("NoneAvailable", None)]), t(10));
+    assert_eq!(
+        condition_writes(&r),
+        [
+            ("Sufficient".to_string(), t(1)),
+            ("NoneAvailable".to_string(), t(10))
+        ]
+    );
+}
