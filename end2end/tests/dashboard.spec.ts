@@ -103,6 +103,8 @@ test("a pool page shows how long each condition held, from the ledger", async ({
     await expect(history.locator(`tr[data-condition="${type}"]`).first()).toBeVisible();
   }
   await expect(history.locator("details.transitions > summary")).toContainText("transitions");
+  // The timeline: one lane per condition, drawn by ECharts.
+  await expect(page.locator("#condition-timeline canvas")).toBeVisible();
   await history.locator('select[name="history-range"]').selectOption("24h");
   await expect(history.locator('tr[data-condition="Validated"]').first()).toBeVisible();
 });

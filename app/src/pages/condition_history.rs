@@ -1,12 +1,121 @@
-//! A pool page's condition history, from the ledger: how long each condition held each status
-//! and reason over 24 h / 7 d / 30 d, and its transitions (CoreWeave: Node Pool reference,
-//! "Node Pool Conditions"). History, not live: read once per range chosen.
+//! A pool page's condition history, from the ledger: a timeline with one lane per condition
+//! (charming), how long each condition held each status and reason over 24 h / 7 d / 30 d,
+//! and its transitions (CoreWeave: Node Pool reference, "Node Pool Conditions"). History, not
+//! live: read once per range chosen.
 
+use charming::{
+    Chart,
+    component::{Axis, Grid},
+    datatype::{DataPoint, DataPointItem},
+    element::{AxisType, ItemStyle, Tooltip, Trigger},
+    series::Bar,
+};
+use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
 use crate::components::time::stamp;
-use crate::model::ConditionHistory;
+use crate::domain::conditions::severity;
+use crate::model::{ConditionHistory, ConditionTransition, Severity};
 use crate::savings_api::load_condition_history;
+
+/// The timeline's element id.
+pub const CHART_ID: &str = "condition-timeline";
+
+/// Lane colours by severity, readable on light and dark backgrounds.
+fn colour(s: Severity) -> &'static str {
+    match s {
+        Severity::Ok => "#3a9d5d",
+        Severity::Progressing => "#4b7bec",
+        Severity::Warning => "#e0a526",
+        Severity::Error => "#d64545",
+        Severity::Unknown => "#8a94a0",
+    }
+}
+
+/// One state of one condition on the timeline.
+struct Segment {
+    hours: f64,
+    /// `status (reason)`, shown on hover.
+    label: String,
+    severity: Severity,
+}
+
+/// The timeline of `transitions` over `[from, to]`: one lane per condition type, each state a
+/// segment in hours since `from`, coloured by severity, named "status (reason)" for the
+/// tooltip. Segments are stacked bars, the k-th series holding every lane's k-th segment.
+pub fn timeline_chart(
+    transitions: &[ConditionTransition],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Chart {
+    let mut lanes: Vec<(String, Vec<Segment>)> = Vec::new();
+    let mut sorted: Vec<&ConditionTransition> = transitions.iter().collect();
+    sorted.sort_by_key(|t| t.since);
+    let hours = |a: DateTime<Utc>, b: DateTime<Utc>| (b - a).num_seconds().max(0) as f64 / 3600.0;
+    for (i, t) in sorted.iter().enumerate() {
+        let next = sorted[i + 1..]
+            .iter()
+            .find(|n| n.type_ == t.type_)
+            .map_or(to, |n| n.since);
+        let (start, end) = (t.since.max(from), next.min(to));
+        if end <= start {
+            continue;
+        }
+        let lane = match lanes.iter().position(|(name, _)| name == t.type_.as_str()) {
+            Some(i) => i,
+            None => {
+                lanes.push((t.type_.as_str().to_string(), Vec::new()));
+                lanes.len() - 1
+            }
+        };
+        let segments = &mut lanes[lane].1;
+        // A lane that starts after `from` (first seen later) begins with an empty gap.
+        let filled: f64 = segments.iter().map(|s| s.hours).sum();
+        let gap = hours(from, start) - filled;
+        if gap > 0.0 {
+            segments.push(Segment {
+                hours: gap,
+                label: "not recorded".into(),
+                severity: Severity::Unknown,
+            });
+        }
+        segments.push(Segment {
+            hours: hours(start, end),
+            label: format!("{} ({})", t.status, t.reason),
+            severity: severity(t.type_.as_str(), &t.status, &t.reason),
+        });
+    }
+    let depth = lanes.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+    let mut chart = Chart::new()
+        .tooltip(Tooltip::new().trigger(Trigger::Item))
+        .grid(Grid::new().left("190").right("20"))
+        .x_axis(
+            Axis::new()
+                .type_(AxisType::Value)
+                .name("h")
+                .max(hours(from, to)),
+        )
+        .y_axis(
+            Axis::new()
+                .type_(AxisType::Category)
+                .data(lanes.iter().map(|(n, _)| n.clone()).collect()),
+        );
+    for k in 0..depth {
+        let data: Vec<DataPoint> = lanes
+            .iter()
+            .map(|(_, segs)| match segs.get(k) {
+                Some(seg) => DataPoint::Item(
+                    DataPointItem::new(seg.hours)
+                        .name(seg.label.clone())
+                        .item_style(ItemStyle::new().color(colour(seg.severity))),
+                ),
+                None => DataPoint::Item(DataPointItem::new(0.0)),
+            })
+            .collect();
+        chart = chart.series(Bar::new().stack("lane").bar_width(14).data(data));
+    }
+    chart
+}
 
 const RANGES: [&str; 3] = ["24h", "7d", "30d"];
 
@@ -32,6 +141,16 @@ pub fn ConditionHistorySection(cluster: String, pool: String) -> impl IntoView {
         move || (cluster.clone(), pool.clone(), range.get()),
         |(c, p, r)| load_condition_history(c, p, r),
     );
+    crate::components::chart::dispose_on_unmount(CHART_ID);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if let Some(Ok(h)) = history.get()
+            && let (Some(from), Some(to)) = (h.from, h.to)
+            && !h.transitions.is_empty()
+        {
+            crate::components::chart::draw(CHART_ID, timeline_chart(&h.transitions, from, to));
+        }
+    });
     view! {
         <section class="condition-history" data-testid="condition-history">
             <h2>"Condition history"</h2>
@@ -53,6 +172,7 @@ pub fn ConditionHistorySection(cluster: String, pool: String) -> impl IntoView {
 
 fn tables(h: ConditionHistory) -> impl IntoView {
     view! {
+        <div id=CHART_ID class="chart" role="img" aria-label="Each condition's states over the range, coloured by severity"></div>
         <div class="table-wrap" tabindex="0" role="region" aria-label="Time in each condition">
             <table class="condition-spans">
                 <thead><tr>
@@ -89,7 +209,53 @@ fn tables(h: ConditionHistory) -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::span_text;
+    use super::*;
+    use crate::nodepool::ConditionType;
+    use chrono::{Duration, TimeZone};
+
+    #[test]
+    fn one_lane_per_condition_with_segments_in_hours_coloured_by_severity() {
+        let from = Utc.with_ymd_and_hms(2026, 11, 20, 0, 0, 0).unwrap();
+        let at = |h: i64| from + Duration::hours(h);
+        let t = |type_: ConditionType, status: &str, reason: &str, h: i64| ConditionTransition {
+            type_,
+            status: status.into(),
+            reason: reason.into(),
+            since: at(h),
+            ..Default::default()
+        };
+        let history = [
+            t(ConditionType::Capacity, "True", "Sufficient", -5),
+            t(
+                ConditionType::Capacity,
+                "False",
+                "QueuedAwaitingCapacity",
+                6,
+            ),
+            // First seen at 2 h: its lane starts with a gap.
+            t(ConditionType::Quota, "True", "Under", 2),
+        ];
+        let json = serde_json::to_value(timeline_chart(&history, from, at(24))).unwrap();
+        assert_eq!(
+            json["yAxis"]["data"],
+            serde_json::json!(["Capacity", "Quota"])
+        );
+        let series = json["series"].as_array().unwrap();
+        assert_eq!(series.len(), 2, "the longest lane has two segments");
+        // Capacity: 6 h sufficient, then 18 h queued; Quota: a 2 h gap, then 22 h.
+        assert_eq!(series[0]["data"][0]["value"], 6.0);
+        assert_eq!(
+            series[0]["data"][0]["itemStyle"]["color"],
+            colour(Severity::Ok)
+        );
+        assert_eq!(series[1]["data"][0]["value"], 18.0);
+        assert_eq!(
+            series[1]["data"][0]["name"],
+            "False (QueuedAwaitingCapacity)"
+        );
+        assert_eq!(series[0]["data"][1]["name"], "not recorded");
+        assert_eq!(series[1]["data"][1]["value"], 22.0);
+    }
 
     #[test]
     fn spans_read_in_the_largest_units() {

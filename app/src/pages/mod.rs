@@ -1,7 +1,7 @@
 //! The pages, one file each.
 
 pub mod capacity;
-mod condition_history;
+pub mod condition_history;
 mod create;
 mod dashboard;
 mod fleet_summary;

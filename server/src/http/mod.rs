@@ -94,6 +94,10 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/pools", get(api::pools))
         .route("/api/v1/pools/validate", post(validate::validate))
         .route("/api/v1/pools/{cluster}/{name}", get(api::pool))
+        .route(
+            "/api/v1/pools/{cluster}/{name}/conditions",
+            get(savings::pool_conditions),
+        )
         .route("/api/v1/stream", get(stream::stream))
         .route("/api/v1/capacity", get(capacity::grid))
         .route("/api/v1/prices", get(savings::prices))

@@ -11,7 +11,7 @@ use app::domain::savings::report::range_label;
 use app::model::{Lifetime, SavingsReport};
 use axum::{
     Json,
-    extract::{Query, State},
+    extract::{Path, Query, State},
     http::{StatusCode, header},
     response::{IntoResponse, Response},
 };
@@ -211,6 +211,24 @@ pub async fn ledger_pods(State(s): State<Arc<Savings>>, Query(q): Query<PodsQuer
         Ok(p) => Json(p).into_response(),
         Err(e) => failed(e),
     }
+}
+
+/// `GET /api/v1/pools/{cluster}/{name}/conditions?from=&to=` (or `range=`): the same history
+/// as [`ledger_conditions`], addressed as the pool's own resource.
+pub async fn pool_conditions(
+    State(s): State<Arc<Savings>>,
+    Path((cluster, pool)): Path<(String, String)>,
+    Query(range): Query<RangeQuery>,
+) -> Response {
+    ledger_conditions(
+        State(s),
+        Query(ConditionsQuery {
+            cluster,
+            pool,
+            range,
+        }),
+    )
+    .await
 }
 
 #[derive(Deserialize)]

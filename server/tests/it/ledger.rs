@@ -178,6 +178,17 @@ async fn plays_and_survives_a_restart(database_url: &str) {
     ] {
         assert!(types.contains(t), "{t} in {history_before}");
     }
+    // The same history as the pool's own resource.
+    let cluster = spotboard_embedded::context_name(ZONE);
+    let own: Value = reqwest::get(format!(
+        "{base}/api/v1/pools/{cluster}/h100-spot-train/conditions?range=24h"
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(own["transitions"], history_before["transitions"]);
 
     // Restart spotboard; the cluster keeps running.
     let before = ledger(&base).await;
