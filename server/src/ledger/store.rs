@@ -356,6 +356,12 @@ impl Ledger {
 
     /// Links the pods a preempted node held at T=0 to its lifetime (once per pod).
     pub async fn preempted_pods(&self, node_uid: &str, pods: &[PodImpact]) -> Result<()> {
+        // One transaction: a reader sees the whole blast radius or none of it, never part.
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(db("recording a preemption's pods"))?;
         for p in pods {
             sqlx::query(
                 "INSERT INTO preemption_pods
@@ -372,10 +378,13 @@ impl Ledger {
             .bind(p.replicas.map(i64::from))
             .bind(p.pdb.clone())
             .bind(p.outcome.clone())
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await
             .map_err(db("recording a preemption's pods"))?;
         }
+        tx.commit()
+            .await
+            .map_err(db("recording a preemption's pods"))?;
         Ok(())
     }
 
