@@ -22,28 +22,41 @@ pub fn history(
     }
 }
 
+/// Each transition with the part of `[from, to]` it held: until the next transition of its
+/// type (the last one until `to`), from `from` on for one before the window. Transitions that
+/// held nothing in the window are left out. `transitions` are one pool's, in any order; the
+/// result is by condition type, then time.
+pub fn held(
+    transitions: &[ConditionTransition],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Vec<(&ConditionTransition, DateTime<Utc>, DateTime<Utc>)> {
+    let mut sorted: Vec<&ConditionTransition> = transitions.iter().collect();
+    sorted.sort_by(|a, b| (a.type_.as_str(), a.since).cmp(&(b.type_.as_str(), b.since)));
+    let mut out = Vec::new();
+    for (i, t) in sorted.iter().enumerate() {
+        let end = sorted
+            .get(i + 1)
+            .filter(|n| n.type_ == t.type_)
+            .map_or(to, |n| n.since)
+            .min(to);
+        let start = t.since.max(from);
+        if end > start {
+            out.push((*t, start, end));
+        }
+    }
+    out
+}
+
 /// Per condition type, status and reason, the seconds within `[from, to]` and the times it was
-/// entered in the window. `transitions` are one pool's, in any order; each holds until the
-/// next transition of its type (the last one until `to`). A transition before `from` counts
-/// from `from` on.
+/// entered in the window (see [`held`]).
 pub fn spans(
     transitions: &[ConditionTransition],
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Vec<ConditionSpan> {
-    let mut sorted: Vec<&ConditionTransition> = transitions.iter().collect();
-    sorted.sort_by(|a, b| (a.type_.as_str(), a.since).cmp(&(b.type_.as_str(), b.since)));
     let mut out: Vec<ConditionSpan> = Vec::new();
-    for (i, t) in sorted.iter().enumerate() {
-        let end = sorted
-            .get(i + 1)
-            .filter(|n| n.type_ == t.type_)
-            .map_or(to, |n| n.since);
-        let start = t.since.max(from);
-        let end = end.min(to);
-        if end <= start {
-            continue;
-        }
+    for (t, start, end) in held(transitions, from, to) {
         let entered = u32::from(t.since >= from);
         match out
             .iter_mut()

@@ -48,27 +48,17 @@ pub fn timeline_chart(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Chart {
-    let mut lanes: Vec<(String, Vec<Segment>)> = Vec::new();
-    let mut sorted: Vec<&ConditionTransition> = transitions.iter().collect();
-    sorted.sort_by_key(|t| t.since);
     let hours = |a: DateTime<Utc>, b: DateTime<Utc>| (b - a).num_seconds().max(0) as f64 / 3600.0;
-    for (i, t) in sorted.iter().enumerate() {
-        let next = sorted[i + 1..]
-            .iter()
-            .find(|n| n.type_ == t.type_)
-            .map_or(to, |n| n.since);
-        let (start, end) = (t.since.max(from), next.min(to));
-        if end <= start {
-            continue;
+    // Lanes in the order their conditions were first seen; each lane's segments in time order.
+    let mut lanes: Vec<(String, DateTime<Utc>, Vec<Segment>)> = Vec::new();
+    for (t, start, end) in crate::domain::conditions_history::held(transitions, from, to) {
+        if lanes
+            .last()
+            .is_none_or(|(name, _, _)| name != t.type_.as_str())
+        {
+            lanes.push((t.type_.as_str().to_string(), t.since, Vec::new()));
         }
-        let lane = match lanes.iter().position(|(name, _)| name == t.type_.as_str()) {
-            Some(i) => i,
-            None => {
-                lanes.push((t.type_.as_str().to_string(), Vec::new()));
-                lanes.len() - 1
-            }
-        };
-        let segments = &mut lanes[lane].1;
+        let segments = &mut lanes.last_mut().expect("pushed above").2;
         // A lane that starts after `from` (first seen later) begins with an empty gap.
         let filled: f64 = segments.iter().map(|s| s.hours).sum();
         let gap = hours(from, start) - filled;
@@ -85,7 +75,8 @@ pub fn timeline_chart(
             severity: severity(t.type_.as_str(), &t.status, &t.reason),
         });
     }
-    let depth = lanes.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+    lanes.sort_by_key(|(_, first, _)| *first);
+    let depth = lanes.iter().map(|(_, _, s)| s.len()).max().unwrap_or(0);
     let mut chart = Chart::new()
         .tooltip(Tooltip::new().trigger(Trigger::Item))
         .grid(Grid::new().left("190").right("20"))
@@ -98,12 +89,12 @@ pub fn timeline_chart(
         .y_axis(
             Axis::new()
                 .type_(AxisType::Category)
-                .data(lanes.iter().map(|(n, _)| n.clone()).collect()),
+                .data(lanes.iter().map(|(n, _, _)| n.clone()).collect()),
         );
     for k in 0..depth {
         let data: Vec<DataPoint> = lanes
             .iter()
-            .map(|(_, segs)| match segs.get(k) {
+            .map(|(_, _, segs)| match segs.get(k) {
                 Some(seg) => DataPoint::Item(
                     DataPointItem::new(seg.hours)
                         .name(seg.label.clone())
