@@ -185,7 +185,10 @@ need_deploy_tools() {
   local py=.tools/deploy-py/bin/python
   if ! "$py" -c 'import checkov, kubernetes_validate' >/dev/null 2>&1; then
     log "installing checkov $CHECKOV_VERSION and kubernetes-validate $KUBERNETES_VALIDATE_VERSION into .tools/deploy-py"
-    python3 -m venv .tools/deploy-py
+    command -v python3 >/dev/null 2>&1 && python3 -m venv .tools/deploy-py 2>/dev/null || {
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv
+      python3 -m venv .tools/deploy-py
+    }
     .tools/deploy-py/bin/pip install --quiet --disable-pip-version-check \
       "checkov==$CHECKOV_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
   fi
