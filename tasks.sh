@@ -141,7 +141,7 @@ cmd_faults() { # The fault suite: injects each fault and prints one table (READM
   out=$(mktemp)
   # More repetitions than the test task uses: R1 50 outages, R2 100 expiries.
   SPOTBOARD_FAULT_RUNS="${SPOTBOARD_FAULT_RUNS:-50}" cargo test --locked --no-fail-fast -p server \
-    --test it -- faults:: process:: ledger:: dashboard:: security:: \
+    --test it -- faults:: process:: ledger:: dashboard:: security:: replicas:: \
     --nocapture --test-threads 2 2>&1 | tee "$out" | grep -E '^test |test result' >&2 || true
   # R4 counts the process's heap: alone, so no other test's allocations count as its own.
   SPOTBOARD_FAULT_RUNS="${SPOTBOARD_FAULT_RUNS:-50}" cargo test --locked --no-fail-fast -p server \

@@ -56,11 +56,20 @@ test("a preemption's countdown walks through the phases to removed, with its bla
   await expect(card.getByTestId("countdown")).toContainText("removed in");
   await expect(card.getByTestId("phase")).toHaveText("removed", { timeout: 20_000 });
   await expect(card.getByTestId("countdown")).toContainText("removed at T+");
-  // The ledger's rates include the pool, in a Spot Advisor band.
-  await expect(page.getByTestId("rates")).toContainText(`${pool.cluster}/${pool.name}`, { timeout: 10_000 });
+  // The ledger's signals include the pool: its rate in a Spot Advisor band, then, once the
+  // replacement node is Ready (CKS replaces after removal), its replacement latency.
+  const signals = page.getByTestId("signals");
+  const row = signals.locator(`tr[data-key="${pool.cluster}/${pool.name}"]`);
+  await expect(row).toBeVisible({ timeout: 10_000 });
+  await expect(row.locator("td[data-latency] .latency").first()).toHaveText(/^\d+ s$/, { timeout: 45_000 });
+  // The flag agrees with the server's judgement of the same row (`--rate-alert-pct`, 10 %).
+  const rates = (await (await request.get("/api/v1/preemptions")).json()).rates as Array<Record<string, unknown>>;
+  const flagged = rates.some((r) => r.by === "pool" && r.key === `${pool.cluster}/${pool.name}` && r.alert === true);
+  await expect(row.locator("td[data-flag]")).toHaveCount(flagged ? 1 : 0);
+  if (flagged) await expect(row.locator("td[data-flag]")).toContainText("Capacity Finder");
   // One dimension at a time: by zone, the rows are zones and the pools are gone.
   await page.locator('select[name="rates-by"]').selectOption("zone");
-  await expect(page.getByTestId("rates").locator("thead th").first()).toHaveText("zone");
-  await expect(page.getByTestId("rates")).not.toContainText(`${pool.cluster}/${pool.name}`);
-  await expect(page.getByTestId("rates").locator(`tr[data-key="${pool.zone}"]`)).toHaveCount(1);
+  await expect(signals.locator("thead th").first()).toHaveText("zone");
+  await expect(signals).not.toContainText(`${pool.cluster}/${pool.name}`);
+  await expect(signals.locator(`tr[data-key="${pool.zone}"]`)).toHaveCount(1);
 });

@@ -203,6 +203,19 @@ pub struct ServeArgs {
     #[arg(global = true, long, env = "SPOTBOARD_DATABASE_URL")]
     pub database_url: Option<String>,
 
+    /// The Lease (`NAMESPACE/NAME`, on the first cluster: in-cluster, or the first --context)
+    /// that elects which replica writes a PostgreSQL ledger; replicas sharing one
+    /// --database-url name the same Lease. Default with --in-cluster: `spotboard-ledger` in
+    /// the pod's namespace; otherwise no election unless given. Not used with SQLite (one
+    /// process per file) or the embedded cluster (each run records its own clusters).
+    #[arg(global = true, long, env = "SPOTBOARD_LEADER_LEASE")]
+    pub leader_lease: Option<String>,
+
+    /// How long a replica that stops renewing the Lease keeps it, in seconds; it stops writing
+    /// after two thirds of this, and another replica takes over after all of it.
+    #[arg(global = true, long, default_value_t = 15)]
+    pub lease_duration_seconds: u64,
+
     /// The SQLite ledger file used without --database-url.
     #[arg(
         global = true,
@@ -221,6 +234,16 @@ pub struct ServeArgs {
     /// once.
     #[arg(global = true, long, default_value_t = 60)]
     pub wave_gap_seconds: u64,
+
+    /// Flag a pool, zone or instance type still running spot nodes whose preemption rate is
+    /// above this percent (over any of 24 h / 7 d / 30 d), with advice for its provider.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_RATE_ALERT_PCT",
+        default_value_t = 10.0
+    )]
+    pub rate_alert_pct: f64,
 
     /// POST each closed preemption wave here as JSON (`{cluster, started, last, nodes}`).
     #[arg(global = true, long, env = "SPOTBOARD_ALERT_WEBHOOK")]
@@ -242,6 +265,29 @@ impl ServeArgs {
         self.database_url
             .clone()
             .unwrap_or_else(|| format!("sqlite://{}", self.ledger.display()))
+    }
+
+    /// The leader Lease's (namespace, name): `--leader-lease`, or with `--in-cluster`
+    /// `spotboard-ledger` in `pod_namespace`; `None` for no election.
+    ///
+    /// Errors: the flag is not `NAMESPACE/NAME`.
+    pub fn leader_lease(
+        &self,
+        pod_namespace: Option<&str>,
+    ) -> Result<Option<(String, String)>, String> {
+        let Some(lease) = &self.leader_lease else {
+            return Ok(pod_namespace
+                .filter(|_| self.in_cluster)
+                .map(|ns| (ns.to_string(), "spotboard-ledger".to_string())));
+        };
+        match lease.split_once('/') {
+            Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+                Ok(Some((ns.to_string(), name.to_string())))
+            }
+            _ => Err(format!(
+                "--leader-lease {lease:?}: expected NAMESPACE/NAME, e.g. spotboard/spotboard-ledger"
+            )),
+        }
     }
 
     /// The embedded kubeconfig path, defaulted.

@@ -52,6 +52,10 @@ pub enum Error {
          that share one ledger"
     )]
     LedgerBusy { path: String, holder: String },
+    /// This replica does not hold the ledger's Lease, so it does not write; `writer` says who
+    /// does. Not a failure of the database: the writes are the holder's.
+    #[error("this replica does not write the ledger: {writer} does")]
+    NotWriter { writer: String },
     /// A price file could not be read; the text names the line.
     #[error("prices: {0}")]
     Prices(String),

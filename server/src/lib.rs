@@ -12,6 +12,7 @@
 //! - [`projection`]: pure functions from records to the view rows of `app::model`.
 //! - [`hub`]: the current view, its revision, keyed deltas, resume ring, subscribers.
 //! - [`ledger`]: node lifetimes in SQLite or PostgreSQL, recorded from the watches.
+//! - [`leader`]: which replica writes the ledger (leader election on a Lease).
 //! - [`http`]: pages (Leptos SSR), the SSE stream, the JSON API, health, guards.
 //! - [`create`]: creating NodePools with the user's identity (access review, rate limit, audit).
 //! - [`crd`]: the NodePool CRD as YAML.
@@ -25,6 +26,7 @@ pub mod create;
 pub mod error;
 pub mod http;
 pub mod hub;
+pub mod leader;
 pub mod ledger;
 pub mod logging;
 pub mod preemption;

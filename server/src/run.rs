@@ -32,8 +32,9 @@ use crate::{
     create::{CreateSettings, Creator, IdentitySettings, WriteTarget},
     http::{self, AllowedHosts, AppState, Auth, GuardSettings, Proxy, Shutdown, StreamSlots},
     hub::Hub,
+    leader::{Elector, LeaseConfig},
     ledger::{self, Ledger, Savings},
-    preemption::PreemptionWatch,
+    preemption::{PreemptionSettings, PreemptionWatch},
     watch::{self, ClusterSource},
 };
 
@@ -44,6 +45,8 @@ pub struct Running {
     pub hub: Hub,
     pub embedded: Option<Embedded>,
     ledger: Ledger,
+    /// The ledger's leader election, when replicas share a PostgreSQL ledger.
+    elector: Option<Elector>,
     server: Option<JoinHandle<std::io::Result<()>>>,
     watchers: Vec<JoinHandle<()>>,
 }
@@ -66,12 +69,20 @@ impl Running {
             w.abort();
         }
         // A database that is down must not hold up the exit (Kubernetes kills at the end
-        // of the grace period anyway).
-        let beat = self.ledger.beat(chrono::Utc::now());
-        match tokio::time::timeout(std::time::Duration::from_secs(2), beat).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!(error = %e, "could not write the ledger's last heartbeat"),
-            Err(_) => tracing::warn!("the ledger did not take the last heartbeat within 2 s"),
+        // of the grace period anyway). A replica that does not write has no heartbeat.
+        if self.ledger.writer().holds() {
+            let beat = self.ledger.beat(chrono::Utc::now());
+            match tokio::time::timeout(std::time::Duration::from_secs(2), beat).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "could not write the ledger's last heartbeat")
+                }
+                Err(_) => tracing::warn!("the ledger did not take the last heartbeat within 2 s"),
+            }
+        }
+        // Last: the next replica may write as soon as the Lease is free.
+        if let Some(elector) = self.elector.take() {
+            elector.release().await;
         }
         served
     }
@@ -162,6 +173,11 @@ pub async fn start(
             .map(|s| (s.name.clone(), s.zone.clone()))
             .collect::<Vec<_>>(),
     );
+    let elector = elect(args, &ledger, &sources, embedded.is_some(), hub.epoch())?;
+    let ledger = match &elector {
+        Some(e) => ledger.with_writer(e.leadership.clone()),
+        None => ledger,
+    };
     let clients: std::collections::HashMap<String, kube::Client> = sources
         .iter()
         .map(|s| (s.name.clone(), s.client.clone()))
@@ -188,6 +204,7 @@ pub async fn start(
         hub.clone(),
         feeds,
         std::time::Duration::from_secs(args.capacity_poll_seconds.max(1)),
+        Some(ledger.clone()),
     );
     watchers.extend(capacity_tasks);
     // The recorder and the tracker follow the hub's typed changes (no copies on a timer).
@@ -199,8 +216,11 @@ pub async fn start(
     let (preemptions, preemption_task) = PreemptionWatch::start(
         hub.clone(),
         clients,
-        chrono::Duration::seconds(args.wave_gap_seconds as i64),
-        args.alert_webhook.clone(),
+        PreemptionSettings {
+            wave_gap: chrono::Duration::seconds(args.wave_gap_seconds as i64),
+            webhook: args.alert_webhook.clone(),
+            rate_alert_pct: args.rate_alert_pct,
+        },
         Some(ledger.clone()),
     );
     watchers.push(preemption_task);
@@ -264,9 +284,52 @@ pub async fn start(
         hub,
         embedded,
         ledger,
+        elector,
         server: Some(server),
         watchers,
     })
+}
+
+/// The ledger's leader election, for replicas sharing a PostgreSQL ledger over real clusters:
+/// on the Lease `--leader-lease` of the first cluster (in-cluster: `spotboard-ledger` in the
+/// pod's namespace by default), held as `<HOSTNAME>-<epoch>` (the pod name in a Deployment).
+/// `None` for SQLite (its file lock admits one process), for the embedded cluster (each run
+/// records its own clusters under its own id), and for a process outside a cluster given no
+/// `--leader-lease` (a laptop on a shared ledger is one writer among none).
+///
+/// Errors: `--leader-lease` is not `NAMESPACE/NAME`.
+fn elect(
+    args: &ServeArgs,
+    ledger: &Ledger,
+    sources: &[ClusterSource],
+    embedded: bool,
+    epoch: u64,
+) -> Result<Option<Elector>> {
+    // The namespace a pod's service account token comes with.
+    let pod_namespace =
+        std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace").ok();
+    let Some((namespace, name)) = args
+        .leader_lease(pod_namespace.as_deref().map(str::trim))
+        .map_err(Error::Config)?
+    else {
+        return Ok(None);
+    };
+    if ledger.backend != "postgres" || embedded {
+        return Ok(None);
+    }
+    let Some(first) = sources.first() else {
+        return Ok(None);
+    };
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "spotboard".into());
+    let cfg = LeaseConfig::new(
+        &namespace,
+        &name,
+        format!("{host}-{epoch:x}"),
+        std::time::Duration::from_secs(args.lease_duration_seconds.max(1)),
+    );
+    tracing::info!(lease = %format!("{namespace}/{name}"), cluster = %first.name, identity = %cfg.identity,
+        "leader election: the replica holding this Lease writes the ledger");
+    Ok(Some(Elector::spawn(first.client.clone(), cfg)))
 }
 
 /// The shipped prices, with the user's price file in front when given.

@@ -48,6 +48,37 @@ pub fn held(
     out
 }
 
+/// Completed episodes of one condition being False, per pool: `(cluster, pool, seconds)` from
+/// its first False to the next True. Used with `AtTarget` for the capacity grid's "time from
+/// queued to current". `transitions` are of one condition type, any pools, any order; an
+/// episode still open, or one whose start is not among them, is left out.
+pub fn false_episodes(transitions: &[ConditionTransition]) -> Vec<(String, String, u64)> {
+    let mut sorted: Vec<&ConditionTransition> = transitions.iter().collect();
+    sorted.sort_by(|a, b| (&a.cluster, &a.pool, a.since).cmp(&(&b.cluster, &b.pool, b.since)));
+    let mut out = Vec::new();
+    let mut open: Option<(&str, &str, DateTime<Utc>)> = None;
+    for t in sorted {
+        if open.is_some_and(|(c, p, _)| c != t.cluster || p != t.pool) {
+            open = None;
+        }
+        match t.status.as_str() {
+            // A change of reason while False continues the same episode.
+            "False" if open.is_none() => open = Some((&t.cluster, &t.pool, t.since)),
+            "True" => {
+                if let Some((c, p, start)) = open.take() {
+                    out.push((
+                        c.to_string(),
+                        p.to_string(),
+                        (t.since - start).num_seconds().max(0) as u64,
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Per condition type, status and reason, the seconds within `[from, to]` and the times it was
 /// entered in the window (see [`held`]).
 pub fn spans(
@@ -149,5 +180,25 @@ mod tests {
             at(24),
         );
         assert!(s.is_empty());
+    }
+
+    #[test]
+    fn false_episodes_run_from_the_first_false_to_the_next_true_per_pool() {
+        let on = |pool: &str, status: &str, reason: &str, h: i64| ConditionTransition {
+            cluster: "c".into(),
+            pool: pool.into(),
+            ..t(ConditionType::AtTarget, status, reason, h)
+        };
+        let e = false_episodes(&[
+            on("a", "True", "AtTarget", 0),
+            on("a", "False", "Scaling", 1),
+            // Same episode, another reason.
+            on("a", "False", "QueuedAwaitingCapacity", 2),
+            on("a", "True", "AtTarget", 4),
+            on("b", "False", "Scaling", 3),
+            // b's episode is still open; a True without a False before it starts nothing.
+            on("c", "True", "AtTarget", 5),
+        ]);
+        assert_eq!(e, [("c".to_string(), "a".to_string(), 3 * 3600)]);
     }
 }

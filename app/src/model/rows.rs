@@ -231,6 +231,11 @@ pub struct NodeRow {
     /// The `Ready` condition; `None` when not reported.
     #[serde(default)]
     pub ready: Option<bool>,
+    /// When the `Ready` condition last turned True (its lastTransitionTime): the ledger's
+    /// replacement latency ends there. Server-side only: no view shows it, so it stays off
+    /// the wire (a change of readiness also changes `ready`, which is sent).
+    #[serde(skip)]
+    pub ready_since: Option<DateTime<Utc>>,
     /// `spec.unschedulable`.
     pub cordoned: bool,
     /// `qos.coreweave.cloud/pending-preemption=true` is set (T=0 of a preemption).

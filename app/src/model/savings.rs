@@ -29,6 +29,10 @@ pub struct Lifetime {
     pub end_reason: Option<String>,
     /// T=0 of a Spot preemption: when the node was first seen cordoned for preemption.
     pub preemption_t0: Option<DateTime<Utc>>,
+    /// When the node's Ready condition first turned True (its lastTransitionTime); `None`
+    /// until seen Ready. A replacement's ends its victim's replacement latency.
+    #[serde(default)]
+    pub ready_at: Option<DateTime<Utc>>,
 }
 
 /// One row of the price catalog in force: USD per instance-hour.

@@ -15,15 +15,16 @@ use super::Zone;
 use super::api::url_with_token;
 use crate::{Error, Result};
 
-/// The kubeconfig document for `zones` with the admin token.
-pub fn document(zones: &[Zone], admin_token: &str) -> Value {
+/// The kubeconfig document for `zones` with `token` (the admin's, or the reader's for a
+/// replica's own account).
+pub fn document(zones: &[Zone], token: &str) -> Value {
     let clusters: Vec<Value> = zones
         .iter()
-        .map(|z| json!({"name": z.context, "cluster": {"server": url_with_token(&z.url, admin_token)}}))
+        .map(|z| json!({"name": z.context, "cluster": {"server": url_with_token(&z.url, token)}}))
         .collect();
     let users: Vec<Value> = zones
         .iter()
-        .map(|z| json!({"name": z.context, "user": {"token": admin_token}}))
+        .map(|z| json!({"name": z.context, "user": {"token": token}}))
         .collect();
     let contexts: Vec<Value> = zones
         .iter()
@@ -42,8 +43,8 @@ pub fn document(zones: &[Zone], admin_token: &str) -> Value {
 
 /// Writes the kubeconfig to `path` (parent directories created, mode 0600 on Unix,
 /// replacing any earlier file). Errors: any I/O failure, as [`Error::Io`].
-pub fn write(path: &Path, zones: &[Zone], admin_token: &str) -> Result<()> {
-    let yaml = serde_yaml::to_string(&document(zones, admin_token)).map_err(Error::Kubeconfig)?;
+pub fn write(path: &Path, zones: &[Zone], token: &str) -> Result<()> {
+    let yaml = serde_yaml::to_string(&document(zones, token)).map_err(Error::Kubeconfig)?;
     let ctx = |what: &str| format!("{what} kubeconfig {}", path.display());
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(ctx("creating the folder of"), e))?;

@@ -153,6 +153,14 @@ impl EmbeddedCluster {
         self.client(zone, &self.tokens.reader)
     }
 
+    /// Writes a kubeconfig for every zone with the reader's token: what a spotboard replica
+    /// deployed with the shipped RBAC holds (reads, and Leases for leader election).
+    ///
+    /// Errors: the file cannot be written.
+    pub fn write_reader_kubeconfig(&self, path: &std::path::Path) -> Result<()> {
+        kubeconfig::write(path, &self.zones, &self.tokens.reader)
+    }
+
     /// A client with the admin token, as kubectl and the behaviour model use.
     pub fn admin_client(&self, zone: &str) -> Result<Client> {
         self.client(zone, &self.tokens.admin)

@@ -17,7 +17,13 @@ use tokio::time::Instant;
 pub struct Zone {
     _server: ApiServer,
     pub sim: SimHandle,
+    /// The administrator (everything).
     pub client: Client,
+    /// spotboard's own account: reads, and writes Leases only.
+    pub reader: Client,
+    /// The API server's URL and the reader's token, for a kubeconfig a spotboard process reads.
+    pub url: String,
+    pub reader_token: String,
 }
 
 pub async fn zone(zone_index: usize, zone_count: usize, speed: f64) -> Zone {
@@ -31,6 +37,7 @@ pub async fn zone(zone_index: usize, zone_count: usize, speed: f64) -> Zone {
     .await
     .unwrap();
     let client = client_for(&server.url(), &tokens.admin, "test").unwrap();
+    let reader = client_for(&server.url(), &tokens.reader, "test").unwrap();
     let opts = SimOptions {
         seed: 7,
         speed,
@@ -42,9 +49,12 @@ pub async fn zone(zone_index: usize, zone_count: usize, speed: f64) -> Zone {
         .await
         .unwrap();
     Zone {
+        url: server.url(),
+        reader_token: tokens.reader.clone(),
         _server: server,
         sim,
         client,
+        reader,
     }
 }
 

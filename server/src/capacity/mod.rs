@@ -21,6 +21,9 @@ use crate::hub::{CapacityInputs, Hub};
 pub use feed::{FeedSource, FeedStates};
 pub use tracker::FulfilTracker;
 
+/// How often the ledger's condition history is read for the time from queued to current.
+pub const HISTORY_EVERY: Duration = Duration::from_secs(60);
+
 /// How often the tracker looks at the pools.
 pub const TRACK_EVERY: Duration = Duration::from_secs(2);
 
@@ -33,10 +36,14 @@ pub struct Capacity {
 
 impl Capacity {
     /// Starts the feed pollers and the fulfilment tracker; returns the reader and the tasks.
+    ///
+    /// With `ledger`, the time from queued to current comes from its condition history
+    /// (read every [`HISTORY_EVERY`]), so it survives restarts.
     pub fn start(
         hub: Hub,
         sources: Vec<FeedSource>,
         poll_every: Duration,
+        ledger: Option<crate::ledger::Ledger>,
     ) -> (Arc<Self>, Vec<tokio::task::JoinHandle<()>>) {
         let (feeds, poller) = feed::spawn_pollers(sources, poll_every);
         let tracker = Arc::new(std::sync::Mutex::new(FulfilTracker::default()));
@@ -59,7 +66,46 @@ impl Capacity {
                 c.publish(c.build(inputs));
             }
         });
-        (capacity, vec![poller, tracking])
+        let mut tasks = vec![poller, tracking];
+        if let Some(ledger) = ledger {
+            let c = capacity.clone();
+            tasks.push(tokio::spawn(async move {
+                // The pools place the episodes: wait until every cluster has listed them.
+                while !c.hub.ready() {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                let mut tick = tokio::time::interval(HISTORY_EVERY);
+                loop {
+                    tick.tick().await;
+                    c.read_history(&ledger).await;
+                }
+            }));
+        }
+        (capacity, tasks)
+    }
+
+    /// Reads the last 7 days of AtTarget transitions into the tracker; a ledger that cannot
+    /// be read leaves the figures as they were.
+    async fn read_history(&self, ledger: &crate::ledger::Ledger) {
+        let now = Utc::now();
+        let read = ledger
+            .transitions_of(
+                app::nodepool::ConditionType::AtTarget.as_str(),
+                now - chrono::Duration::days(7),
+                now,
+            )
+            .await;
+        match read {
+            Ok(transitions) => {
+                let episodes = app::domain::conditions_history::false_episodes(&transitions);
+                let pools = self.hub.capacity_inputs().pools;
+                self.tracker
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .set_history(&episodes, &pools);
+            }
+            Err(e) => tracing::debug!(error = %e, "capacity: condition history not read"),
+        }
     }
 
     /// Publishes `grid` on the hub's stream, cell by cell (only changed cells go out). A

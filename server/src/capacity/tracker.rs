@@ -1,6 +1,10 @@
 //! Time to fulfil, observed: how long pools take from falling below target (their AtTarget
 //! condition turning False) to reaching it again (True), per zone and instance type. Both ends
 //! are the condition's own `lastTransitionTime`, so the sampling interval does not blur them.
+//!
+//! The ledger's condition history (last 7 days, every pool's AtTarget transitions) wins over
+//! what this process saw since it started, once it has been read: a restart then keeps the
+//! figure. The live samples serve until then, and while the ledger is away.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -16,6 +20,8 @@ pub struct FulfilTracker {
     /// Pool key → when AtTarget turned False.
     open: HashMap<String, DateTime<Utc>>,
     samples: BTreeMap<(String, String), Vec<u64>>,
+    /// From the ledger's condition history, when read.
+    history: Option<BTreeMap<(String, String), Vec<u64>>>,
 }
 
 impl FulfilTracker {
@@ -56,9 +62,37 @@ impl FulfilTracker {
         }
     }
 
-    /// Seconds per (zone, instance type).
+    /// Seconds per (zone, instance type): the ledger's history when read, else live.
     pub fn samples(&self) -> &BTreeMap<(String, String), Vec<u64>> {
-        &self.samples
+        self.history.as_ref().unwrap_or(&self.samples)
+    }
+
+    /// Takes the ledger's completed AtTarget False episodes, `(cluster, pool, seconds)`,
+    /// placed by each pool's zone and instance type in `pools` (episodes of pools no longer
+    /// there are left out), the most recent [`SAMPLES_KEPT`] per cell.
+    pub fn set_history(&mut self, episodes: &[(String, String, u64)], pools: &[PoolRow]) {
+        let place: HashMap<(&str, &str), (&String, &String)> = pools
+            .iter()
+            .filter_map(|p| {
+                Some((
+                    (p.cluster.as_str(), p.name.as_str()),
+                    (p.zone.as_ref()?, &p.instance_type),
+                ))
+            })
+            .collect();
+        let mut h: BTreeMap<(String, String), Vec<u64>> = BTreeMap::new();
+        for (cluster, pool, s) in episodes {
+            if let Some((zone, t)) = place.get(&(cluster.as_str(), pool.as_str())) {
+                h.entry(((*zone).clone(), (*t).clone()))
+                    .or_default()
+                    .push(*s);
+            }
+        }
+        for v in h.values_mut() {
+            let extra = v.len().saturating_sub(SAMPLES_KEPT);
+            v.drain(..extra);
+        }
+        self.history = Some(h);
     }
 }
 

@@ -25,6 +25,13 @@ pub async fn readyz(
         ),
         None => String::new(),
     };
+    // Among replicas: which one writes the ledger (the others serve the same live data).
+    let writer = savings.ledger.writer();
+    let ledger = if writer.is_elected() {
+        format!("{ledger}; ledger writer: {}", writer.describe())
+    } else {
+        ledger
+    };
     if hub.ready() {
         (StatusCode::OK, format!("ready{ledger}"))
     } else {

@@ -120,6 +120,7 @@ fn rates_and_alerts_go_to_the_preemptions_page_only() {
         spot_nodes: 4,
         rate_pct: 25.0,
         band: ">20 %".into(),
+        ..Default::default()
     }]);
     hub.set_alerts(vec![UndeliveredAlert {
         cluster: "zone-a".into(),

@@ -19,6 +19,7 @@ impl Ledger {
         c: &ConditionView,
         since: DateTime<Utc>,
     ) -> Result<()> {
+        self.writable()?;
         sqlx::query(
             "INSERT INTO pool_conditions (cluster, pool, condition_type, since, status, reason, message)
              VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -73,6 +74,41 @@ impl Ledger {
                 status: r.get("status"),
                 reason: r.get("reason"),
                 message: r.get("message"),
+            })
+            .collect())
+    }
+
+    /// Every pool's transitions of condition `type_` with `since` in `[from, to]`, oldest
+    /// first (for the capacity grid's time from queued to current, over all pools at once).
+    ///
+    /// Errors: the database could not be read.
+    pub async fn transitions_of(
+        &self,
+        type_: &str,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<ConditionTransition>> {
+        let rows = sqlx::query(
+            "SELECT cluster, pool, since, status, reason FROM pool_conditions
+             WHERE condition_type = $1 AND since >= $2 AND since <= $3
+             ORDER BY since",
+        )
+        .bind(type_)
+        .bind(secs(from))
+        .bind(secs(to))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("reading the NodePools' condition history"))?;
+        Ok(rows
+            .iter()
+            .map(|r| ConditionTransition {
+                cluster: r.get("cluster"),
+                pool: r.get("pool"),
+                type_: type_.into(),
+                since: time(r.get::<i64, _>("since")),
+                status: r.get("status"),
+                reason: r.get("reason"),
+                message: String::new(),
             })
             .collect())
     }

@@ -5,9 +5,13 @@
 //! - `store`: the database (SQLite file by default, PostgreSQL with `--database-url`).
 //! - `lock`: one process per SQLite file.
 //! - `recorder`: turns the hub's nodes into lifetimes.
+//! - `pods`: the pods each preemption hit.
+//! - `conditions`: NodePool condition history.
+//! - Writes only on the replica that holds the Lease (`crate::leader`).
 
 mod conditions;
 mod lock;
+mod pods;
 mod recorder;
 mod savings;
 mod store;
@@ -17,6 +21,11 @@ pub use savings::Savings;
 pub use store::{Health, Ledger};
 
 use crate::hub::Hub;
+
+/// How long a replica that does not write keeps each write it would have made, in case the
+/// holder stops before writing it: longer than a takeover (a lease duration plus a retry,
+/// 17 s by default) plus the holder's own one-second step.
+pub const FOLLOWER_KEEPS: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// How often the recorder writes what it queued, and beats.
 pub const STEP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);

@@ -29,6 +29,8 @@ struct Seen {
     node: String,
     pool: Option<String>,
     preempting: bool,
+    /// Its Ready time is queued.
+    ready: bool,
 }
 
 /// A NodePool condition's status and reason as last queued, and since when.
@@ -65,6 +67,11 @@ pub enum Write {
         at: DateTime<Utc>,
         reason: &'static str,
     },
+    /// The node's Ready condition turned True at `at` (first time seen).
+    Ready {
+        uid: String,
+        at: DateTime<Utc>,
+    },
     /// A NodePool condition as it is since `since`.
     Condition {
         cluster: String,
@@ -80,6 +87,7 @@ impl Write {
             Write::Started(l) => ledger.started(l).await,
             Write::Preempting { uid, t0 } => ledger.preempting(uid, *t0).await,
             Write::Ended { uid, at, reason } => ledger.ended(uid, *at, reason).await,
+            Write::Ready { uid, at } => ledger.ready(uid, *at).await,
             Write::Condition {
                 cluster,
                 pool,
@@ -104,8 +112,11 @@ pub struct Recorder {
     synced: HashSet<String>,
     /// Clusters whose leftovers from before this start have been closed.
     reconciled: HashSet<String>,
-    /// Writes not yet in the database, oldest first.
-    queue: VecDeque<Write>,
+    /// Writes not yet in the database, oldest first, with when each was queued.
+    queue: VecDeque<(std::time::Instant, Write)>,
+    /// How long a replica that does not write keeps its writes ([`super::FOLLOWER_KEEPS`]
+    /// unless a test says otherwise).
+    keep_for: Option<std::time::Duration>,
     /// Per (cluster, pool, condition type): what was last queued.
     conditions: HashMap<(String, String, String), Held>,
 }
@@ -133,14 +144,23 @@ pub fn lifetime(n: &NodeRow, now: DateTime<Utc>) -> Lifetime {
 }
 
 impl Recorder {
-    /// Queues what is due now (nodes whose grace ran out), closes this start's leftovers,
-    /// writes the queue and beats. Called once a second, after the facts that arrived.
+    /// Queues what is due now (nodes whose grace ran out), writes the queue, closes this
+    /// start's leftovers and beats. Called once a second, after the facts that arrived. On
+    /// a replica that does not write (see [`crate::leader`]) it only keeps recent writes.
+    ///
+    /// The queue goes before the leftovers: after a takeover it holds how the nodes that left
+    /// meanwhile ended (preempted, scaled down), which the leftovers' "deleted at the last
+    /// heartbeat" must not overwrite.
     ///
     /// Errors: the database failed; what was not written stays queued for the next step.
     pub async fn step(&mut self, ledger: &Ledger, now: DateTime<Utc>) -> Result<()> {
         self.settle(now);
-        self.reconcile(ledger, now).await?;
+        if !ledger.writer().holds() {
+            self.follow();
+            return Ok(());
+        }
         self.flush(ledger).await?;
+        self.reconcile(ledger, now).await?;
         ledger.beat(now).await
     }
 
@@ -157,7 +177,33 @@ impl Recorder {
                 "the ledger has been away too long: dropping its oldest unwritten change"
             );
         }
-        self.queue.push_back(w);
+        self.queue.push_back((std::time::Instant::now(), w));
+    }
+
+    /// The writes queued, oldest first.
+    pub fn queued_writes(&self) -> impl Iterator<Item = &Write> {
+        self.queue.iter().map(|(_, w)| w)
+    }
+
+    /// A recorder whose follower keeps its writes for `d` instead of [`super::FOLLOWER_KEEPS`].
+    pub fn keeping_for(mut self, d: std::time::Duration) -> Self {
+        self.keep_for = Some(d);
+        self
+    }
+
+    /// On a replica that does not write: the holder writes what this one sees, so only the
+    /// recent writes are kept (for a takeover), and this start's leftovers are judged again
+    /// by whichever replica writes next.
+    fn follow(&mut self) {
+        let keep = self.keep_for.unwrap_or(super::FOLLOWER_KEEPS);
+        while self
+            .queue
+            .front()
+            .is_some_and(|(at, _)| at.elapsed() > keep)
+        {
+            self.queue.pop_front();
+        }
+        self.reconciled.clear();
     }
 
     /// Starts again from the whole hub (at start, after falling behind the facts, and when a
@@ -299,6 +345,7 @@ impl Recorder {
                         node: n.name.clone(),
                         pool: n.pool.clone(),
                         preempting: false,
+                        ready: false,
                     },
                 );
                 self.push(Write::Started(lifetime(n, now)));
@@ -310,6 +357,16 @@ impl Recorder {
                 self.preempting(&n.key, signal.unwrap_or(now));
             }
             Some(_) => {}
+        }
+        if let Some(at) = n.ready_since
+            && let Some(s) = self.seen.get_mut(&n.key)
+            && !s.ready
+        {
+            s.ready = true;
+            self.push(Write::Ready {
+                uid: n.key.clone(),
+                at,
+            });
         }
     }
 
@@ -400,7 +457,7 @@ impl Recorder {
 
     /// Writes the queue in order, stopping at the first failure (which stays queued).
     async fn flush(&mut self, ledger: &Ledger) -> Result<()> {
-        while let Some(w) = self.queue.front() {
+        while let Some((_, w)) = self.queue.front() {
             w.apply(ledger).await?;
             self.queue.pop_front();
         }

@@ -3,11 +3,12 @@
 //! (`server/migrations`). Times are stored as Unix seconds.
 
 use app::domain::preemption::CapacityType;
-use app::model::{Lifetime, PodHit, PodImpact};
+use app::model::Lifetime;
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::{AnyPool, Row, any::AnyPoolOptions};
 
 use super::lock::{lock_sqlite, sqlite_path};
+use crate::leader::Leadership;
 use crate::{Error, Result};
 
 /// An open ledger.
@@ -23,6 +24,9 @@ pub struct Ledger {
     /// The run this process records for: '' for real clusters, a per-run id for the embedded
     /// cluster ([`Ledger::with_identity`]).
     identity: String,
+    /// Whether this process writes (the Lease holder among replicas; a lone process always).
+    /// Every write asks it first, so a replica that is not the writer never writes.
+    writer: Leadership,
 }
 
 /// How long another run's heartbeat may be silent before its open lifetimes count as
@@ -50,8 +54,8 @@ pub const RETRY_WRITES_FOR: std::time::Duration = std::time::Duration::from_secs
 /// How often migrations are tried again when the database was away at start.
 const MIGRATE_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// A `node_lifetimes` row, its twelve columns first in the query.
-fn lifetime(r: &sqlx::any::AnyRow) -> Lifetime {
+/// A `node_lifetimes` row, its twelve columns first in the query (and `ready_at` anywhere).
+pub(super) fn lifetime(r: &sqlx::any::AnyRow) -> Lifetime {
     Lifetime {
         uid: r.get(0),
         cluster: r.get(1),
@@ -65,26 +69,12 @@ fn lifetime(r: &sqlx::any::AnyRow) -> Lifetime {
         ended_at: r.get::<Option<i64>, _>(9).map(time),
         end_reason: r.get(10),
         preemption_t0: r.get::<Option<i64>, _>(11).map(time),
-    }
-}
-
-/// A `preemption_pods` row's nine pod columns, starting at column `at`.
-fn pod_impact(r: &sqlx::any::AnyRow, at: usize) -> PodImpact {
-    PodImpact {
-        namespace: r.get(at),
-        name: r.get(at + 1),
-        owner_kind: r.get(at + 2),
-        owner_name: r.get(at + 3),
-        grace_s: r.get(at + 4),
-        eviction_label: r.get(at + 5),
-        replicas: r
-            .get::<Option<i64>, _>(at + 6)
-            .and_then(|n| u32::try_from(n).ok()),
-        pdb: r.get(at + 7),
-        outcome: r.get(at + 8),
-        // Only the live view needs it (for GKE's grace-period fit); the ledger does not keep it.
-        system: false,
-        fit: None,
+        // By name: only the queries that need it select it.
+        ready_at: r
+            .try_get::<Option<i64>, _>("ready_at")
+            .ok()
+            .flatten()
+            .map(time),
     }
 }
 
@@ -159,6 +149,7 @@ impl Ledger {
             _owner: owner,
             health: Default::default(),
             identity: String::new(),
+            writer: Leadership::sole(),
         };
         if let Err(e) = ledger.migrate().await {
             tracing::error!(error = %e, "the ledger is unavailable; spotboard serves live data and keeps trying");
@@ -198,6 +189,8 @@ impl Ledger {
         let mut h = self.health.lock().unwrap_or_else(|p| p.into_inner());
         match &result {
             Ok(_) => *h = Health::default(),
+            // Not writing is this replica's part, not the database's health.
+            Err(Error::NotWriter { .. }) => {}
             Err(e) => {
                 h.unavailable_since.get_or_insert_with(Utc::now);
                 h.error = Some(e.to_string());
@@ -214,9 +207,35 @@ impl Ledger {
         self
     }
 
+    /// The same ledger written only while `writer` holds (replicas sharing one PostgreSQL).
+    pub fn with_writer(mut self, writer: Leadership) -> Self {
+        self.writer = writer;
+        self
+    }
+
+    /// Who writes this ledger now (see [`Leadership`]).
+    pub fn writer(&self) -> &Leadership {
+        &self.writer
+    }
+
+    /// `Ok` when this process may write now.
+    ///
+    /// Errors: [`Error::NotWriter`] on a replica that does not hold the Lease (or whose
+    /// renewal deadline has passed).
+    pub(super) fn writable(&self) -> Result<()> {
+        if self.writer.holds() {
+            Ok(())
+        } else {
+            Err(Error::NotWriter {
+                writer: self.writer.describe(),
+            })
+        }
+    }
+
     /// Records a node that started (or is seen for the first time). A known uid keeps its
     /// start; its pool, type and zone are refreshed.
     pub async fn started(&self, l: &Lifetime) -> Result<()> {
+        self.writable()?;
         sqlx::query(
             "INSERT INTO node_lifetimes (uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, cluster_uid)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -241,6 +260,7 @@ impl Ledger {
 
     /// Records T=0 of a preemption, once.
     pub async fn preempting(&self, uid: &str, t0: DateTime<Utc>) -> Result<()> {
+        self.writable()?;
         sqlx::query(
             "UPDATE node_lifetimes SET preemption_t0 = $1 WHERE uid = $2 AND preemption_t0 IS NULL",
         )
@@ -252,8 +272,21 @@ impl Ledger {
         Ok(())
     }
 
+    /// Records when a node first turned Ready (its Ready condition's lastTransitionTime), once.
+    pub async fn ready(&self, uid: &str, at: DateTime<Utc>) -> Result<()> {
+        self.writable()?;
+        sqlx::query("UPDATE node_lifetimes SET ready_at = $1 WHERE uid = $2 AND ready_at IS NULL")
+            .bind(secs(at))
+            .bind(uid)
+            .execute(&self.pool)
+            .await
+            .map_err(db("recording a node's Ready time"))?;
+        Ok(())
+    }
+
     /// Ends an open lifetime.
     pub async fn ended(&self, uid: &str, at: DateTime<Utc>, reason: &str) -> Result<()> {
+        self.writable()?;
         sqlx::query("UPDATE node_lifetimes SET ended_at = $1, end_reason = $2 WHERE uid = $3 AND ended_at IS NULL")
             .bind(secs(at))
             .bind(reason)
@@ -281,6 +314,7 @@ impl Ledger {
     /// heartbeat has been silent for [`ABANDONED_AFTER`]: at its last heartbeat (or at their
     /// start, when it never beat). A run still beating is left alone. Returns how many ended.
     pub async fn end_abandoned(&self, cluster: &str, now: DateTime<Utc>) -> Result<u64> {
+        self.writable()?;
         let runs = sqlx::query(
             "SELECT DISTINCT cluster_uid FROM node_lifetimes
              WHERE cluster = $1 AND ended_at IS NULL AND cluster_uid <> '' AND cluster_uid <> $2",
@@ -317,7 +351,7 @@ impl Ledger {
     /// Lifetimes overlapping `[from, to]`, oldest first.
     pub async fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Lifetime>> {
         let rows = sqlx::query(
-            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0
+            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at
              FROM node_lifetimes WHERE started_at < $1 AND (ended_at IS NULL OR ended_at > $2)
              ORDER BY started_at, uid",
         )
@@ -331,7 +365,9 @@ impl Ledger {
 
     /// Runs the idempotent `write` until it goes through: every 2 s at first, doubling to once
     /// a minute, for up to [`RETRY_WRITES_FOR`]. Why: a preemption's pods are read once, at
-    /// T=0, and the node is gone minutes later; a database away then must not lose them.
+    /// T=0, and the node is gone minutes later; a database away then must not lose them. On a
+    /// replica that does not write, it waits up to [`super::FOLLOWER_KEEPS`] to become the
+    /// writer, then leaves the write to the holder (`Ok`).
     ///
     /// Errors: the last failure, once [`RETRY_WRITES_FOR`] has passed.
     pub async fn until_written<F, Fut>(&self, what: &str, mut write: F) -> Result<()>
@@ -344,6 +380,15 @@ impl Ledger {
         loop {
             match self.track(write().await) {
                 Ok(()) => return Ok(()),
+                // A replica that does not write keeps the write for a takeover: when the
+                // holder stops, what it had not written yet is written here.
+                Err(Error::NotWriter { .. }) => {
+                    let left = super::FOLLOWER_KEEPS.saturating_sub(started.elapsed());
+                    if !self.writer.wait_to_hold(left).await {
+                        tracing::debug!("{what}: written by the replica that holds the Lease");
+                        return Ok(());
+                    }
+                }
                 Err(e) if started.elapsed() >= RETRY_WRITES_FOR => return Err(e),
                 Err(e) => {
                     tracing::warn!(error = %e, retry_in_s = wait.as_secs(), "{what}: the ledger is away; retrying");
@@ -354,109 +399,9 @@ impl Ledger {
         }
     }
 
-    /// Links the pods a preempted node held at T=0 to its lifetime (once per pod).
-    pub async fn preempted_pods(&self, node_uid: &str, pods: &[PodImpact]) -> Result<()> {
-        // One transaction: a reader sees the whole blast radius or none of it, never part.
-        let mut tx = self
-            .pool
-            .begin()
-            .await
-            .map_err(db("recording a preemption's pods"))?;
-        for p in pods {
-            sqlx::query(
-                "INSERT INTO preemption_pods
-                   (node_uid, namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb, outcome)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (node_uid, namespace, name) DO NOTHING",
-            )
-            .bind(node_uid)
-            .bind(&p.namespace)
-            .bind(&p.name)
-            .bind(p.owner_kind.clone())
-            .bind(p.owner_name.clone())
-            .bind(p.grace_s)
-            .bind(p.eviction_label.clone())
-            .bind(p.replicas.map(i64::from))
-            .bind(p.pdb.clone())
-            .bind(p.outcome.clone())
-            .execute(&mut *tx)
-            .await
-            .map_err(db("recording a preemption's pods"))?;
-        }
-        tx.commit()
-            .await
-            .map_err(db("recording a preemption's pods"))?;
-        Ok(())
-    }
-
-    /// Records how the pods linked to `node_uid` ended: `(namespace, name, outcome)`.
-    ///
-    /// Errors: the database refused the update.
-    pub async fn pod_outcomes(
-        &self,
-        node_uid: &str,
-        outcomes: &[(String, String, String)],
-    ) -> Result<()> {
-        for (ns, name, outcome) in outcomes {
-            sqlx::query(
-                "UPDATE preemption_pods SET outcome = $1 WHERE node_uid = $2 AND namespace = $3 AND name = $4",
-            )
-            .bind(outcome)
-            .bind(node_uid)
-            .bind(ns)
-            .bind(name)
-            .execute(&self.pool)
-            .await
-            .map_err(db("recording how a preemption's pods ended"))?;
-        }
-        Ok(())
-    }
-
-    /// The pods linked to a preempted node, by namespace and name.
-    pub async fn pods_of(&self, node_uid: &str) -> Result<Vec<PodImpact>> {
-        let rows = sqlx::query(
-            "SELECT namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb, outcome
-             FROM preemption_pods
-             WHERE node_uid = $1 ORDER BY namespace, name",
-        )
-        .bind(node_uid)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("reading a preemption's pods"))?;
-        Ok(rows.iter().map(|r| pod_impact(r, 0)).collect())
-    }
-
-    /// The preemptions that hit pods of `namespace` whose name starts with `name` (a pod, or
-    /// a Deployment's or StatefulSet's pods by their common prefix), newest T=0 first (SQLite
-    /// and PostgreSQL sort NULLs differently, so nodes without T=0 are put last explicitly), at
-    /// most 100: "why did my pod stop?" answered beyond Kubernetes' event TTL.
-    ///
-    /// Errors: the database could not be read.
-    pub async fn hits_on(&self, namespace: &str, name: &str) -> Result<Vec<PodHit>> {
-        let rows = sqlx::query(
-            "SELECT l.uid, l.cluster, l.node, l.pool, l.instance_type, l.zone, l.capacity_type, l.gpus,
-                    l.started_at, l.ended_at, l.end_reason, l.preemption_t0,
-                    p.namespace, p.name, p.owner_kind, p.owner_name, p.grace_s, p.eviction_label,
-                    p.replicas, p.pdb, p.outcome
-             FROM preemption_pods p JOIN node_lifetimes l ON l.uid = p.node_uid
-             WHERE p.namespace = $1 AND p.name LIKE $2
-             ORDER BY l.preemption_t0 IS NULL, l.preemption_t0 DESC, p.name LIMIT 100",
-        )
-        .bind(namespace)
-        .bind(format!("{name}%"))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("looking up a pod's preemptions"))?;
-        Ok(rows
-            .iter()
-            .map(|r| PodHit {
-                node: lifetime(r),
-                pod: pod_impact(r, 12),
-            })
-            .collect())
-    }
-
     /// Stores the recorder's heartbeat (this run's).
     pub async fn beat(&self, at: DateTime<Utc>) -> Result<()> {
+        self.writable()?;
         sqlx::query(
             "INSERT INTO ledger_meta (key, value) VALUES ($2, $1)
              ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -1,17 +1,21 @@
 //! Prometheus metrics on `/metrics` (prometheus-client, OpenMetrics text): the series a team
 //! overlays on its own dashboards (`server/deploy/grafana/spotboard.json` uses every one).
 //!
-//! Counters move as preemptions are seen; the gauges (nodes, pools with a problem, nodes under
-//! notice, the savings run rate) are set from the hub and the ledger at each scrape.
+//! Counters move as preemptions are seen; the replacement latency histogram as the ledger
+//! shows a replacement Ready (each once, from this process's start); the gauges (nodes, pools
+//! with a problem, nodes under notice, the savings run rate) are set from the hub and the
+//! ledger at each scrape.
 
 use std::sync::atomic::AtomicU64;
 
+use app::domain::preemption::rates::RateRow;
 use app::domain::preemption::{CapacityType, Provider};
-use app::model::{PoolRow, RunRate};
+use app::model::{Lifetime, PoolRow, RunRate};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use rust_decimal::prelude::ToPrimitive;
 
@@ -38,26 +42,69 @@ pub struct NodeLabels {
     pub capacity_type: String,
 }
 
+/// Labels of `spotboard_replacement_latency_seconds`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PoolLabels {
+    pub cluster: String,
+    pub pool: String,
+}
+
+/// Upper bounds of the replacement latency buckets, seconds: around the article's 60 s (amber)
+/// and 90 s (red), and out to CKS's 7-minute notice window.
+pub const LATENCY_BUCKETS_S: [f64; 10] = [
+    15.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 420.0, 600.0,
+];
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(LATENCY_BUCKETS_S)
+}
+
+/// Labels of `spotboard_nodepool_condition` (kube-state-metrics' style: one series per
+/// condition with its status, value 1).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ConditionLabels {
+    pub cluster: String,
+    pub pool: String,
+    pub condition: String,
+    pub status: String,
+    pub reason: String,
+}
+
+/// Labels of `spotboard_preemption_rate_percent`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RateLabels {
+    pub cluster: String,
+    pub pool: String,
+    pub window: String,
+}
+
 /// Labels of the per-cluster gauges.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ClusterLabels {
     pub cluster: String,
 }
 
-/// A gauge of USD per hour.
-type UsdPerHour = Gauge<f64, AtomicU64>;
+/// A gauge of a decimal quantity (USD per hour, a percent).
+type FloatGauge = Gauge<f64, AtomicU64>;
 
 /// The registry and its series.
 pub struct Metrics {
     registry: Registry,
     pub preemptions: Family<PreemptionLabels, Counter>,
     pub waves: Family<WaveLabels, Counter>,
+    replacement_latency: Family<PoolLabels, Histogram, fn() -> Histogram>,
+    /// Preempted nodes (uids) whose replacement latency is counted already; `None` until the
+    /// first look, which only notes what the ledger already had (a restart must not count
+    /// 30 days of replacements again as if they happened now).
+    replaced: std::sync::Mutex<Option<std::collections::HashSet<String>>>,
     nodes: Family<NodeLabels, Gauge>,
+    conditions: Family<ConditionLabels, Gauge>,
+    rates: Family<RateLabels, FloatGauge>,
     pools_with_problem: Family<ClusterLabels, Gauge>,
     under_notice: Family<ClusterLabels, Gauge>,
-    savings: UsdPerHour,
-    spot_cost: UsdPerHour,
-    baseline: UsdPerHour,
+    savings: FloatGauge,
+    spot_cost: FloatGauge,
+    baseline: FloatGauge,
 }
 
 impl Default for Metrics {
@@ -75,11 +122,30 @@ impl Default for Metrics {
             "Waves of preemptions: preemptions in one cluster less than 60 s apart count once",
             waves.clone(),
         );
+        let replacement_latency: Family<PoolLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "replacement_latency_seconds",
+            "Seconds from a preemption's T=0 until its pool's replacement node is Ready (the Ready condition's lastTransitionTime), per cluster and pool",
+            replacement_latency.clone(),
+        );
         let nodes = Family::<NodeLabels, Gauge>::default();
         registry.register(
             "nodes",
             "Current nodes (NodePool status.currentNodes), per cluster, provider and capacity type",
             nodes.clone(),
+        );
+        let conditions = Family::<ConditionLabels, Gauge>::default();
+        registry.register(
+            "nodepool_condition",
+            "The NodePool conditions as they are now (CoreWeave: Node Pool reference, status.conditions), 1 per condition with its status and reason",
+            conditions.clone(),
+        );
+        let rates = Family::<RateLabels, FloatGauge>::default();
+        registry.register(
+            "preemption_rate_percent",
+            "spotboard's preemption rate (spot nodes preempted in the window over spot nodes that ran in it, from the ledger), per pool still running spot nodes, over 24h, 7d and 30d",
+            rates.clone(),
         );
         let pools_with_problem = Family::<ClusterLabels, Gauge>::default();
         registry.register(
@@ -93,19 +159,19 @@ impl Default for Metrics {
             "Nodes under their provider's preemption notice now, per cluster",
             under_notice.clone(),
         );
-        let savings = UsdPerHour::default();
+        let savings = FloatGauge::default();
         registry.register(
             "savings_usd_per_hour",
             "What spot saves now against on-demand for the running nodes, USD per hour",
             savings.clone(),
         );
-        let spot_cost = UsdPerHour::default();
+        let spot_cost = FloatGauge::default();
         registry.register(
             "cost_usd_per_hour",
             "What the running priced nodes cost now at their capacity type's price, USD per hour",
             spot_cost.clone(),
         );
-        let baseline = UsdPerHour::default();
+        let baseline = FloatGauge::default();
         registry.register(
             "on_demand_baseline_usd_per_hour",
             "What the same nodes would cost on-demand, USD per hour",
@@ -115,7 +181,11 @@ impl Default for Metrics {
             registry,
             preemptions,
             waves,
+            replacement_latency,
+            replaced: Default::default(),
             nodes,
+            conditions,
+            rates,
             pools_with_problem,
             under_notice,
             savings,
@@ -129,6 +199,7 @@ impl Metrics {
     /// Sets the fleet gauges from the hub's pool rows; series of pools that are gone go too.
     pub fn set_fleet(&self, pools: &[PoolRow]) {
         self.nodes.clear();
+        self.conditions.clear();
         self.pools_with_problem.clear();
         self.under_notice.clear();
         for p in pools {
@@ -140,6 +211,17 @@ impl Metrics {
             self.nodes
                 .get_or_create(&labels)
                 .inc_by(i64::from(p.current_nodes.unwrap_or(0).max(0)));
+            for c in p.conditions.iter().filter(|c| !c.status.is_empty()) {
+                self.conditions
+                    .get_or_create(&ConditionLabels {
+                        cluster: p.cluster.clone(),
+                        pool: p.name.clone(),
+                        condition: c.type_.as_str().to_string(),
+                        status: c.status.clone(),
+                        reason: c.reason.clone(),
+                    })
+                    .set(1);
+            }
             let cluster = ClusterLabels {
                 cluster: p.cluster.clone(),
             };
@@ -150,6 +232,58 @@ impl Metrics {
             self.under_notice
                 .get_or_create(&cluster)
                 .inc_by(i64::from(p.nodes_preempting));
+        }
+    }
+
+    /// Counts the replacement latencies in `lifetimes` (the ledger) not counted before; the
+    /// first call only notes those already there. Returns how many were counted.
+    pub fn observe_replacements(&self, lifetimes: &[Lifetime]) -> usize {
+        use app::domain::preemption::replacement;
+        let mut replaced = self.replaced.lock().unwrap_or_else(|p| p.into_inner());
+        let first = replaced.is_none();
+        let seen = replaced.get_or_insert_default();
+        let mut counted = 0;
+        let by_uid: std::collections::HashMap<&str, &Lifetime> =
+            lifetimes.iter().map(|l| (l.uid.as_str(), l)).collect();
+        for (victim, by) in replacement::pair(lifetimes) {
+            let Some(l) = by_uid.get(victim) else {
+                continue;
+            };
+            let Some(seconds) = replacement::latency_s(l, by) else {
+                continue;
+            };
+            if !seen.insert(victim.to_string()) || first {
+                continue;
+            }
+            self.replacement_latency
+                .get_or_create(&PoolLabels {
+                    cluster: l.cluster.clone(),
+                    pool: l.pool.clone().unwrap_or_default(),
+                })
+                .observe(seconds);
+            counted += 1;
+        }
+        counted
+    }
+
+    /// Sets the rate gauges from the ledger's rate rows (`app::domain::preemption::rates`):
+    /// the pool rows of pools still running spot nodes, the ones an alert can act on.
+    pub fn set_rates(&self, rows: &[RateRow]) {
+        self.rates.clear();
+        for r in rows
+            .iter()
+            .filter(|r| r.by == "pool" && r.running_spot_nodes > 0)
+        {
+            let Some((cluster, pool)) = r.key.split_once('/') else {
+                continue;
+            };
+            self.rates
+                .get_or_create(&RateLabels {
+                    cluster: cluster.into(),
+                    pool: pool.into(),
+                    window: r.window.clone(),
+                })
+                .set(r.rate_pct);
         }
     }
 
@@ -256,5 +390,83 @@ mod tests {
         );
         assert!(text.contains("spotboard_cost_usd_per_hour 9.65"));
         assert!(text.contains("spotboard_on_demand_baseline_usd_per_hour 21.6"));
+    }
+
+    #[test]
+    fn replacement_latencies_count_once_and_not_the_ledger_s_past_at_start() {
+        use chrono::{Duration, TimeZone, Utc};
+        let t =
+            |s: i64| Utc.with_ymd_and_hms(2026, 11, 24, 12, 0, 0).unwrap() + Duration::seconds(s);
+        let node = |uid: &str, start: i64, t0: Option<i64>, ready: Option<i64>| Lifetime {
+            uid: uid.into(),
+            cluster: "c1".into(),
+            pool: Some("spot-a".into()),
+            started_at: t(start),
+            preemption_t0: t0.map(t),
+            ready_at: ready.map(t),
+            ..Default::default()
+        };
+        let m = Metrics::default();
+        // At start the ledger already has one replacement (50 s): noted, not counted.
+        let mut ledger = vec![
+            node("old", -900, Some(-600), Some(-890)),
+            node("r0", -590, None, Some(-550)),
+        ];
+        assert_eq!(m.observe_replacements(&ledger), 0);
+        // Then a preemption at 0 s whose replacement is Ready at 75 s.
+        ledger.push(node("v", -900, Some(0), Some(-890)));
+        ledger.push(node("r", 20, None, None));
+        assert_eq!(m.observe_replacements(&ledger), 0, "not Ready yet");
+        ledger[3].ready_at = Some(t(75));
+        assert_eq!(m.observe_replacements(&ledger), 1);
+        assert_eq!(m.observe_replacements(&ledger), 0, "once");
+        let text = m.encode();
+        assert!(
+            text.contains(
+                r#"spotboard_replacement_latency_seconds_sum{cluster="c1",pool="spot-a"} 75.0"#
+            ),
+            "{text}"
+        );
+        assert!(text.contains(
+            r#"spotboard_replacement_latency_seconds_count{cluster="c1",pool="spot-a"} 1"#
+        ));
+        assert!(text.contains(r#"spotboard_replacement_latency_seconds_bucket{le="60.0",cluster="c1",pool="spot-a"} 0"#));
+        assert!(text.contains(r#"spotboard_replacement_latency_seconds_bucket{le="90.0",cluster="c1",pool="spot-a"} 1"#));
+    }
+
+    #[test]
+    fn conditions_and_rates_of_pools_in_use_are_exported() {
+        use app::model::ConditionView;
+        let m = Metrics::default();
+        let mut p = pool("c1", CapacityType::Spot, 3);
+        p.name = "spot-a".into();
+        p.conditions = vec![ConditionView {
+            type_: app::nodepool::ConditionType::Capacity,
+            status: "False".into(),
+            reason: "NoneAvailable".into(),
+            ..Default::default()
+        }];
+        m.set_fleet(&[p]);
+        let rate = |key: &str, running: u32| RateRow {
+            by: "pool".into(),
+            key: key.into(),
+            window: "24h".into(),
+            rate_pct: 12.5,
+            running_spot_nodes: running,
+            ..Default::default()
+        };
+        m.set_rates(&[rate("c1/spot-a", 3), rate("c1/idle", 0)]);
+        let text = m.encode();
+        assert!(
+            text.contains(r#"spotboard_nodepool_condition{cluster="c1",pool="spot-a",condition="Capacity",status="False",reason="NoneAvailable"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains(
+            r#"spotboard_preemption_rate_percent{cluster="c1",pool="spot-a",window="24h"} 12.5"#
+        ));
+        assert!(
+            !text.contains("idle"),
+            "a pool running no spot nodes has no rate series"
+        );
     }
 }

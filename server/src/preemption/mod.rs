@@ -34,7 +34,7 @@ pub use tracker::Tracker;
 pub use webhook::{Webhook, redact};
 
 /// How often the ledger's preemption rates are recomputed when no preemption starts or ends.
-const RATES_EVERY: Duration = Duration::from_secs(60);
+const RATES_EVERY: Duration = Duration::from_secs(15);
 
 /// How often the preemption rows are published at most while they change: a wave of 2,000
 /// nodes changes them thousands of times a second, a person reads them at a glance.
@@ -50,6 +50,19 @@ pub struct PreemptionWatch {
     ledger: Option<crate::ledger::Ledger>,
     pub readiness: ReadinessAudit,
     webhook: Option<Webhook>,
+    /// Rates above this percent on a key still running spot nodes are flagged.
+    rate_alert_pct: f64,
+}
+
+/// How the preemption watch judges and announces.
+#[derive(Clone, Debug)]
+pub struct PreemptionSettings {
+    /// Preemptions less than this apart form one wave.
+    pub wave_gap: chrono::Duration,
+    /// Where closed waves are POSTed.
+    pub webhook: Option<String>,
+    /// `--rate-alert-pct`: a rate above this percent on a key running spot nodes is flagged.
+    pub rate_alert_pct: f64,
 }
 
 impl PreemptionWatch {
@@ -57,22 +70,23 @@ impl PreemptionWatch {
     /// cluster, spotboard's own read-only identity) read the pods of a node at T=0.
     ///
     /// The pods read at T=0 are also linked to the node's lifetime in `ledger`.
-    /// A wave closes when no preemption follows it for `wave_gap`; each closed wave is logged
-    /// once and, with `webhook`, POSTed there once as JSON (`{cluster, started, last, nodes}`).
+    /// A wave closes when no preemption follows it for `settings.wave_gap`; each closed wave
+    /// is logged once and, with a webhook, POSTed there once as JSON
+    /// (`{cluster, started, last, nodes}`).
     pub fn start(
         hub: Hub,
         clients: HashMap<String, kube::Client>,
-        wave_gap: chrono::Duration,
-        webhook: Option<String>,
+        settings: PreemptionSettings,
         ledger: Option<crate::ledger::Ledger>,
     ) -> (Self, tokio::task::JoinHandle<()>) {
         let watch = PreemptionWatch {
             hub: hub.clone(),
-            tracker: Arc::new(std::sync::Mutex::new(Tracker::new(wave_gap))),
+            tracker: Arc::new(std::sync::Mutex::new(Tracker::new(settings.wave_gap))),
             metrics: Arc::new(Metrics::default()),
             ledger,
             readiness: ReadinessAudit::new(hub, clients.clone()),
-            webhook: webhook.map(Webhook::new),
+            webhook: settings.webhook.map(Webhook::new),
+            rate_alert_pct: settings.rate_alert_pct,
         };
         let w = watch.clone();
         // Ends with the process, like the loop below; it holds no state worth a clean stop.
@@ -245,9 +259,14 @@ impl PreemptionWatch {
         let Some(l) = &self.ledger else { return };
         let now = Utc::now();
         match l.between(now - chrono::Duration::days(30), now).await {
-            Ok(lifetimes) => self
-                .hub
-                .set_rates(app::domain::preemption::rates::rates(&lifetimes, now)),
+            Ok(lifetimes) => {
+                use app::domain::preemption::rates;
+                let mut rows = rates::rates(&lifetimes, now);
+                rates::flag(&mut rows, self.rate_alert_pct);
+                self.metrics.set_rates(&rows);
+                self.hub.set_rates(rows);
+                self.metrics.observe_replacements(&lifetimes);
+            }
             Err(e) => tracing::warn!(error = %e, "preemption rates unavailable"),
         }
     }

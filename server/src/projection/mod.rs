@@ -24,6 +24,7 @@ pub fn node_row(cluster: &str, rec: &NodeRecord, pods: u32) -> NodeRow {
         zone: rec.zone.clone(),
         state: rec.state.clone(),
         ready: rec.ready,
+        ready_since: rec.ready_since,
         cordoned: rec.cordoned,
         pending_preemption: rec.pending_preemption,
         evicted_at: rec.evicted_at.clone(),

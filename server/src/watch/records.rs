@@ -57,6 +57,9 @@ pub struct NodeRecord {
     /// `node.coreweave.cloud/state`.
     pub state: Option<String>,
     pub ready: Option<bool>,
+    /// When the `Ready` condition last turned True (its lastTransitionTime); `None` while not
+    /// Ready or when the kubelet gave no time.
+    pub ready_since: Option<DateTime<Utc>>,
     /// `spec.unschedulable`.
     pub cordoned: bool,
     /// `qos.coreweave.cloud/pending-preemption == "true"`.

@@ -147,12 +147,15 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
         .and_then(|s| s.taints.as_ref())
         .map(|ts| ts.iter().map(|t| t.key.clone()).collect())
         .unwrap_or_default();
-    let ready = n
+    let ready_condition = n
         .status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
-        .map(|c| c.status == "True");
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
+    let ready = ready_condition.map(|c| c.status == "True");
+    let ready_since = ready_condition
+        .filter(|c| c.status == "True")
+        .and_then(|c| time(c.last_transition_time.as_ref()));
     Some(NodeRecord {
         uid,
         name: n.name_any(),
@@ -161,6 +164,7 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
         zone: label(labels::ZONE),
         state: label(labels::NODE_STATE),
         ready,
+        ready_since,
         cordoned: n
             .spec
             .as_ref()

@@ -203,3 +203,51 @@ async fn the_embedded_feed_needs_a_token_and_a_feed_file_is_read_and_marked_conf
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// The time from queued to current comes from the ledger's condition history, so a restart
+/// keeps it: a ledger holding five hour-long AtTarget=False episodes of a pool gives its cell
+/// a median of an hour as soon as the dashboard has listed the pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_time_from_queued_to_current_is_read_from_the_condition_history() {
+    use app::model::ConditionView;
+    use app::nodepool::ConditionType;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.sqlite");
+    let cluster = "spotboard-us-east-04a";
+    let pool = "h100-spot-train";
+    {
+        let ledger = server::ledger::Ledger::open(&format!("sqlite://{}", file.display()))
+            .await
+            .unwrap();
+        let now = chrono::Utc::now();
+        for i in 0..5 {
+            let start = now - chrono::Duration::hours(2 * (i + 2));
+            for (status, reason, at) in [
+                ("False", "QueuedAwaitingCapacity", start),
+                ("True", "AtTarget", start + chrono::Duration::hours(1)),
+            ] {
+                let c = ConditionView {
+                    type_: ConditionType::AtTarget,
+                    status: status.into(),
+                    reason: reason.into(),
+                    ..Default::default()
+                };
+                ledger.condition(cluster, pool, &c, at).await.unwrap();
+            }
+        }
+    }
+    let d = common::start_with(&[ZONES[0]], 60.0, |a| a.ledger = file.clone()).await;
+    let pools = get(&format!("{}/api/v1/pools", d.base)).await;
+    let t = pools["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["cluster"] == cluster && p["name"] == pool)
+        .map(|p| p["instance_type"].as_str().unwrap().to_string())
+        .expect("the pool");
+    common::sim::eventually(Duration::from_secs(20), "the history's median", || async {
+        let g = get(&format!("{}/api/v1/capacity", d.base)).await;
+        (cell(&g, ZONES[0], &t)["median_fulfil_seconds"] == 3600).then_some(())
+    })
+    .await;
+}

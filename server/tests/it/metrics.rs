@@ -1,6 +1,6 @@
 //! `/metrics` as a team's Prometheus scrapes it, and the Grafana dashboard shipped for it
 //! (`server/deploy/grafana/spotboard.json`): every series a panel queries is exported, with
-//! the embedded cluster's fleet in it.
+//! the embedded cluster's fleet in it; and every series the PrometheusRule's alerts query.
 
 use std::time::Duration;
 
@@ -10,9 +10,9 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use crate::common;
-use common::sim::eventually;
 
 const ZONE: &str = "US-EAST-04A";
+const AWS: &str = "us-east-1a";
 
 /// The `spotboard_*` series names in a PromQL expression.
 fn series(expr: &str) -> Vec<String> {
@@ -31,8 +31,21 @@ fn series(expr: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_series_the_grafana_dashboard_queries_is_exported() {
-    let d = common::start(&[ZONE], 60.0).await;
-    // Counters are exported from their first sample: one preemption gives them one.
+    let d = common::start_with(&[ZONE], 60.0, |a| a.karpenter_zones = vec![AWS.into()]).await;
+    // Counters and histograms are exported from their first sample: one preemption gives
+    // them one. A Karpenter node is replaced without waiting for capacity, so its replacement
+    // latency comes in a second or two.
+    let aws = Api::<Node>::all(d.admin(AWS));
+    let victim = aws
+        .list(&ListParams::default().labels("karpenter.sh/nodepool=spot-general"))
+        .await
+        .unwrap()
+        .items[0]
+        .name_any();
+    let preempt = json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
+    aws.patch(&victim, &PatchParams::default(), &Patch::Merge(&preempt))
+        .await
+        .unwrap();
     let nodes = Api::<Node>::all(d.admin(ZONE));
     let spot = nodes
         .list(&ListParams::default().labels("compute.coreweave.com/node-pool=h100-spot-train"))
@@ -49,15 +62,26 @@ async fn every_series_the_grafana_dashboard_queries_is_exported() {
         .await
         .unwrap();
     let url = format!("{}/metrics", d.base);
-    let text = eventually(
-        Duration::from_secs(10),
-        "the preemption counted",
-        || async {
-            let t = common::text_of(&url).await;
-            t.contains("spotboard_preemption_waves_total{").then_some(t)
-        },
-    )
-    .await;
+    // The replacement's latency is counted once the ledger has it Ready, and the rates are
+    // refreshed every 15 s.
+    let wanted = [
+        "spotboard_preemption_waves_total{",
+        "spotboard_replacement_latency_seconds_bucket{",
+        "spotboard_preemption_rate_percent{",
+    ];
+    let started = std::time::Instant::now();
+    let text = loop {
+        let t = common::text_of(&url).await;
+        let missing: Vec<&&str> = wanted.iter().filter(|w| !t.contains(**w)).collect();
+        if missing.is_empty() {
+            break t;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "not exported within 90 s: {missing:?}\n{t}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
     let dashboard: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -72,12 +96,30 @@ async fn every_series_the_grafana_dashboard_queries_is_exported() {
             queried.extend(series(target["expr"].as_str().unwrap()));
         }
     }
+    // And the PrometheusRule's alert expressions.
+    let rules = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/prometheus/spotboard-rules.yaml"
+    ))
+    .unwrap();
+    let exprs: Vec<&str> = rules
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("expr:"))
+        .collect();
+    assert_eq!(exprs.len(), 4, "one expression per alert");
+    for e in exprs {
+        queried.extend(series(e));
+    }
     queried.sort();
     queried.dedup();
-    assert!(queried.len() >= 7, "{queried:?}");
+    assert!(queried.len() >= 10, "{queried:?}");
     for name in &queried {
-        // A counter is declared without its `_total` suffix in the exposition's TYPE line.
-        let family = name.strip_suffix("_total").unwrap_or(name);
+        // A counter is declared without its `_total` suffix in the exposition's TYPE line, a
+        // histogram without `_bucket`, `_sum` and `_count`.
+        let family = ["_total", "_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s))
+            .unwrap_or(name);
         assert!(
             text.contains(&format!("# TYPE {family} ")),
             "the dashboard queries {name}, which /metrics does not export:\n{text}"

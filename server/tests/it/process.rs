@@ -28,7 +28,7 @@ fn spotboard(dir: &Path, ledger: &Path, kubeconfig: &str) -> Command {
 }
 
 /// Reads the child's log until it names the address it serves on.
-async fn served_address(child: &mut Child) -> String {
+pub(crate) async fn served_address(child: &mut Child) -> String {
     let stdout = child.stdout.take().expect("piped stdout");
     let mut lines = BufReader::new(stdout).lines();
     let deadline = Instant::now() + Duration::from_secs(60);

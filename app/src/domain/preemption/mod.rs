@@ -16,6 +16,7 @@ pub mod rates;
 pub mod readiness;
 #[cfg(test)]
 mod readiness_tests;
+pub mod replacement;
 pub mod timeline;
 
 use std::collections::BTreeMap;

@@ -5,12 +5,18 @@
 //! one zone, and a trailing window (24 h, 7 d, 30 d), the spot nodes whose preemption T=0 fell
 //! in the window, divided by the spot nodes that ran at any time in the window, as a percent. The bands are the Spot Instance Advisor's: <5 %, 5–10 %,
 //! 10–15 %, 15–20 %, >20 % (AWS: EC2 Spot Instance Advisor, "Frequency of interruption").
+//!
+//! Each row also carries the replacement latency of the same preemptions (p50, p95, max; see
+//! [`super::replacement`]) and whether it is flagged: a key still running spot nodes whose
+//! rate is above `--rate-alert-pct` (default 10 %, the article's rule: AWS, "Best practices
+//! for handling EC2 Spot Instance interruptions").
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::replacement;
 use crate::domain::capacity::score::band;
 use crate::model::Lifetime;
 
@@ -53,6 +59,26 @@ pub struct RateRow {
     pub spot_nodes: u32,
     pub rate_pct: f64,
     pub band: String,
+    /// Spot nodes of this key running now: a key with none is not "actively used".
+    #[serde(default)]
+    pub running_spot_nodes: u32,
+    /// The rate is above the alert threshold and the key is actively used ([`flag`]).
+    #[serde(default)]
+    pub alert: bool,
+    /// The threshold `alert` was judged against, percent (`--rate-alert-pct`).
+    #[serde(default)]
+    pub alert_pct: f64,
+    /// Preemptions in the window whose replacement is Ready (the latencies below).
+    #[serde(default)]
+    pub replaced: u32,
+    /// Replacement latency, seconds from T=0 to the replacement's Ready: nearest-rank p50,
+    /// p95 and the maximum; `None` when no preemption in the window has been replaced yet.
+    #[serde(default)]
+    pub latency_p50_s: Option<f64>,
+    #[serde(default)]
+    pub latency_p95_s: Option<f64>,
+    #[serde(default)]
+    pub latency_max_s: Option<f64>,
 }
 
 impl RateRow {
@@ -62,8 +88,52 @@ impl RateRow {
     }
 }
 
-/// Rates per pool, zone and instance type over each window, for spot lifetimes only.
+/// Sets `alert` on every row above `alert_pct` percent whose key runs spot nodes now.
+pub fn flag(rows: &mut [RateRow], alert_pct: f64) {
+    for r in rows {
+        r.alert = r.running_spot_nodes > 0 && r.rate_pct > alert_pct;
+        r.alert_pct = alert_pct;
+    }
+}
+
+/// What to do about a flagged key, for its provider (`None`: not known, every provider's):
+/// the article's advice (AWS, "Best practices for handling EC2 Spot Instance interruptions"),
+/// with each provider's own lever.
+pub fn advice(provider: Option<super::Provider>) -> &'static str {
+    use super::Provider;
+    match provider {
+        Some(Provider::Karpenter) => {
+            "Drop this instance family from the NodePool's requirements (or add more \
+             families), so Karpenter launches spot capacity from less contested pools."
+        }
+        Some(Provider::Cks) => {
+            "Consider another zone for this instance type: the Capacity Finder ranks them \
+             by capacity and by this rate."
+        }
+        Some(Provider::Gke) => {
+            "Spread across machine families: more node pools (or a compute class) with \
+             other machine types, so one family's reclaim does not take the workload."
+        }
+        _ => {
+            "Diversify: other instance families (Karpenter), another zone from the \
+             Capacity Finder (CKS), other machine families (GKE)."
+        }
+    }
+}
+
+/// What one key accumulates over a window.
+#[derive(Default)]
+struct Acc {
+    preemptions: u32,
+    spot_nodes: u32,
+    running: u32,
+    latencies: Vec<f64>,
+}
+
+/// Rates per pool, zone and instance type over each window, for spot lifetimes only, with
+/// the replacement latency of the same preemptions. Not flagged: see [`flag`].
 pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
+    let pairs = replacement::pair(lifetimes);
     let dims: [(&str, KeyOf); 4] = [
         ("pool", |l| {
             l.pool.as_ref().map(|p| format!("{}/{p}", l.cluster))
@@ -81,7 +151,7 @@ pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
     for (window, hours) in WINDOWS {
         let from = now - Duration::hours(hours);
         for (by, key_of) in dims {
-            let mut acc: BTreeMap<String, (u32, u32)> = BTreeMap::new();
+            let mut acc: BTreeMap<String, Acc> = BTreeMap::new();
             for l in lifetimes
                 .iter()
                 .filter(|l| l.capacity_type == super::CapacityType::Spot)
@@ -92,21 +162,36 @@ pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
                 }
                 let Some(key) = key_of(l) else { continue };
                 let e = acc.entry(key).or_default();
-                e.1 += 1;
+                e.spot_nodes += 1;
+                if l.ended_at.is_none() {
+                    e.running += 1;
+                }
                 if l.preemption_t0.is_some_and(|t| t >= from && t <= now) {
-                    e.0 += 1;
+                    e.preemptions += 1;
+                    let latency = pairs
+                        .get(l.uid.as_str())
+                        .and_then(|r| replacement::latency_s(l, r));
+                    e.latencies.extend(latency);
                 }
             }
-            for (key, (preemptions, spot_nodes)) in acc {
-                let rate_pct = f64::from(preemptions) * 100.0 / f64::from(spot_nodes.max(1));
+            for (key, a) in acc {
+                let rate_pct = f64::from(a.preemptions) * 100.0 / f64::from(a.spot_nodes.max(1));
+                let latency = replacement::stats(&a.latencies);
                 out.push(RateRow {
                     by: by.into(),
                     key,
                     window: window.into(),
-                    preemptions,
-                    spot_nodes,
+                    preemptions: a.preemptions,
+                    spot_nodes: a.spot_nodes,
                     rate_pct: (rate_pct * 10.0).round() / 10.0,
                     band: band(rate_pct).into(),
+                    running_spot_nodes: a.running,
+                    alert: false,
+                    alert_pct: 0.0,
+                    replaced: a.latencies.len() as u32,
+                    latency_p50_s: latency.map(|s| s.p50_s),
+                    latency_p95_s: latency.map(|s| s.p95_s),
+                    latency_max_s: latency.map(|s| s.max_s),
                 });
             }
         }
@@ -161,5 +246,53 @@ mod tests {
         assert_eq!(get("7d").band, "15–20 %");
         // One row per pool, zone, instance type, and instance type in a zone.
         assert_eq!(r.iter().filter(|x| x.window == "30d").count(), 4);
+    }
+
+    #[test]
+    fn replacement_latency_and_the_alert_flag_per_pool_by_hand() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap();
+        let s = |secs: i64| now - Duration::hours(1) + Duration::seconds(secs);
+        let mut l: Vec<Lifetime> = (0..8)
+            .map(|i| life(&format!("n{i}"), 100, None, "spot"))
+            .collect();
+        // Two preemptions an hour ago, at T=0 and T=0+10 s; their replacements start at 30 s
+        // and 40 s and are Ready at 75 s and 140 s: latencies 75 s and 130 s.
+        for (uid, t0) in [("v1", 0), ("v2", 10)] {
+            l.push(Lifetime {
+                preemption_t0: Some(s(t0)),
+                ended_at: Some(s(t0 + 420)),
+                ..life(uid, 100, None, "spot")
+            });
+        }
+        for (uid, start, ready) in [("r1", 30, 75), ("r2", 40, 140)] {
+            l.push(Lifetime {
+                started_at: s(start),
+                ready_at: Some(s(ready)),
+                ..life(uid, 0, None, "spot")
+            });
+        }
+        let mut r = rates(&l, now);
+        flag(&mut r, 10.0);
+        let pool = r
+            .iter()
+            .find(|r| r.by == "pool" && r.window == "24h")
+            .unwrap();
+        // 2 preempted of 12 spot nodes that ran: 16.7 %; 10 still running.
+        assert_eq!((pool.preemptions, pool.spot_nodes), (2, 12));
+        assert_eq!(pool.rate_pct, 16.7);
+        assert_eq!(pool.running_spot_nodes, 10);
+        assert!(pool.alert, "above 10 % and running");
+        assert_eq!(pool.replaced, 2);
+        // Nearest rank of [75, 130]: p50 = 1st = 75, p95 = 2nd = 130.
+        assert_eq!(
+            (pool.latency_p50_s, pool.latency_p95_s, pool.latency_max_s),
+            (Some(75.0), Some(130.0), Some(130.0))
+        );
+        // The same pool at a 20 % threshold is not flagged; nor is a key with nothing running.
+        flag(&mut r, 20.0);
+        assert!(!r.iter().any(|r| r.alert));
+        let mut idle = rates(&l[8..10], now);
+        flag(&mut idle, 10.0);
+        assert!(idle.iter().all(|r| r.running_spot_nodes == 0 && !r.alert));
     }
 }

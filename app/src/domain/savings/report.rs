@@ -211,9 +211,10 @@ fn round_row(mut row: CostRow) -> CostRow {
     row
 }
 
-/// For each preempted lifetime with T=0 in the range: the node-hours from T=0 until the next
-/// node of the same pool started (the replacement; until `to` when none has yet), at the
-/// preempted node's own price and GPU count.
+/// For each preempted lifetime with T=0 in the range: the node-hours from T=0 until its
+/// replacement (the pool's next node, [`crate::domain::preemption::replacement::pair`]) was
+/// Ready (until `to` while none is), at the preempted node's own price and GPU count. Ready,
+/// not created: a node that cannot run pods yet replaces nothing.
 fn preemption_cost(
     priced: &[Priced],
     from: DateTime<Utc>,
@@ -221,6 +222,7 @@ fn preemption_cost(
     now: DateTime<Utc>,
 ) -> PreemptionCost {
     let mut cost = PreemptionCost::default();
+    let pairs = crate::domain::preemption::replacement::pair(priced.iter().map(|p| p.life));
     for p in priced {
         let Some(t0) = p.life.preemption_t0.filter(|t| *t >= from && *t <= to) else {
             continue;
@@ -228,13 +230,7 @@ fn preemption_cost(
         if p.life.pool.is_none() {
             continue;
         }
-        let replacement = priced
-            .iter()
-            .map(|q| q.life)
-            .filter(|q| q.cluster == p.life.cluster && q.pool == p.life.pool && q.uid != p.life.uid)
-            .map(|q| q.started_at)
-            .filter(|s| *s >= t0)
-            .min();
+        let replacement = pairs.get(p.life.uid.as_str()).and_then(|r| r.ready_at);
         let lost = hours(t0, replacement.unwrap_or(to.min(now)));
         cost.preemptions += 1;
         cost.lost_node_hours += lost;

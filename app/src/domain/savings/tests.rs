@@ -23,6 +23,7 @@ fn life(uid: &str, class: &str, instance: &str, start_h: i64, end_h: Option<i64>
         ended_at: end_h.map(|h| t0() + Duration::hours(h)),
         end_reason: end_h.map(|_| "scaled down".into()),
         preemption_t0: None,
+        ready_at: None,
     }
 }
 
@@ -107,15 +108,17 @@ fn report_by_hand_with_an_unpriced_node_left_out_and_counted() {
 }
 
 #[test]
-fn preemption_cost_runs_from_t0_to_the_replacement() {
+fn preemption_cost_runs_from_t0_to_the_replacement_being_ready() {
     let prices = PriceCatalog::shipped();
     let mut victim = life("v", "spot", "gd-8xa100-i128", 0, Some(9));
     victim.preemption_t0 = Some(t0() + Duration::hours(8));
     victim.end_reason = Some("preempted".into());
-    // The replacement starts 30 min after T=0.
+    // The replacement is created 20 min after T=0 and Ready 30 min after: the loss runs
+    // to Ready (creation would make it 20 min).
     let replacement = life("r", "spot", "gd-8xa100-i128", 0, None);
     let replacement = Lifetime {
-        started_at: t0() + Duration::minutes(8 * 60 + 30),
+        started_at: t0() + Duration::minutes(8 * 60 + 20),
+        ready_at: Some(t0() + Duration::minutes(8 * 60 + 30)),
         ..replacement
     };
     let r = report(&ReportInput {

@@ -6,6 +6,7 @@ pub mod chart;
 mod lookup;
 mod pool;
 mod readiness;
+mod signals;
 
 pub use pool::PoolPreemptions;
 pub use readiness::ReadinessSection;
@@ -14,7 +15,6 @@ use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
 use crate::components::time::use_now;
-use crate::domain::preemption::rates::RateRow;
 use crate::live::{LiveStore, use_live};
 use crate::model::{PodImpact, PreemptionView, Scope};
 
@@ -93,7 +93,8 @@ pub fn PreemptionsPage() -> impl IntoView {
                         </Show>
                         {move || {
                             rates_scope.track();
-                            view! { <RatesTable rates=live.rates.values() scope=rates_scope /> }
+                            let providers = signals::providers(&live.pools.values());
+                            view! { <signals::SignalsTable rates=live.rates.values() scope=rates_scope providers /> }
                         }}
                     }.into_any()
                 }
@@ -148,67 +149,6 @@ fn LatestWave() -> impl IntoView {
                     )}</p>
                 }
             })
-    }
-}
-
-/// The dimensions the rates table can be read by, as [`RateRow::by`] names them.
-const RATE_SCOPES: [&str; 4] = [
-    "pool",
-    "zone",
-    "instance type",
-    crate::domain::preemption::rates::BY_ZONE_TYPE,
-];
-
-/// Preemption rates over 24 h / 7 d / 30 d, in bands, for one dimension at a time (`scope`:
-/// pool, zone, instance type, or zone × instance type), one row per key.
-#[component]
-fn RatesTable(rates: Vec<RateRow>, scope: RwSignal<String>) -> impl IntoView {
-    let by = scope.get_untracked();
-    let mut keys: Vec<(String, String)> = rates
-        .iter()
-        .filter(|r| r.by == by)
-        .map(|r| (r.by.clone(), r.key.clone()))
-        .collect();
-    keys.dedup();
-    keys.sort();
-    keys.dedup();
-    let cell = move |by: &str, key: &str, w: &str| {
-        rates
-            .iter()
-            .find(|r| r.by == by && r.key == key && r.window == w)
-            .map(|r| format!("{} ({} of {})", r.band, r.preemptions, r.spot_nodes))
-            .unwrap_or_else(|| "—".into())
-    };
-    view! {
-        <h2>"Preemption rate"</h2>
-        <p class="hint definition">
-            "Spot nodes whose preemption T=0 fell in the window, divided by the spot nodes that ran at any \
-             time in it, from the ledger (kept beyond Kubernetes' event TTL), in the Spot Advisor bands \
-             <5 %, 5–10 %, 10–15 %, 15–20 %, >20 %."
-        </p>
-        <label class="rates-scope">"Rates by "
-            <select name="rates-by" on:change=move |ev| scope.set(event_target_value(&ev))>
-                {RATE_SCOPES.map(|s| view! { <option value=s selected=s == by>{s}</option> })}
-            </select>
-        </label>
-        <div class="table-wrap" tabindex="0" role="region" aria-label="Preemption rates">
-            <table class="rates" data-testid="rates">
-                <thead><tr>
-                    <th scope="col">{by.clone()}</th>
-                    <th scope="col">"24 h"</th><th scope="col">"7 d"</th><th scope="col">"30 d"</th>
-                </tr></thead>
-                <tbody>
-                    {keys.into_iter().map(|(by, key)| view! {
-                        <tr data-key=key.clone()>
-                            <th scope="row">{key.clone()}</th>
-                            <td>{cell(&by, &key, "24h")}</td>
-                            <td>{cell(&by, &key, "7d")}</td>
-                            <td>{cell(&by, &key, "30d")}</td>
-                        </tr>
-                    }).collect_view()}
-                </tbody>
-            </table>
-        </div>
     }
 }
 

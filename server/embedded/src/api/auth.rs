@@ -1,5 +1,6 @@
 //! Bearer-token authentication and the two roles: admin (everything) and reader (get, list,
-//! watch), like the read-only ClusterRole spotboard ships for real clusters.
+//! watch, plus create/update/patch of Leases), like the read-only ClusterRole and the
+//! leader-election Role spotboard ships for real clusters (`server/deploy/base/rbac.yaml`).
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::Shared;
 use super::request::Verb;
+use super::resources::Kind;
 use super::status::ApiError;
 use super::watch::ReaderFault;
 
@@ -29,8 +31,12 @@ impl User {
         }
     }
 
-    pub fn may(self, verb: Verb) -> bool {
-        self == User::Admin || verb.is_read()
+    /// Whether this user may `verb` objects of `kind`. The reader writes only Leases (leader
+    /// election among spotboard replicas), and never deletes them, as the shipped Role says.
+    pub fn may(self, verb: Verb, kind: Kind) -> bool {
+        self == User::Admin
+            || verb.is_read()
+            || (kind == Kind::Leases && matches!(verb, Verb::Create | Verb::Update | Verb::Patch))
     }
 }
 
@@ -207,8 +213,10 @@ mod tests {
     }
 
     #[test]
-    fn reader_only_reads() {
-        assert!(User::Reader.may(Verb::Watch) && User::Reader.may(Verb::List));
+    fn reader_reads_and_writes_only_leases() {
+        assert!(
+            User::Reader.may(Verb::Watch, Kind::Nodes) && User::Reader.may(Verb::List, Kind::Pods)
+        );
         for v in [
             Verb::Create,
             Verb::Update,
@@ -216,9 +224,13 @@ mod tests {
             Verb::Delete,
             Verb::DeleteCollection,
         ] {
-            assert!(!User::Reader.may(v));
-            assert!(User::Admin.may(v));
+            assert!(!User::Reader.may(v, Kind::Nodes));
+            assert!(User::Admin.may(v, Kind::Nodes));
         }
+        for v in [Verb::Create, Verb::Update, Verb::Patch] {
+            assert!(User::Reader.may(v, Kind::Leases));
+        }
+        assert!(!User::Reader.may(Verb::Delete, Kind::Leases));
         assert!(is_public("/version") && !is_public("/api"));
     }
 

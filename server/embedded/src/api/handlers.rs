@@ -132,7 +132,7 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Result<Response, ApiError>
         .extensions
         .get::<User>()
         .ok_or_else(ApiError::unauthorized)?;
-    if !user.may(verb) {
+    if !user.may(verb, path.kind) {
         return Err(ApiError::forbidden(
             user.name(),
             verb.as_str(),

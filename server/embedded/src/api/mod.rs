@@ -73,7 +73,8 @@ pub use watch::ReaderFault;
 pub struct Tokens {
     /// May do everything.
     pub admin: String,
-    /// May only get, list and watch (and read discovery and OpenAPI).
+    /// May get, list and watch (and read discovery and OpenAPI), and write Leases: the
+    /// read-only ClusterRole plus the leader-election Role spotboard ships.
     pub reader: String,
 }
 

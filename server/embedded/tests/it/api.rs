@@ -416,13 +416,25 @@ async fn leases_conflict_on_a_stale_resource_version() {
         held.spec.unwrap().holder_identity.as_deref(),
         Some("replica-a")
     );
-    // The reader (spotboard's own account) may read leases but not take one.
+    // The reader (spotboard's own account) may take a lease with a fresh read, as the
+    // shipped leader-election Role allows, but may not delete it or write anything else.
     let reader: Api<Lease> = Api::namespaced(f.reader.clone(), "default");
-    assert!(reader.get("spotboard-recorder").await.is_ok());
     let mut c = reader.get("spotboard-recorder").await.unwrap();
     c.spec.as_mut().unwrap().holder_identity = Some("reader".into());
     let taken = reader
         .replace("spotboard-recorder", &PostParams::default(), &c)
+        .await
+        .unwrap();
+    assert_eq!(
+        taken.spec.unwrap().holder_identity.as_deref(),
+        Some("reader")
+    );
+    let deleted = reader
+        .delete("spotboard-recorder", &DeleteParams::default())
         .await;
-    assert_eq!(api_code(taken.unwrap_err()), 403);
+    assert_eq!(api_code(deleted.unwrap_err()), 403);
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(f.reader.clone());
+    let ns = serde_json::from_value(json!({"metadata": {"name": "taken-by-reader"}})).unwrap();
+    let written = namespaces.create(&PostParams::default(), &ns).await;
+    assert_eq!(api_code(written.unwrap_err()), 403);
 }

@@ -47,8 +47,7 @@ fn removed(uid: &str) -> Fact {
 }
 
 fn ended(r: &Recorder) -> Vec<(String, &'static str)> {
-    r.queue
-        .iter()
+    r.queued_writes()
         .filter_map(|w| match w {
             Write::Ended { uid, reason, .. } => Some((uid.clone(), *reason)),
             _ => None,
@@ -69,10 +68,11 @@ fn a_brief_notice_then_removal_ends_as_preempted_at_once() {
     ));
     r.apply(&removed("n1"), t(5));
     r.settle(t(5));
-    assert!(r.queue.contains(&Write::Preempting {
-        uid: "n1".into(),
-        t0: t(5)
-    }));
+    assert!(r.queued_writes().any(|w| *w
+        == Write::Preempting {
+            uid: "n1".into(),
+            t0: t(5)
+        }));
     assert_eq!(ended(&r), vec![("n1".to_string(), "preempted")]);
 }
 
@@ -98,10 +98,11 @@ fn the_preemption_event_decides_for_a_node_that_left_without_a_notice_seen() {
     );
     r.settle(t(11));
     assert_eq!(ended(&r), vec![("n1".to_string(), "preempted")]);
-    assert!(r.queue.contains(&Write::Preempting {
-        uid: "n1".into(),
-        t0: t(9)
-    }));
+    assert!(r.queued_writes().any(|w| *w
+        == Write::Preempting {
+            uid: "n1".into(),
+            t0: t(9)
+        }));
 }
 
 #[test]
@@ -175,8 +176,7 @@ fn capacity(reason: &str, since: Option<DateTime<Utc>>) -> ConditionView {
 }
 
 fn condition_writes(r: &Recorder) -> Vec<(String, DateTime<Utc>)> {
-    r.queue
-        .iter()
+    r.queued_writes()
         .filter_map(|w| match w {
             Write::Condition {
                 condition, since, ..
@@ -223,5 +223,32 @@ fn an_undated_condition_counts_from_its_first_sighting() {
             ("Sufficient".to_string(), t(1)),
             ("NoneAvailable".to_string(), t(10))
         ]
+    );
+}
+
+#[tokio::test]
+async fn a_follower_writes_nothing_and_keeps_only_its_recent_writes_for_a_takeover() {
+    let ledger = Ledger::open("sqlite::memory:")
+        .await
+        .unwrap()
+        .with_writer(crate::leader::Leadership::following("replica-b"));
+    let mut r =
+        started(vec![node("n1", "a", false)]).keeping_for(std::time::Duration::from_millis(200));
+    r.apply(
+        &Fact::Node {
+            key: "n2".into(),
+            row: Some(Box::new(node("n2", "b", false))),
+        },
+        t(1),
+    );
+    r.step(&ledger, t(1)).await.unwrap();
+    assert_eq!(r.queued(), 1, "kept, not written");
+    assert!(ledger.between(t(-10), t(10)).await.unwrap().is_empty());
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    r.step(&ledger, t(2)).await.unwrap();
+    assert_eq!(
+        r.queued(),
+        0,
+        "older than the keep window: the holder wrote it"
     );
 }

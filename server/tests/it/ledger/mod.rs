@@ -330,7 +330,7 @@ async fn postgres_runs_keep_to_their_own_nodes() {
 
 /// A fresh PostgreSQL database on the test server, so earlier runs' rows cannot mix in;
 /// returns its URL.
-async fn fresh_postgres() -> String {
+pub(crate) async fn fresh_postgres() -> String {
     let admin_url = std::env::var("SPOTBOARD_TEST_DATABASE_URL").expect(
         "SPOTBOARD_TEST_DATABASE_URL is not set: run the tests through ./tasks.sh test, which \
          installs and starts PostgreSQL on loopback",

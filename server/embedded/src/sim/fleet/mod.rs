@@ -148,7 +148,7 @@ async fn seed_zone(f: &Fleet) -> kube::Result<()> {
         let mut names = Vec::new();
         for i in 0..pool.nodes {
             let t = pool.instance_types[i % pool.instance_types.len()];
-            names.push(add_node(f, pool, t).await?);
+            names.push(add_node(f, pool, t, true).await?);
         }
         by_pool.push((pool.name, names));
     }
@@ -209,10 +209,13 @@ async fn create_nodepool(f: &Fleet, obj: Value) -> kube::Result<()> {
     Ok(())
 }
 
+/// Registers a node of `pool`: Ready at once (`ready`), or not yet (a replacement whose
+/// kubelet is starting; [`timeline`] turns it Ready).
 async fn add_node(
     f: &Fleet,
     pool: &objects::PoolPlan,
     instance_type: &str,
+    ready: bool,
 ) -> kube::Result<String> {
     let n = f.seq.load(std::sync::atomic::Ordering::Relaxed) as usize;
     let name = f.node_name(pool.name);
@@ -220,7 +223,7 @@ async fn add_node(
     let api: Api<Node> = Api::all(f.client.clone());
     create(
         &api,
-        objects::node(f.flavor, &zone, pool, &name, instance_type),
+        objects::node(f.flavor, &zone, pool, &name, instance_type, ready),
     )
     .await?;
     Ok(name)

@@ -190,8 +190,17 @@ pub fn node_zone(flavor: Flavor, zone: &str, n: usize) -> String {
     }
 }
 
-/// A Node of `pool` as the provider registers it, Ready.
-pub fn node(flavor: Flavor, zone: &str, pool: &PoolPlan, name: &str, instance_type: &str) -> Value {
+/// A Node of `pool` as the provider registers it: Ready since now when `ready`, else not
+/// Ready yet (its kubelet still starting, as a freshly launched instance registers).
+pub fn node(
+    flavor: Flavor,
+    zone: &str,
+    pool: &PoolPlan,
+    name: &str,
+    instance_type: &str,
+    ready: bool,
+) -> Value {
+    let now = super::super::clock::rfc3339(chrono::Utc::now());
     let mut l = json!({
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
@@ -227,13 +236,21 @@ pub fn node(flavor: Flavor, zone: &str, pool: &PoolPlan, name: &str, instance_ty
         "status": {
             "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
             "allocatable": {"cpu": "7910m", "memory": "29Gi", "pods": "110"},
-            "conditions": [{
-                "type": "Ready", "status": "True", "reason": "KubeletReady",
-                "message": "kubelet is posting ready status",
-            }],
+            "conditions": [ready_condition(ready, &now)],
             "nodeInfo": {"kubeletVersion": super::super::nodes::KUBELET_VERSION},
         },
     })
+}
+
+/// A Node's Ready condition, changed at `at` (RFC 3339), with the kubelet's reasons.
+pub fn ready_condition(ready: bool, at: &str) -> Value {
+    if ready {
+        json!({"type": "Ready", "status": "True", "reason": "KubeletReady",
+               "message": "kubelet is posting ready status", "lastTransitionTime": at})
+    } else {
+        json!({"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+               "message": "container runtime network not ready", "lastTransitionTime": at})
+    }
 }
 
 /// The `app` label of `w`'s pods: a ReplicaSet's name without its hash (the Deployment's).
@@ -354,7 +371,14 @@ mod tests {
             (Flavor::Karpenter, Provider::Karpenter),
         ] {
             for pool in pools(flavor) {
-                let n = node(flavor, "us-east-1a", pool, "n1", pool.instance_types[0]);
+                let n = node(
+                    flavor,
+                    "us-east-1a",
+                    pool,
+                    "n1",
+                    pool.instance_types[0],
+                    true,
+                );
                 let (p, name, cap) = classify(&labels(&n));
                 assert_eq!((p, name.as_deref()), (provider, Some(pool.name)));
                 let want = if pool.spot {

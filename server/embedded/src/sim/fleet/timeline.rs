@@ -23,13 +23,17 @@ use super::{Fleet, add_node, objects, run_pod};
 const GKE_POD_SHUTDOWN: Duration = secs(15);
 /// GKE: the whole notice, after which the VM is gone.
 const GKE_NOTICE: Duration = secs(30);
-/// GKE: the managed instance group recreating the VM.
-const GKE_RECREATE: Duration = secs(60);
+/// GKE: the managed instance group recreating the VM, until it registers.
+const GKE_RECREATE: Duration = secs(45);
 /// AWS: the two-minute interruption warning (AWS: Spot Instance interruption notices).
 const AWS_NOTICE: Duration = secs(120);
-/// Karpenter: launching the replacement until its node is Ready (under a minute on a
-/// well-configured cluster; a typical target, not a documented figure).
-const KARPENTER_REPLACE: Duration = secs(45);
+/// Karpenter: launching the replacement until its node registers (with [`KUBELET_READY`],
+/// under a minute to Ready on a well-configured cluster; a typical target, not a documented
+/// figure).
+const KARPENTER_REPLACE: Duration = secs(30);
+/// A registered replacement's kubelet and network coming up, until the Node is Ready: why
+/// replacement latency ends at Ready, not at the Node's creation.
+const KUBELET_READY: Duration = secs(15);
 
 async fn pods_on(f: &Fleet, node: &str) -> kube::Result<Vec<Pod>> {
     let lp = ListParams::default().fields(&format!("spec.nodeName={node}"));
@@ -188,13 +192,22 @@ async fn replace(f: &Fleet, pool: Option<&str>, lost: &[Pod]) {
     };
     let n = f.seq.load(std::sync::atomic::Ordering::Relaxed) as usize;
     let t = plan.instance_types[n % plan.instance_types.len()];
-    let node = match add_node(f, plan, t).await {
+    let node = match add_node(f, plan, t, false).await {
         Ok(n) => n,
         Err(e) => {
             tracing::warn!(pool = plan.name, "replacing a preempted node: {e}");
             return;
         }
     };
+    f.clock.sleep(KUBELET_READY).await;
+    let ready =
+        json!({"status": {"conditions": [objects::ready_condition(true, &rfc3339(Utc::now()))]}});
+    let set = Api::<Node>::all(f.client.clone())
+        .patch_status(&node, &PatchParams::default(), &Patch::Merge(&ready))
+        .await;
+    if let Err(e) = set {
+        tracing::warn!(node = %node, "turning a replacement Ready: {e}");
+    }
     for p in lost {
         let Some((kind, owner)) = owner(p) else {
             continue;
