@@ -184,7 +184,7 @@ async fn run(
     let mut failing = false;
     loop {
         let began = Instant::now();
-        match attempt(&api, &cfg, &mut observed, began).await {
+        match attempt(&api, &cfg, &mut observed).await {
             Ok(None) => {
                 state.send_if_modified(|s| {
                     set(
@@ -215,10 +215,11 @@ async fn run(
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = stop.changed() => {
+                // Not writing from here on: the Lease may be taken as soon as it is free.
+                state.send_replace(State::Following { holder: None });
                 if holding {
                     release(&api, &cfg).await;
                 }
-                state.send_replace(State::Following { holder: None });
                 return;
             }
         }
@@ -251,7 +252,6 @@ async fn attempt(
     api: &Api<Lease>,
     cfg: &LeaseConfig,
     observed: &mut Option<Observed>,
-    now: Instant,
 ) -> Result<Option<Option<String>>, kube::Error> {
     let Some(mut lease) = api.get_opt(&cfg.name).await? else {
         let lease = Lease {
@@ -270,8 +270,11 @@ async fn attempt(
         };
     };
     let record = record_of(&lease);
-    let next = Observed::update(observed.take(), record.clone(), now);
-    let step = decide(&cfg.identity, &next, now, cfg.duration);
+    // A record is observed when the read returns (as client-go does): a slow read must not
+    // date it earlier than the holder's renewal.
+    let read_at = Instant::now();
+    let next = Observed::update(observed.take(), record.clone(), read_at);
+    let step = decide(&cfg.identity, &next, read_at, cfg.duration);
     *observed = Some(next);
     let acquire_time = match step {
         Step::Wait => return Ok(Some(record.holder)),
@@ -286,7 +289,7 @@ async fn attempt(
     // makes this a 409, never a second holder.
     match api.replace(&cfg.name, &PostParams::default(), &lease).await {
         Ok(written) => {
-            *observed = Some(Observed::update(None, record_of(&written), now));
+            *observed = Some(Observed::update(None, record_of(&written), Instant::now()));
             Ok(None)
         }
         Err(kube::Error::Api(e)) if e.code == 409 => Ok(Some(None)),

@@ -59,6 +59,8 @@ pub fn spawn_recorder(ledger: Ledger, hub: Hub) -> tokio::task::JoinHandle<()> {
             let step = recorder.step(&ledger, chrono::Utc::now()).await;
             match ledger.track(step) {
                 Ok(()) => failing = false,
+                // The Lease ran out mid-step: what is left stays queued for a takeover.
+                Err(crate::Error::NotWriter { .. }) => {}
                 Err(e) if !failing => {
                     failing = true;
                     tracing::warn!(error = %e, queued = recorder.queued(),

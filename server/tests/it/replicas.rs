@@ -208,7 +208,7 @@ async fn a_tab_moves_to_the_other_replica(
         let snap: app::model::Snapshot = serde_json::from_str(&data).unwrap();
         let shown: HashSet<String> = snap.nodes.iter().map(|n| n.key.clone()).collect();
         // The cluster may change while the snapshot is taken: compare in a quiet moment.
-        if before != live(record, pool) && attempt < 10 {
+        if before != live(record, pool) && attempt < 30 {
             continue;
         }
         let phantom: Vec<_> = shown.difference(&before).collect();
@@ -397,7 +397,18 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
                             r.2.as_deref() == Some("preempted") && r.3.is_some() && r.4 > 0
                         })
                     });
-                complete.then_some(by_uid)
+                if !complete {
+                let missing: Vec<_> = record.keys().filter(|u| !by_uid.contains_key(*u)).collect();
+                let extra: Vec<_> = by_uid.keys().filter(|u| !record.contains_key(*u)).collect();
+                let wrong: Vec<_> = record
+                    .iter()
+                    .filter(|(u, s)| by_uid.get(*u).is_some_and(|r| r.0 != s.name || r.1.is_some() != s.gone))
+                    .map(|(u, s)| (u, &s.name, s.gone, &by_uid[u]))
+                    .collect();
+                let waves: Vec<_> = wave.iter().map(|u| by_uid.get(u)).collect();
+                eprintln!("ledger vs cluster: missing {missing:?} extra {extra:?} wrong {wrong:?} wave {waves:?}");
+            }
+            complete.then_some(by_uid)
             }
         },
     )
@@ -448,6 +459,7 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
     for l in recorded.iter().filter(|l| wave.contains(&l.uid)) {
         ledger.started(l).await.unwrap();
         ledger.preempting(&l.uid, chrono::Utc::now()).await.unwrap();
+        ledger.ready(&l.uid, chrono::Utc::now()).await.unwrap();
         ledger
             .ended(&l.uid, chrono::Utc::now(), "deleted")
             .await
@@ -468,7 +480,7 @@ async fn row_set(conn: &mut sqlx::AnyConnection) -> Vec<String> {
     let mut rows: Vec<String> = sqlx::query(
         "SELECT uid || '|' || node || '|' || COALESCE(pool, '') || '|' || started_at || '|'
                 || COALESCE(CAST(ended_at AS TEXT), '') || '|' || COALESCE(end_reason, '') || '|'
-                || COALESCE(CAST(preemption_t0 AS TEXT), '')
+                || COALESCE(CAST(preemption_t0 AS TEXT), '') || '|' || COALESCE(CAST(ready_at AS TEXT), '')
          FROM node_lifetimes
          UNION ALL
          SELECT node_uid || '|' || namespace || '|' || name || '|' || COALESCE(outcome, '')

@@ -230,7 +230,10 @@ fn preemption_cost(
         if p.life.pool.is_none() {
             continue;
         }
-        let replacement = pairs.get(p.life.uid.as_str()).and_then(|r| r.ready_at);
+        let replacement = pairs
+            .get(p.life.uid.as_str())
+            .and_then(|r| replaced_at(r, now))
+            .map(|r| r.min(to.min(now)));
         let lost = hours(t0, replacement.unwrap_or(to.min(now)));
         cost.preemptions += 1;
         cost.lost_node_hours += lost;
@@ -243,6 +246,15 @@ fn preemption_cost(
     cost.lost_gpu_hours = cents(cost.lost_gpu_hours);
     cost.lost_usd = cents(cost.lost_usd);
     cost
+}
+
+/// When `r` replaced its victim: its Ready time. Without one, its creation when the ledger
+/// will not get a Ready time any more (the replacement has ended, or it was recorded over an
+/// hour ago, before Ready times were kept); `None` while it may still turn Ready (the loss runs
+/// on).
+fn replaced_at(r: &Lifetime, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let settled = r.ended_at.is_some() || r.started_at < now - chrono::Duration::hours(1);
+    r.ready_at.or(settled.then_some(r.started_at))
 }
 
 /// The fleet running now: USD per hour paid and on-demand, and per-type groups for the what-if.

@@ -139,3 +139,23 @@ fn preemption_cost_runs_from_t0_to_the_replacement_being_ready() {
     assert_eq!(r.run_rate.difference_usd_h, dec!(11.95));
     assert_eq!(r.fleet.len(), 1);
 }
+
+#[test]
+fn a_replacement_recorded_without_a_ready_time_counts_from_its_creation() {
+    // Rows from before Ready times were kept: the loss must not run on to the end of the range.
+    let prices = PriceCatalog::shipped();
+    let mut victim = life("v", "spot", "gd-8xa100-i128", 0, Some(9));
+    victim.preemption_t0 = Some(t0() + Duration::hours(8));
+    let replacement = Lifetime {
+        started_at: t0() + Duration::minutes(8 * 60 + 30),
+        ..life("r", "spot", "gd-8xa100-i128", 0, None)
+    };
+    let r = report(&ReportInput {
+        lifetimes: &[victim, replacement],
+        prices: &prices,
+        from: t0(),
+        to: t0() + Duration::hours(12),
+        now: t0() + Duration::hours(12),
+    });
+    assert_eq!(r.preemption.lost_node_hours, dec!(0.5));
+}
