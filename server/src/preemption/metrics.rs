@@ -243,16 +243,8 @@ impl Metrics {
         let first = replaced.is_none();
         let seen = replaced.get_or_insert_default();
         let mut counted = 0;
-        let by_uid: std::collections::HashMap<&str, &Lifetime> =
-            lifetimes.iter().map(|l| (l.uid.as_str(), l)).collect();
-        for (victim, by) in replacement::pair(lifetimes) {
-            let Some(l) = by_uid.get(victim) else {
-                continue;
-            };
-            let Some(seconds) = replacement::latency_s(l, by) else {
-                continue;
-            };
-            if !seen.insert(victim.to_string()) || first {
+        for (l, seconds) in replacement::latencies(lifetimes) {
+            if !seen.insert(l.uid.clone()) || first {
                 continue;
             }
             self.replacement_latency

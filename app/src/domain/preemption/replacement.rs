@@ -75,6 +75,15 @@ pub fn latency_s(victim: &Lifetime, replacement: &Lifetime) -> Option<f64> {
     Some(((ready - t0).num_milliseconds().max(0)) as f64 / 1000.0)
 }
 
+/// Each preempted lifetime whose replacement ([`pair`]) is Ready, with its latency in seconds.
+pub fn latencies(lifetimes: &[Lifetime]) -> Vec<(&Lifetime, f64)> {
+    let pairs = pair(lifetimes);
+    lifetimes
+        .iter()
+        .filter_map(|l| Some((l, latency_s(l, pairs.get(l.uid.as_str())?)?)))
+        .collect()
+}
+
 /// p50, p95 and max of a set of latencies, in seconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LatencyStats {
