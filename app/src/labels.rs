@@ -36,6 +36,21 @@ pub const REASON_PREEMPTION_IN_PROGRESS: &str = "Preemption in progress";
 /// Warning event reason when the node has left the pool (CoreWeave: Spot Node Pools).
 pub const REASON_DELETED_FOR_PREEMPTION: &str = "Deleted for preemption";
 
+/// Event reason on a Node and its NodePool when a drain cannot evict some pods because of a
+/// PodDisruptionBudget (CoreWeave: Node Pool reference, "Events").
+pub const REASON_CKS_PDB_VIOLATION: &str = "CWNodeDrainingPDBViolation";
+/// Event reason on a Node and its NodePool when a drain deleted pods ungracefully
+/// (CoreWeave: Node Pool reference, "Events").
+pub const REASON_CKS_FORCE_DELETE: &str = "CWNodeDrainingForceDelete";
+/// Karpenter's Warning on a Node whose pods wait to be evicted ("Failed to drain node, N pods
+/// are waiting to be evicted"; Karpenter: Disruption, termination controller).
+pub const REASON_KARPENTER_FAILED_DRAINING: &str = "FailedDraining";
+/// The generic reason drain tools use for a refused eviction.
+pub const REASON_FAILED_EVICTION: &str = "FailedEviction";
+/// What the API server answers a refused eviction (Kubernetes: API-initiated Eviction); an
+/// event whose message holds it is an eviction error whatever its reason.
+pub const PDB_REFUSAL_MESSAGE: &str = "violate the pod's disruption budget";
+
 /// Label domains users may not put labels or annotations in (CoreWeave: Workload scheduling on
 /// CKS, "User-provided labels").
 pub const RESERVED_DOMAINS: [&str; 2] = ["coreweave.cloud", "coreweave.com"];

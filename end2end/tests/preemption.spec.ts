@@ -73,3 +73,56 @@ test("a preemption's countdown walks through the phases to removed, with its bla
   await expect(signals).not.toContainText(`${pool.cluster}/${pool.name}`);
   await expect(signals.locator(`tr[data-key="${pool.zone}"]`)).toHaveCount(1);
 });
+
+test("a drain refused by a PodDisruptionBudget shows on its card, linked to the finding that predicted it", async ({ page, request }) => {
+  // The embedded CKS zone's vllm-mistral-7b has a budget of maxUnavailable 1 and four pods per node.
+  const pool = (await pools(request)).find((p) => p.name === "l40s-spot-inference" && (p.current_nodes ?? 0) > 0);
+  expect(pool, "the l40s-spot-inference pool with nodes").toBeTruthy();
+  const detail = await poolDetail(request, pool!.cluster, pool!.name);
+  const node = detail.nodes.find((n) => !n.pending_preemption && !n.cordoned);
+  expect(node, "a node not being preempted").toBeTruthy();
+
+  await page.goto("/preemptions");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  kubectl(pool!.cluster, ["annotate", "node", node!.name, "sim.spotboard.dev/preempt=now"]);
+  const card = page.locator(`[data-testid="preemption"][data-node="${node!.name}"]`);
+  const errors = card.getByTestId("eviction-errors");
+  // The drain starts at T+2 min (2 s): the refusals arrive as events, live.
+  const refused = errors.locator('li[data-kind="refused"]');
+  await expect(refused.first()).toBeVisible({ timeout: 15_000 });
+  await expect(refused.first()).toContainText("CWNodeDrainingPDBViolation");
+  await expect(refused.first()).toContainText("inference/vllm-mistral-7b");
+  // The eviction errors are an alert: in the header on every page, and listed here.
+  await expect(page.getByTestId("alerts-firing")).toBeVisible({ timeout: 10_000 });
+  await expect(page.getByTestId("alerts-firing")).toContainText("firing");
+  await expect(
+    page.getByTestId("alerts").locator(`li[data-alert="eviction-errors/${pool!.cluster}/${pool!.name}"]`),
+  ).toContainText("eviction errors");
+  // Removed at T+7 min: the refused pods were killed with the node.
+  await expect(card.getByTestId("phase")).toHaveText("removed", { timeout: 20_000 });
+  const killed = errors.locator('li[data-kind="killed"]');
+  await expect(killed.first()).toBeVisible({ timeout: 15_000 });
+  const refusedPods = await refused.locator("strong").allTextContents();
+  const killedPods = await killed.locator("strong").allTextContents();
+  for (const p of refusedPods) expect(killedPods).toContain(p);
+  await expect(card.getByTestId("eviction-summary")).toHaveText(`${refusedPods.length} refused · ${killedPods.length} killed`);
+
+  // The link goes to the pool's readiness audit, where the budget's finding is.
+  const link = refused.first().locator('a[data-finding="PdbBlocksDrain"]');
+  await expect(link).toContainText("PodDisruptionBudget blocks a drain");
+  const target = (await link.getAttribute("href"))!;
+  await link.click();
+  await expect(page).toHaveURL(new RegExp(`${target}$`));
+  const audit = page.locator(target);
+  await expect(audit).toHaveAttribute("data-pool", pool!.name);
+  await audit.evaluate((d) => ((d as HTMLDetailsElement).open = true));
+  await expect(audit.locator('li[data-check="PdbBlocksDrain"]')).toContainText("PodDisruptionBudget vllm-mistral-7b allows 1 disruption(s)");
+
+  // The ledger's 7-day row for the pool counts them, as the server computed it.
+  const row = page.getByTestId("signals").locator(`tr[data-key="${pool!.cluster}/${pool!.name}"]`);
+  await expect(row.locator("td.eviction-errors")).toContainText("refused", { timeout: 45_000 });
+  const rates = (await (await request.get("/api/v1/preemptions")).json()).rates as Array<{ by: string; key: string; window: string; evictions: { refused: number; past_grace: number; killed: number } }>;
+  const mine = rates.find((r) => r.by === "pool" && r.window === "7d" && r.key === `${pool!.cluster}/${pool!.name}`)!;
+  expect(mine.evictions.refused).toBeGreaterThanOrEqual(refusedPods.length);
+  await expect(row.locator("td.eviction-errors")).toHaveAttribute("data-evictions", /^[1-9]\d*$/);
+});

@@ -230,10 +230,24 @@ pub struct ServeArgs {
     #[arg(global = true, long, env = "SPOTBOARD_PRICES")]
     pub prices: Option<PathBuf>,
 
-    /// Preemptions in one cluster less than this many seconds apart form one wave, announced
-    /// once.
+    /// Preemptions in one cluster less than this many seconds apart form one wave.
     #[arg(global = true, long, default_value_t = 60)]
     pub wave_gap_seconds: u64,
+
+    /// A wave of at least this many preempted nodes is an alert (and counts in
+    /// `spotboard_preemption_waves_total`); a lone preemption is routine on spot.
+    #[arg(global = true, long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    pub wave_min_nodes: u32,
+
+    /// A NodePool's Quota or Capacity condition False for longer than this many minutes (by
+    /// its lastTransitionTime) is an alert.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_ALERT_CONDITION_MINUTES",
+        default_value_t = 15
+    )]
+    pub alert_condition_minutes: u32,
 
     /// Flag a pool, zone or instance type still running spot nodes whose preemption rate is
     /// above this percent (over any of 24 h / 7 d / 30 d), with advice for its provider.
@@ -245,7 +259,8 @@ pub struct ServeArgs {
     )]
     pub rate_alert_pct: f64,
 
-    /// POST each closed preemption wave here as JSON (`{cluster, started, last, nodes}`).
+    /// POST every alert here as JSON when it fires and when it resolves (schema
+    /// `spotboard.dev/alert/v1`: README "Alerts").
     #[arg(global = true, long, env = "SPOTBOARD_ALERT_WEBHOOK")]
     pub alert_webhook: Option<String>,
 

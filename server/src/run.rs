@@ -217,9 +217,14 @@ pub async fn start(
         hub.clone(),
         clients,
         PreemptionSettings {
-            wave_gap: chrono::Duration::seconds(args.wave_gap_seconds as i64),
             webhook: args.alert_webhook.clone(),
             rate_alert_pct: args.rate_alert_pct,
+            thresholds: app::domain::alerts::Thresholds {
+                wave_gap: chrono::Duration::seconds(args.wave_gap_seconds as i64),
+                wave_min_nodes: args.wave_min_nodes as usize,
+                condition_after: chrono::Duration::minutes(i64::from(args.alert_condition_minutes)),
+                ..app::domain::alerts::Thresholds::default()
+            },
         },
         Some(ledger.clone()),
     );

@@ -25,6 +25,7 @@ pub fn Header() -> impl IntoView {
                 <A href="/pools/new">"Create Spot Node Pool"</A>
             </nav>
             <div class="spacer"></div>
+            <AlertsBadge />
             <PreemptingBadge />
             <ConnBadge />
             <ThemeToggle />
@@ -49,6 +50,33 @@ fn ConnBadge() -> impl IntoView {
         <span class=class role="status" aria-live="polite" data-testid="conn">
             {text}
         </span>
+    }
+}
+
+/// The alerts firing now, on every page, linking to their list on `/preemptions`; the title
+/// lists them. Hidden at zero, like the preempting badge.
+#[component]
+fn AlertsBadge() -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let summaries = Memo::new(move |_| {
+        let mut s: Vec<String> = live
+            .firing
+            .values()
+            .into_iter()
+            .map(|a| a.summary)
+            .collect();
+        s.sort();
+        s
+    });
+    view! {
+        <a href="/preemptions#alerts" class="badge alerting" data-testid="alerts-firing"
+            title=move || summaries.get().join("\n")
+            hidden=move || summaries.with(Vec::is_empty).then_some("")>
+            {move || match summaries.with(Vec::len) {
+                1 => "1 alert firing".to_string(),
+                n => format!("{n} alerts firing"),
+            }}
+        </a>
     }
 }
 

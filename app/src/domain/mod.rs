@@ -1,5 +1,6 @@
 //! Pure domain logic, unit-tested natively and used by both the server and the browser.
 
+pub mod alerts;
 pub mod capacity;
 pub mod conditions;
 pub mod conditions_history;

@@ -184,6 +184,8 @@ pub struct LiveStore {
     pub waves: Keyed<Wave>,
     pub rates: Keyed<RateRow>,
     pub alerts: Keyed<UndeliveredAlert>,
+    /// Alerts firing now (the header's count).
+    pub firing: Keyed<crate::model::Alert>,
     pub audits: Keyed<ClusterAudit>,
     pub cells: Keyed<CapacityCell>,
     pub sources: Keyed<SourceStatus>,
@@ -212,6 +214,7 @@ impl LiveStore {
             waves: Keyed::new(),
             rates: Keyed::new(),
             alerts: Keyed::new(),
+            firing: Keyed::new(),
             audits: Keyed::new(),
             cells: Keyed::new(),
             sources: Keyed::new(),
@@ -242,6 +245,7 @@ impl LiveStore {
         self.waves.replace(snap.waves, Wave::key);
         self.rates.replace(snap.rates, RateRow::row_key);
         self.alerts.replace(snap.alerts, UndeliveredAlert::key);
+        self.firing.replace(snap.firing, |a| a.key.clone());
         self.audits.replace(snap.audits, |a| a.cluster.clone());
         self.cells.replace(snap.cells, CapacityCell::key);
         self.sources.replace(snap.sources, |s| s.name.clone());
@@ -267,6 +271,7 @@ impl LiveStore {
             RowKind::Wave => self.waves.apply(&delta.key, &delta.change),
             RowKind::Rate => self.rates.apply(&delta.key, &delta.change),
             RowKind::Alert => self.alerts.apply(&delta.key, &delta.change),
+            RowKind::Firing => self.firing.apply(&delta.key, &delta.change),
             RowKind::Audit => self.audits.apply(&delta.key, &delta.change),
             RowKind::Cell => self.cells.apply(&delta.key, &delta.change),
             RowKind::Source => self.sources.apply(&delta.key, &delta.change),

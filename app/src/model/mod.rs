@@ -3,6 +3,7 @@
 //! The server projects trimmed Kubernetes objects into these (see the server's `projection`
 //! module); the browser keeps them in keyed stores. No Kubernetes type appears here.
 
+mod alert;
 mod capacity;
 mod create;
 mod history;
@@ -12,6 +13,7 @@ mod rows;
 mod savings;
 mod stream;
 
+pub use alert::*;
 pub use capacity::*;
 pub use create::*;
 pub use history::*;

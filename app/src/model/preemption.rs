@@ -23,8 +23,9 @@ pub struct PodImpact {
     pub pdb: Option<String>,
     /// How the pod ended, read once the node is gone: `Failed: Terminated` (GKE's graceful
     /// node shutdown), `Failed: <reason>`, `Succeeded`, `deleted` (evicted or drained; a pod
-    /// of the same name with another uid counts as deleted), `still running`. `None` until
-    /// the node is gone.
+    /// of the same name with another uid counts as deleted); or, for a pod still there as the
+    /// node went (killed at removal), `still running`, `terminating`, `terminating past its
+    /// grace period`. `None` until the node is gone.
     #[serde(default)]
     pub outcome: Option<String>,
     /// `terminationGracePeriodSeconds`, seconds (Kubernetes' default 30 when unset).
@@ -63,6 +64,10 @@ pub struct PreemptionView {
     pub pods: Option<Vec<PodImpact>>,
     /// Why the pods could not be read, if they could not.
     pub pods_error: Option<String>,
+    /// Refused evictions (from the node's events) and, once the node is gone, pods past
+    /// their grace period or killed at removal (`domain::preemption::evictions`).
+    #[serde(default)]
+    pub evictions: Vec<crate::domain::preemption::evictions::EvictionError>,
 }
 
 /// Preemptions close together in one cluster: one notification, not one per node.
@@ -84,17 +89,28 @@ pub struct Preemptions {
     /// Preemption rates from the ledger per pool, zone and instance type over 24 h / 7 d / 30 d.
     #[serde(default)]
     pub rates: Vec<crate::domain::preemption::rates::RateRow>,
-    /// Wave alerts the `--alert-webhook` did not take after every retry, newest first.
+    /// Alerts firing now, by key.
+    #[serde(default)]
+    pub firing: Vec<super::Alert>,
+    /// Alert messages the `--alert-webhook` did not take after every retry, newest first.
     #[serde(default)]
     pub undelivered: Vec<UndeliveredAlert>,
 }
 
-/// A wave alert that could not be delivered.
+/// An alert message (firing or resolved) the webhook did not take.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UndeliveredAlert {
+    /// The alert's key ([`super::Alert::key`]).
+    #[serde(default)]
+    pub alert: String,
+    #[serde(default)]
+    pub status: super::AlertStatus,
+    #[serde(default)]
+    pub summary: String,
     pub cluster: String,
-    /// The wave's first T=0.
+    /// When the episode started (a wave's first T=0).
     pub started: Option<DateTime<Utc>>,
+    /// A wave's nodes; 0 for other kinds.
     pub nodes: usize,
     /// Where it was sent: scheme and host only (a webhook URL's path is often its secret).
     pub destination: String,
@@ -113,10 +129,13 @@ impl Wave {
 }
 
 impl UndeliveredAlert {
-    /// The alert's key on the live stream: its wave and destination.
+    /// The row's key on the live stream: the alert, its status and the destination.
     pub fn key(&self) -> String {
-        let started = self.started.map(|t| t.to_rfc3339()).unwrap_or_default();
-        format!("{}/{started}/{}", self.cluster, self.destination)
+        let status = match self.status {
+            super::AlertStatus::Firing => "firing",
+            super::AlertStatus::Resolved => "resolved",
+        };
+        format!("{}/{status}/{}", self.alert, self.destination)
     }
 }
 

@@ -25,10 +25,14 @@ pub enum Check {
     GracefulInterruptible,
     /// No container has a preStop hook.
     NoPreStop,
+    /// The workload's PodDisruptionBudget allows fewer disruptions than the pods it has on
+    /// one spot node: that node's drain is refused for the rest, and on Spot the node goes
+    /// anyway at the end of the notice window.
+    PdbBlocksDrain,
 }
 
 impl Check {
-    pub const ALL: [Check; 7] = [
+    pub const ALL: [Check; 8] = [
         Check::SingleReplica,
         Check::NoPdb,
         Check::GraceExceedsNotice,
@@ -36,6 +40,7 @@ impl Check {
         Check::StatefulSet,
         Check::GracefulInterruptible,
         Check::NoPreStop,
+        Check::PdbBlocksDrain,
     ];
 
     /// A short title for the check.
@@ -48,6 +53,7 @@ impl Check {
             Check::StatefulSet => "StatefulSet",
             Check::GracefulInterruptible => "graceful-interruptible",
             Check::NoPreStop => "no preStop hook",
+            Check::PdbBlocksDrain => "PodDisruptionBudget blocks a drain",
         }
     }
 
@@ -74,6 +80,9 @@ impl Check {
             }
             Check::NoPreStop => {
                 "Without a preStop hook, endpoints can keep sending traffic while the pod shuts down."
+            }
+            Check::PdbBlocksDrain => {
+                "The drain of a preempted node is refused for the pods above the budget; they keep running until the node is removed and are killed with it, without a graceful shutdown."
             }
         }
     }

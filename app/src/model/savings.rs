@@ -33,6 +33,10 @@ pub struct Lifetime {
     /// until seen Ready. A replacement's ends its victim's replacement latency.
     #[serde(default)]
     pub ready_at: Option<DateTime<Utc>>,
+    /// A preempted node's eviction errors: refusals recorded from its events, pods past
+    /// grace and killed from its pods' outcomes. Zero for any other node.
+    #[serde(default)]
+    pub evictions: crate::domain::preemption::evictions::EvictionCounts,
 }
 
 /// One row of the price catalog in force: USD per instance-hour.

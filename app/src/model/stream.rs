@@ -146,6 +146,9 @@ pub enum RowKind {
     Cell,
     /// A capacity [`SourceStatus`], keyed by its name.
     Source,
+    /// An [`Alert`](super::Alert) firing now, keyed by its key: every page's header shows
+    /// them.
+    Firing,
 }
 
 /// Everything in a scope at one revision.
@@ -183,6 +186,9 @@ pub struct Snapshot {
     /// The capacity sources (the clusters and each feed) and what they last said.
     #[serde(default)]
     pub sources: Vec<SourceStatus>,
+    /// Alerts firing now, by key (every scope).
+    #[serde(default)]
+    pub firing: Vec<super::Alert>,
 }
 
 /// One change to one row. The unit of the live stream.

@@ -128,15 +128,21 @@ impl EmbeddedCluster {
             };
             for (index, zone) in cluster.zones.clone().iter().enumerate() {
                 if let Some(flavor) = zone.fleet {
-                    let client = cluster.admin_client(&zone.zone)?;
+                    let clients = sim::Clients {
+                        main: cluster.admin_client(&zone.zone)?,
+                        evictions: cluster.evicting_client(&zone.zone)?,
+                    };
                     let handle =
-                        sim::fleet::start(&zone.zone, flavor, client, opts.seed, opts.speed)
+                        sim::fleet::start(&zone.zone, flavor, clients, opts.seed, opts.speed)
                             .await?;
                     cluster._fleets.push(handle);
                     continue;
                 }
-                let client = cluster.admin_client(&zone.zone)?;
-                let handle = sim::start(&zone.zone, index, client, &sim_opts).await?;
+                let clients = sim::Clients {
+                    main: cluster.admin_client(&zone.zone)?,
+                    evictions: cluster.evicting_client(&zone.zone)?,
+                };
+                let handle = sim::start(&zone.zone, index, clients, &sim_opts).await?;
                 let feed = handle.feed();
                 cluster._servers[index].serve_json(
                     sim::crds::CAPACITY_FEED_PATH,
@@ -232,6 +238,11 @@ impl EmbeddedCluster {
             .ok_or_else(|| Error::NoZone(zone.to_string()))
     }
 
+    fn evicting_client(&self, zone: &str) -> Result<Client> {
+        let z = self.zone(zone)?;
+        evicting_client_for(&z.url, &self.tokens.admin, &z.context)
+    }
+
     fn client(&self, zone: &str, token: &str) -> Result<Client> {
         let z = self.zone(zone)?;
         client_for(&z.url, token, &z.context)
@@ -254,6 +265,18 @@ pub fn config_for(url: &str, token: &str) -> Result<kube::Config> {
     let mut config = kube::Config::new(uri);
     config.auth_info.token = Some(token.to_string().into());
     Ok(config)
+}
+
+/// [`client_for`] without kube-rs's retries of 429, 503 and 504: for evictions, whose 429
+/// is a PodDisruptionBudget's answer that the drain itself retries on its own schedule (as
+/// `kubectl drain` does), not a transient failure to back off from for minutes.
+pub fn evicting_client_for(url: &str, token: &str, cluster: &str) -> Result<Client> {
+    let mut config = config_for(url, token)?;
+    config.default_retry = false;
+    Client::try_from(config).map_err(|source| Error::Kube {
+        zone: cluster.to_string(),
+        source,
+    })
 }
 
 /// A kube-rs client for an http:// API server with a bearer token.

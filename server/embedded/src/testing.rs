@@ -24,6 +24,8 @@ pub struct Zone {
     /// The API server's URL and the reader's token, for a kubeconfig a spotboard process reads.
     pub url: String,
     pub reader_token: String,
+    /// The administrator without kube-rs's retries of 429: a refused eviction answers at once.
+    pub evictions: Client,
 }
 
 pub async fn zone(zone_index: usize, zone_count: usize, speed: f64) -> Zone {
@@ -45,7 +47,12 @@ pub async fn zone(zone_index: usize, zone_count: usize, speed: f64) -> Zone {
         pods_per_node: 5,
         zone_count,
     };
-    let sim = sim::start("US-EAST-04A", zone_index, client.clone(), &opts)
+    let evictions = crate::evicting_client_for(&server.url(), &tokens.admin, "test").unwrap();
+    let clients = sim::Clients {
+        main: client.clone(),
+        evictions: evictions.clone(),
+    };
+    let sim = sim::start("US-EAST-04A", zone_index, clients, &opts)
         .await
         .unwrap();
     Zone {
@@ -55,6 +62,7 @@ pub async fn zone(zone_index: usize, zone_count: usize, speed: f64) -> Zone {
         sim,
         client,
         reader,
+        evictions,
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use app::{
     domain::preemption::rates::RateRow,
     model::{
-        CapacityCell, Change, ClusterAudit, PreemptionView, RowKind, Scope, SourceStatus,
+        Alert, CapacityCell, Change, ClusterAudit, PreemptionView, RowKind, Scope, SourceStatus,
         UndeliveredAlert, Wave,
     },
 };
@@ -80,6 +80,16 @@ impl DerivedRow for CapacityCell {
     }
 }
 
+impl DerivedRow for Alert {
+    const KIND: RowKind = RowKind::Firing;
+    fn key(&self) -> String {
+        self.key.clone()
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (self.cluster.clone(), self.pool.clone())
+    }
+}
+
 impl DerivedRow for SourceStatus {
     const KIND: RowKind = RowKind::Source;
     fn key(&self) -> String {
@@ -97,6 +107,7 @@ pub struct Derived {
     pub audits: HashMap<String, ClusterAudit>,
     pub cells: HashMap<String, CapacityCell>,
     pub sources: HashMap<String, SourceStatus>,
+    pub firing: HashMap<String, Alert>,
 }
 
 /// The derived rows of one scope, each list in the order its page shows it.
@@ -108,6 +119,7 @@ pub struct DerivedSnapshot {
     pub audits: Vec<ClusterAudit>,
     pub cells: Vec<CapacityCell>,
     pub sources: Vec<SourceStatus>,
+    pub firing: Vec<Alert>,
 }
 
 /// One change to publish: key, cluster, pool, change.
@@ -165,6 +177,8 @@ impl Derived {
         };
         cells.sort_by_key(CapacityCell::key);
         sources.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut firing: Vec<Alert> = self.firing.values().cloned().collect();
+        firing.sort_by(|a, b| a.key.cmp(&b.key));
         if !scope.wants_fleet_preemptions() {
             return DerivedSnapshot {
                 preemptions,
@@ -174,6 +188,7 @@ impl Derived {
                 audits,
                 cells,
                 sources,
+                firing,
             };
         }
         let mut waves: Vec<Wave> = self.waves.values().cloned().collect();
@@ -190,6 +205,7 @@ impl Derived {
             audits,
             cells,
             sources,
+            firing,
         }
     }
 }

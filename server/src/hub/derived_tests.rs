@@ -35,6 +35,7 @@ fn preemption(uid: &str, pool: &str, removed: bool) -> PreemptionView {
         },
         pods: None,
         pods_error: None,
+        evictions: Vec::new(),
     }
 }
 

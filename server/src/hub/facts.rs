@@ -31,6 +31,12 @@ pub enum Fact {
         key: String,
         row: Option<Box<EventRow>>,
     },
+    /// An event about a Node reporting a refused eviction
+    /// (`app::domain::preemption::evictions::is_refusal`).
+    EvictionSignal {
+        key: String,
+        row: Option<Box<EventRow>>,
+    },
     /// Every watch of `cluster` has listed once: what it holds is the whole cluster.
     Synced { cluster: String },
 }
@@ -50,6 +56,8 @@ pub struct LedgerInputs {
     pub pools: Vec<PoolRow>,
     /// "Preemption pending" events (the CKS signal at T=0).
     pub preemptions: Vec<EventRow>,
+    /// Events about Nodes reporting refused evictions.
+    pub evictions: Vec<EventRow>,
     /// Clusters whose every watch has listed.
     pub synced: HashSet<String>,
 }
@@ -76,6 +84,7 @@ impl Hub {
         let (nodes, pools, preemptions) = s
             .views
             .ledger_inputs(app::labels::REASON_PREEMPTION_PENDING);
+        let evictions = s.views.eviction_signals();
         let synced = s
             .clusters
             .iter()
@@ -86,6 +95,7 @@ impl Hub {
             nodes,
             pools,
             preemptions,
+            evictions,
             synced,
         }
     }

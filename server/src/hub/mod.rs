@@ -308,6 +308,11 @@ impl Hub {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Publishes the alerts firing now (every page's header shows them).
+    pub fn set_firing(&self, firing: Vec<app::model::Alert>) {
+        self.write(|s, tx| s.views.set_derived(|d| &mut d.firing, firing, tx));
+    }
+
     /// Publishes the wave alerts the webhook did not take.
     pub fn set_alerts(&self, alerts: Vec<UndeliveredAlert>) {
         self.write(|s, tx| s.views.set_derived(|d| &mut d.alerts, alerts, tx));

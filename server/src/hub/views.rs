@@ -42,6 +42,7 @@ impl Published {
             RowKind::Wave | RowKind::Rate | RowKind::Alert => scope.wants_fleet_preemptions(),
             RowKind::Audit => scope.wants_audit(&self.cluster),
             RowKind::Cell | RowKind::Source => scope.capacity,
+            RowKind::Firing => true,
         }
     }
 }
@@ -183,6 +184,12 @@ impl Views {
                         if following && (signal(&new) || signal(&old)) {
                             send(Fact::PreemptionSignal {
                                 key: key.clone(),
+                                row: new.clone().map(Box::new),
+                            });
+                        }
+                        if following && (eviction_signal(&new) || eviction_signal(&old)) {
+                            send(Fact::EvictionSignal {
+                                key: key.clone(),
                                 row: new.map(Box::new),
                             });
                         }
@@ -194,6 +201,7 @@ impl Views {
                 | RowKind::Wave
                 | RowKind::Rate
                 | RowKind::Alert
+                | RowKind::Firing
                 | RowKind::Audit
                 | RowKind::Cell
                 | RowKind::Source => {}
@@ -274,6 +282,15 @@ impl Views {
         )
     }
 
+    /// Events about Nodes that report refused evictions.
+    pub fn eviction_signals(&self) -> Vec<EventRow> {
+        self.events
+            .values()
+            .filter(|e| is_eviction_signal(e))
+            .cloned()
+            .collect()
+    }
+
     fn events_with_reason(&self, reason: &str) -> Vec<EventRow> {
         self.events
             .values()
@@ -319,6 +336,7 @@ impl Views {
             audits: derived.audits,
             cells: derived.cells,
             sources: derived.sources,
+            firing: derived.firing,
         }
     }
 
@@ -367,4 +385,14 @@ fn change_of<T: Serialize + PartialEq>(old: Option<&T>, new: Option<&T>) -> Opti
         (Some(o), Some(n)) if o == n => None,
         (Some(o), Some(n)) => patch::diff(&to_value(o), &to_value(n)).map(Change::Patch),
     }
+}
+
+/// An event about a Node that reports a refused eviction: what the preemption tracker follows.
+pub fn is_eviction_signal(e: &EventRow) -> bool {
+    e.object.starts_with("Node/")
+        && app::domain::preemption::evictions::is_refusal(&e.reason, &e.message)
+}
+
+fn eviction_signal(r: &Option<EventRow>) -> bool {
+    r.as_ref().is_some_and(is_eviction_signal)
 }

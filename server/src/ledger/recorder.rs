@@ -273,6 +273,8 @@ impl Recorder {
             Fact::PreemptionSignal { key, row: None } => {
                 self.pending.retain(|_, (k, _)| k != key);
             }
+            // The preemption watch records refusals with the preemption they belong to.
+            Fact::EvictionSignal { .. } => {}
             Fact::Synced { .. } => return false,
         }
         true

@@ -3,6 +3,7 @@
 //! (`server/migrations`). Times are stored as Unix seconds.
 
 use app::domain::preemption::CapacityType;
+use app::domain::preemption::evictions::EvictionCounts;
 use app::model::Lifetime;
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::{AnyPool, Row, any::AnyPoolOptions};
@@ -75,8 +76,31 @@ pub(super) fn lifetime(r: &sqlx::any::AnyRow) -> Lifetime {
             .ok()
             .flatten()
             .map(time),
+        evictions: EvictionCounts {
+            refused: count(r, "evictions_refused"),
+            past_grace: count(r, "pods_past_grace"),
+            killed: count(r, "pods_killed"),
+        },
     }
 }
+
+/// A count column by name; 0 when the query does not select it or it is NULL.
+fn count(r: &sqlx::any::AnyRow, name: &str) -> u32 {
+    r.try_get::<Option<i64>, _>(name)
+        .ok()
+        .flatten()
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0)
+}
+
+/// The eviction-error columns of a lifetime in `between`: refusals as recorded, and the
+/// pods held at T=0 by how they stood when the node went (see
+/// `app::domain::preemption::evictions`).
+const EVICTION_COLUMNS: &str = "evictions_refused,
+    (SELECT COUNT(*) FROM preemption_pods p WHERE p.node_uid = node_lifetimes.uid
+       AND p.outcome IN ('still running', 'terminating')) AS pods_killed,
+    (SELECT COUNT(*) FROM preemption_pods p WHERE p.node_uid = node_lifetimes.uid
+       AND p.outcome = 'terminating past its grace period') AS pods_past_grace";
 
 /// A run's heartbeat key in `ledger_meta`: `heartbeat` for real clusters (as before runs had
 /// ids), `heartbeat:<id>` for an embedded run.
@@ -272,6 +296,25 @@ impl Ledger {
         Ok(())
     }
 
+    /// Records that `refused` evictions were refused on preempted node `uid` (a count of its
+    /// refusal events); only ever raises the recorded count, so a replay or a replica that saw
+    /// fewer changes nothing.
+    ///
+    /// Errors: the database refused the write, or this replica is not the writer.
+    pub async fn evictions_refused(&self, uid: &str, refused: u32) -> Result<()> {
+        self.writable()?;
+        sqlx::query(
+            "UPDATE node_lifetimes SET evictions_refused = $1
+             WHERE uid = $2 AND (evictions_refused IS NULL OR evictions_refused < $1)",
+        )
+        .bind(i64::from(refused))
+        .bind(uid)
+        .execute(&self.pool)
+        .await
+        .map_err(db("recording refused evictions"))?;
+        Ok(())
+    }
+
     /// Records when a node first turned Ready (its Ready condition's lastTransitionTime), once.
     pub async fn ready(&self, uid: &str, at: DateTime<Utc>) -> Result<()> {
         self.writable()?;
@@ -350,16 +393,18 @@ impl Ledger {
 
     /// Lifetimes overlapping `[from, to]`, oldest first.
     pub async fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Lifetime>> {
-        let rows = sqlx::query(
-            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at
+        let query = format!(
+            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at,
+             {EVICTION_COLUMNS}
              FROM node_lifetimes WHERE started_at < $1 AND (ended_at IS NULL OR ended_at > $2)
-             ORDER BY started_at, uid",
-        )
-        .bind(secs(to))
-        .bind(secs(from))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("reading the ledger"))?;
+             ORDER BY started_at, uid"
+        );
+        let rows = sqlx::query(&query)
+            .bind(secs(to))
+            .bind(secs(from))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("reading the ledger"))?;
         Ok(rows.iter().map(lifetime).collect())
     }
 

@@ -3,6 +3,7 @@
 use app::domain::preemption::readiness::{PdbFacts, PodFacts, pdb_selector};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::{Api, ResourceExt, api::ListParams};
 
 /// Kubernetes' default `terminationGracePeriodSeconds`.
@@ -58,10 +59,19 @@ pub fn pdb(b: &PodDisruptionBudget) -> PdbFacts {
                 }),
             )
         });
+    let text = |v: Option<&IntOrString>| {
+        v.map(|v| match v {
+            IntOrString::Int(i) => i.to_string(),
+            IntOrString::String(s) => s.clone(),
+        })
+    };
+    let spec = b.spec.as_ref();
     PdbFacts {
         namespace: b.namespace().unwrap_or_default(),
         name: b.name_any(),
         selector,
+        min_available: text(spec.and_then(|s| s.min_available.as_ref())),
+        max_unavailable: text(spec.and_then(|s| s.max_unavailable.as_ref())),
     }
 }
 

@@ -8,8 +8,11 @@
 //! - `pods`: reading a node's pods into blast-radius rows.
 //! - `facts`, `readiness`: the spot readiness audit (pure part in
 //!   `app::domain::preemption::readiness`).
-//! - `webhook`: delivering wave alerts (retries, redacted destinations, undelivered kept).
+//! - `alerting`: the alert episodes (waves, rates, replacement latency, eviction errors,
+//!   NodePool conditions), stepped once a second; `webhook` delivers them (retries,
+//!   redacted destinations, undelivered kept).
 
+mod alerting;
 mod facts;
 mod metrics;
 mod pods;
@@ -50,6 +53,9 @@ pub struct PreemptionWatch {
     ledger: Option<crate::ledger::Ledger>,
     pub readiness: ReadinessAudit,
     webhook: Option<Webhook>,
+    /// The webhook's delivery task, in order.
+    deliveries: Option<tokio::sync::mpsc::UnboundedSender<app::model::Alert>>,
+    alerting: Arc<std::sync::Mutex<alerting::Alerting>>,
     /// Rates above this percent on a key still running spot nodes are flagged.
     rate_alert_pct: f64,
 }
@@ -57,12 +63,12 @@ pub struct PreemptionWatch {
 /// How the preemption watch judges and announces.
 #[derive(Clone, Debug)]
 pub struct PreemptionSettings {
-    /// Preemptions less than this apart form one wave.
-    pub wave_gap: chrono::Duration,
-    /// Where closed waves are POSTed.
+    /// Where alerts are POSTed, firing and resolved.
     pub webhook: Option<String>,
     /// `--rate-alert-pct`: a rate above this percent on a key running spot nodes is flagged.
     pub rate_alert_pct: f64,
+    /// Waves (their gap and size) and the other alerts' thresholds.
+    pub thresholds: app::domain::alerts::Thresholds,
 }
 
 impl PreemptionWatch {
@@ -70,22 +76,32 @@ impl PreemptionWatch {
     /// cluster, spotboard's own read-only identity) read the pods of a node at T=0.
     ///
     /// The pods read at T=0 are also linked to the node's lifetime in `ledger`.
-    /// A wave closes when no preemption follows it for `settings.wave_gap`; each closed wave
-    /// is logged once and, with a webhook, POSTed there once as JSON
-    /// (`{cluster, started, last, nodes}`).
+    /// Alerts (a wave of `settings.thresholds.wave_min_nodes` preemptions less than
+    /// `wave_gap` apart, and the other kinds of `app::domain::alerts`) are judged once a
+    /// second: each is logged when it fires and when it resolves and, with a webhook, POSTed
+    /// there both times as an [`app::model::Alert`].
     pub fn start(
         hub: Hub,
         clients: HashMap<String, kube::Client>,
         settings: PreemptionSettings,
         ledger: Option<crate::ledger::Ledger>,
     ) -> (Self, tokio::task::JoinHandle<()>) {
+        let webhook = settings.webhook.map(Webhook::new);
         let watch = PreemptionWatch {
             hub: hub.clone(),
-            tracker: Arc::new(std::sync::Mutex::new(Tracker::new(settings.wave_gap))),
+            tracker: Arc::new(std::sync::Mutex::new(Tracker::new(
+                settings.thresholds.wave_gap,
+                settings.thresholds.wave_min_nodes,
+            ))),
             metrics: Arc::new(Metrics::default()),
             ledger,
             readiness: ReadinessAudit::new(hub, clients.clone()),
-            webhook: settings.webhook.map(Webhook::new),
+            // One webhook: the delivery task fills the undelivered list the page reads.
+            deliveries: webhook.clone().map(alerting::deliveries),
+            webhook,
+            alerting: Arc::new(std::sync::Mutex::new(alerting::Alerting::new(
+                settings.thresholds,
+            ))),
             rate_alert_pct: settings.rate_alert_pct,
         };
         let w = watch.clone();
@@ -102,9 +118,7 @@ impl PreemptionWatch {
     async fn follow(&self, clients: HashMap<String, kube::Client>) {
         use tokio::sync::broadcast::error::RecvError;
         let mut following = self.hub.follow();
-        let fresh = self
-            .lock()
-            .observe(&following.initial.nodes, Utc::now(), &self.metrics);
+        let fresh = self.start_from(&following.initial, Utc::now());
         self.read_pods(fresh, &clients);
         let mut dirty = true;
         let mut publish = tokio::time::interval(PUBLISH_EVERY);
@@ -129,12 +143,17 @@ impl PreemptionWatch {
                                 t.gone(key, now);
                                 Vec::new()
                             }
+                            Fact::EvictionSignal { key, row } => {
+                                self.lock().refusal(key, row.as_deref());
+                                dirty = true;
+                                Vec::new()
+                            }
                             _ => Vec::new(),
                         },
                         Err(RecvError::Lagged(_)) => {
                             following = self.hub.follow();
                             dirty = true;
-                            self.lock().observe(&following.initial.nodes, now, &self.metrics)
+                            self.start_from(&following.initial, now)
                         }
                         Err(RecvError::Closed) => return,
                     };
@@ -157,18 +176,45 @@ impl PreemptionWatch {
                         rates_at = Some(Instant::now());
                         self.spawn_rates();
                     }
-                    let closed = self.lock().closed_waves(Utc::now());
-                    for wave in closed {
-                        tracing::warn!(cluster = %wave.cluster, nodes = wave.nodes.len(), "preemption wave");
-                        if let Some(hook) = self.webhook.clone() {
-                            tokio::spawn(async move { hook.deliver(&wave).await });
-                        }
-                    }
+                    self.step_alerts();
                     // Removed nodes age; undelivered alerts change.
                     dirty = true;
                 }
             }
         }
+    }
+
+    /// A whole look at the hub's nodes and refusal events; returns the nodes that just
+    /// reached T=0.
+    fn start_from(
+        &self,
+        initial: &crate::hub::LedgerInputs,
+        now: chrono::DateTime<Utc>,
+    ) -> Vec<tracker::NeedsPods> {
+        let mut t = self.lock();
+        t.refusals_from(&initial.evictions);
+        t.observe(&initial.nodes, now, &self.metrics)
+    }
+
+    /// Steps the alert episodes: announces what started or ended (logged on every replica,
+    /// POSTed only by the ledger's writer) and publishes what fires now.
+    fn step_alerts(&self) {
+        let now = Utc::now();
+        let view = self.lock().view(now);
+        let pools = self.hub.pool_rows();
+        let (announce, firing) = self
+            .alerting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .step(&view, &pools, now);
+        let writer = self.ledger.as_ref().is_none_or(|l| l.writer().holds());
+        for a in announce {
+            alerting::log(&a);
+            if let Some(tx) = self.deliveries.as_ref().filter(|_| writer) {
+                let _ = tx.send(a);
+            }
+        }
+        self.hub.set_firing(firing);
     }
 
     fn spawn_rates(&self) {
@@ -226,7 +272,7 @@ impl PreemptionWatch {
         let Ok(held) = read else { return };
         match pods::outcomes(client, &need.node, &need.uid, &held, &self.hub).await {
             Ok(o) => {
-                self.lock().set_outcomes(&need.uid, &o);
+                self.lock().set_outcomes(&need.uid, &o, &self.metrics);
                 self.publish();
                 let _ = outcomes_tx.send(o);
             }
@@ -241,7 +287,11 @@ impl PreemptionWatch {
     /// Publishes the tracker's timelines and waves, and the undelivered alerts, on the hub
     /// (only what changed goes out). Returns how many followed nodes are removed.
     fn publish(&self) -> usize {
-        let v = self.lock().view(Utc::now());
+        let (v, refused) = {
+            let mut t = self.lock();
+            (t.view(Utc::now()), t.new_refusals(&self.metrics))
+        };
+        self.record_refusals(refused);
         let removed = v.nodes.iter().filter(|n| n.timeline.removed()).count();
         self.hub.set_preemptions(v.nodes, v.waves);
         self.hub.set_alerts(
@@ -251,6 +301,23 @@ impl PreemptionWatch {
                 .unwrap_or_default(),
         );
         removed
+    }
+
+    /// Records the refusal counts of preempted nodes in the ledger, each write in its own
+    /// task (kept trying like the pods' links: the card must not wait for the database).
+    fn record_refusals(&self, refused: Vec<(String, u32)>) {
+        let Some(l) = &self.ledger else { return };
+        for (uid, n) in refused {
+            let l = l.clone();
+            tokio::spawn(async move {
+                let write = l.until_written("recording refused evictions", || {
+                    l.evictions_refused(&uid, n)
+                });
+                if let Err(e) = write.await {
+                    tracing::error!(error = %e, node_uid = %uid, "could not record refused evictions");
+                }
+            });
+        }
     }
 
     /// Recomputes the rates from the last 30 days of the ledger and publishes them; when the
@@ -264,6 +331,10 @@ impl PreemptionWatch {
                 let mut rows = rates::rates(&lifetimes, now);
                 rates::flag(&mut rows, self.rate_alert_pct);
                 self.metrics.set_rates(&rows);
+                self.alerting
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .set_rates(rows.clone());
                 self.hub.set_rates(rows);
                 self.metrics.observe_replacements(&lifetimes);
             }
@@ -279,6 +350,7 @@ impl PreemptionWatch {
             nodes: s.preemptions,
             waves: s.waves,
             rates: s.rates,
+            firing: s.firing,
             undelivered: s.alerts,
         }
     }

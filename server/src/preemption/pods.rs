@@ -4,9 +4,13 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use app::domain::preemption::evictions::{
+    OUTCOME_PAST_GRACE, OUTCOME_STILL_RUNNING, OUTCOME_TERMINATING,
+};
 use app::domain::preemption::readiness::{covering_pdb, replicas};
 use app::labels::{POD_GRACEFUL_INTERRUPTIBLE, POD_INTERRUPTABLE};
 use app::model::PodImpact;
+use chrono::Utc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
@@ -144,8 +148,13 @@ pub fn outcome(now: Option<&Pod>, uid: &str) -> String {
                 .unwrap_or_else(|| "no reason".into())
         ),
         Some("Succeeded") => "Succeeded".into(),
-        _ if p.metadata.deletion_timestamp.is_some() => "terminating".into(),
-        _ => "still running".into(),
+        // `deletionTimestamp` is when the grace period ends (the API server sets it to the
+        // delete's time plus the grace).
+        _ => match &p.metadata.deletion_timestamp {
+            Some(t) if t.0.as_second() < Utc::now().timestamp() => OUTCOME_PAST_GRACE.into(),
+            Some(_) => OUTCOME_TERMINATING.into(),
+            None => OUTCOME_STILL_RUNNING.into(),
+        },
     }
 }
 
@@ -174,5 +183,19 @@ mod tests {
             "metadata": {"name": "a", "uid": "u1"}, "status": {"phase": "Running"}
         }));
         assert_eq!(outcome(Some(&running), "u1"), "still running");
+        let deleting = |at: &str| {
+            pod(serde_json::json!({
+                "metadata": {"name": "a", "uid": "u1", "deletionTimestamp": at},
+                "status": {"phase": "Running"}
+            }))
+        };
+        assert_eq!(
+            outcome(Some(&deleting("2999-01-01T00:00:00Z")), "u1"),
+            "terminating"
+        );
+        assert_eq!(
+            outcome(Some(&deleting("2020-01-01T00:00:00Z")), "u1"),
+            "terminating past its grace period"
+        );
     }
 }

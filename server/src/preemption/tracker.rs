@@ -5,11 +5,12 @@
 use std::collections::HashMap;
 
 use app::domain::preemption::Provider;
+use app::domain::preemption::evictions::{self, ErrorKind};
 use app::domain::preemption::timeline::{Observation, derive, grace_fit};
-use app::model::{NodeRow, PodImpact, PreemptionView, Preemptions, Wave};
+use app::model::{EventRow, NodeRow, PodImpact, PreemptionView, Preemptions, Wave};
 use chrono::{DateTime, Duration, Utc};
 
-use super::metrics::{Metrics, PreemptionLabels, WaveLabels};
+use super::metrics::{EvictionLabels, Metrics, PreemptionLabels, WaveLabels};
 
 /// How long a removed node's preemption stays in the view.
 pub const KEEP_REMOVED: Duration = Duration::hours(1);
@@ -25,20 +26,26 @@ struct Followed {
     pods: Option<Vec<PodImpact>>,
     pods_error: Option<String>,
     counted: bool,
+    /// Refusal events already counted in metrics and sent to the ledger.
+    refused_recorded: u32,
 }
 
 /// The tracker's state.
 pub struct Tracker {
     nodes: HashMap<String, Followed>,
     waves: Vec<Wave>,
-    /// How many of `waves` (oldest first) have been announced as closed.
-    announced: usize,
     wave_gap: Duration,
+    /// A wave counts in `spotboard_preemption_waves_total` once it has this many nodes.
+    wave_min_nodes: usize,
+    /// Refused-eviction events about Nodes, by `(cluster, node name)` then event key.
+    refusals: HashMap<(String, String), HashMap<String, EventRow>>,
+    /// Where each refusal event is filed in `refusals`.
+    refusal_at: HashMap<String, (String, String)>,
 }
 
 impl Default for Tracker {
     fn default() -> Self {
-        Tracker::new(WAVE_GAP)
+        Tracker::new(WAVE_GAP, 2)
     }
 }
 
@@ -50,30 +57,17 @@ pub struct NeedsPods {
 }
 
 impl Tracker {
-    /// A tracker grouping preemptions less than `wave_gap` apart into one wave.
-    pub fn new(wave_gap: Duration) -> Self {
+    /// A tracker grouping preemptions less than `wave_gap` apart into one wave, counting a
+    /// wave once it has `wave_min_nodes` nodes.
+    pub fn new(wave_gap: Duration, wave_min_nodes: usize) -> Self {
         Tracker {
             nodes: HashMap::new(),
             waves: Vec::new(),
-            announced: 0,
             wave_gap,
+            wave_min_nodes,
+            refusals: HashMap::new(),
+            refusal_at: HashMap::new(),
         }
-    }
-
-    /// Waves that closed (no new preemption for the wave gap) since the last call: each is
-    /// announced once, with all its nodes.
-    pub fn closed_waves(&mut self, now: DateTime<Utc>) -> Vec<Wave> {
-        let gap = self.wave_gap;
-        let mut out = Vec::new();
-        while let Some(w) = self.waves.get(self.announced) {
-            if w.last.is_some_and(|l| now - l > gap) {
-                out.push(w.clone());
-                self.announced += 1;
-            } else {
-                break;
-            }
-        }
-        out
     }
 
     /// A whole look at the cluster's nodes (at start, and after falling behind the hub's
@@ -124,6 +118,7 @@ impl Tracker {
             pods: None,
             pods_error: None,
             counted: false,
+            refused_recorded: 0,
         });
         f.row = n.clone();
         let changed = f
@@ -190,33 +185,104 @@ impl Tracker {
 
     fn join_wave(&mut self, cluster: &str, node: &str, now: DateTime<Utc>, metrics: &Metrics) {
         let gap = self.wave_gap;
-        if let Some(w) = self
+        let i = match self
             .waves
-            .iter_mut()
-            .rev()
-            .find(|w| w.cluster == cluster && w.last.is_some_and(|l| now - l <= gap))
+            .iter()
+            .rposition(|w| w.cluster == cluster && w.last.is_some_and(|l| now - l <= gap))
         {
-            w.last = Some(now);
-            w.nodes.push(node.to_string());
-            return;
+            Some(i) => {
+                let w = &mut self.waves[i];
+                w.last = Some(now);
+                w.nodes.push(node.to_string());
+                i
+            }
+            None => {
+                self.waves.push(Wave {
+                    cluster: cluster.to_string(),
+                    started: Some(now),
+                    last: Some(now),
+                    nodes: vec![node.to_string()],
+                });
+                // The last 50 are kept: alerts judge only open waves, the newest.
+                let keep_from = self.waves.len().saturating_sub(50);
+                self.waves.drain(..keep_from);
+                self.waves.len() - 1
+            }
+        };
+        if self.waves[i].nodes.len() == self.wave_min_nodes {
+            metrics
+                .waves
+                .get_or_create(&WaveLabels {
+                    cluster: cluster.to_string(),
+                })
+                .inc();
+            tracing::warn!(cluster, node, "preemption wave");
         }
-        metrics
-            .waves
-            .get_or_create(&WaveLabels {
-                cluster: cluster.to_string(),
+    }
+
+    /// A refused-eviction event about a Node changed; `None`: it is gone (events expire).
+    pub fn refusal(&mut self, key: &str, row: Option<&EventRow>) {
+        if let Some(at) = self.refusal_at.remove(key)
+            && let Some(m) = self.refusals.get_mut(&at)
+        {
+            m.remove(key);
+            if m.is_empty() {
+                self.refusals.remove(&at);
+            }
+        }
+        let Some(e) = row else { return };
+        let Some(node) = e.object.strip_prefix("Node/") else {
+            return;
+        };
+        let at = (e.cluster.clone(), node.to_string());
+        self.refusal_at.insert(key.to_string(), at.clone());
+        self.refusals
+            .entry(at)
+            .or_default()
+            .insert(key.to_string(), e.clone());
+    }
+
+    /// Every refused-eviction event there is now (a whole look), in place of those known.
+    pub fn refusals_from(&mut self, rows: &[EventRow]) {
+        self.refusals.clear();
+        self.refusal_at.clear();
+        for e in rows {
+            self.refusal(&e.key, Some(e));
+        }
+    }
+
+    /// The refusal events of `f`'s node since its T=0 (a namesake's older events are not its;
+    /// a minute of slack for the event's clock).
+    fn refusals_of(&self, f: &Followed, t0: DateTime<Utc>) -> Vec<&EventRow> {
+        self.refusals
+            .get(&(f.row.cluster.clone(), f.row.name.clone()))
+            .into_iter()
+            .flat_map(HashMap::values)
+            .filter(|e| e.last_seen.is_none_or(|t| t >= t0 - Duration::minutes(1)))
+            .collect()
+    }
+
+    /// Preempted nodes whose refusal events grew since last asked, with their count now: each
+    /// new refusal is counted once in `spotboard_eviction_errors_total` here, and the caller
+    /// records the count in the ledger.
+    pub fn new_refusals(&mut self, metrics: &Metrics) -> Vec<(String, u32)> {
+        let grown: Vec<(String, u32)> = self
+            .nodes
+            .iter()
+            .filter(|(_, f)| f.counted)
+            .filter_map(|(uid, f)| {
+                let t0 = derive(f.provider, &f.history)?.t0;
+                let n = self.refusals_of(f, t0).len() as u32;
+                (n > f.refused_recorded).then(|| (uid.clone(), n))
             })
-            .inc();
-        tracing::warn!(cluster, node, "preemption wave started");
-        self.waves.push(Wave {
-            cluster: cluster.to_string(),
-            started: Some(now),
-            last: Some(now),
-            nodes: vec![node.to_string()],
-        });
-        // Keep the last 50, never dropping one not yet announced.
-        let keep_from = self.waves.len().saturating_sub(50).min(self.announced);
-        self.waves.drain(..keep_from);
-        self.announced -= keep_from;
+            .collect();
+        for (uid, n) in &grown {
+            if let Some(f) = self.nodes.get_mut(uid) {
+                count_errors(metrics, &f.row, ErrorKind::Refused, n - f.refused_recorded);
+                f.refused_recorded = *n;
+            }
+        }
+        grown
     }
 
     /// Stores the pods read for a node at T=0.
@@ -229,9 +295,26 @@ impl Tracker {
         }
     }
 
-    /// Sets how the pods of node `uid` ended: `(namespace, name, outcome)`.
-    pub fn set_outcomes(&mut self, uid: &str, outcomes: &[(String, String, String)]) {
-        let Some(pods) = self.nodes.get_mut(uid).and_then(|f| f.pods.as_mut()) else {
+    /// Sets how the pods of node `uid` ended: `(namespace, name, outcome)`. Pods killed at
+    /// removal or past their grace period count in `spotboard_eviction_errors_total`, once
+    /// (outcomes are read once per preemption).
+    pub fn set_outcomes(
+        &mut self,
+        uid: &str,
+        outcomes: &[(String, String, String)],
+        metrics: &Metrics,
+    ) {
+        let Some(f) = self.nodes.get_mut(uid) else {
+            return;
+        };
+        for kind in [ErrorKind::PastGrace, ErrorKind::Killed] {
+            let n = outcomes
+                .iter()
+                .filter(|(_, _, o)| evictions::outcome_kind(o) == Some(kind))
+                .count();
+            count_errors(metrics, &f.row, kind, n as u32);
+        }
+        let Some(pods) = f.pods.as_mut() else {
             return;
         };
         for p in pods {
@@ -259,6 +342,8 @@ impl Tracker {
                         })
                         .collect()
                 });
+                let refusals = self.refusals_of(f, timeline.t0);
+                let evictions = evictions::of_node(&refusals, pods.as_deref());
                 Some(PreemptionView {
                     cluster: f.row.cluster.clone(),
                     node: f.row.name.clone(),
@@ -270,6 +355,7 @@ impl Tracker {
                     timeline,
                     pods,
                     pods_error: f.pods_error.clone(),
+                    evictions,
                 })
             })
             .collect();
@@ -280,9 +366,25 @@ impl Tracker {
             waves: self.waves.iter().rev().cloned().collect(),
             // The ledger's rates and the webhook's failures are added by the watch.
             rates: Vec::new(),
+            firing: Vec::new(),
             undelivered: Vec::new(),
         }
     }
+}
+
+/// Adds `n` errors of `kind` on `row`'s pool to `spotboard_eviction_errors_total`.
+fn count_errors(metrics: &Metrics, row: &NodeRow, kind: ErrorKind, n: u32) {
+    if n == 0 {
+        return;
+    }
+    metrics
+        .eviction_errors
+        .get_or_create(&EvictionLabels {
+            cluster: row.cluster.clone(),
+            pool: row.pool.clone().unwrap_or_default(),
+            kind: kind.as_str().into(),
+        })
+        .inc_by(u64::from(n));
 }
 
 #[cfg(test)]
@@ -327,9 +429,10 @@ mod tests {
         let v = tr.view(t(501));
         assert_eq!(v.waves.len(), 2);
         assert!(v.nodes.iter().filter(|n| n.timeline.removed()).count() == 2);
+        // Counted from two nodes: the lone third preemption is no wave to count.
         assert!(
             m.encode()
-                .contains("spotboard_preemption_waves_total{cluster=\"c1\"} 2"),
+                .contains("spotboard_preemption_waves_total{cluster=\"c1\"} 1"),
             "{}",
             m.encode()
         );

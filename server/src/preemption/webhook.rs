@@ -1,6 +1,7 @@
-//! Delivering wave alerts to `--alert-webhook`: http or https (rustls), an answer other than
-//! 2xx is a failure, failures are retried with backoff, and an alert that could not be
-//! delivered after every attempt is kept for `/preemptions` to show. The URL's path and
+//! Delivering alerts to `--alert-webhook`: each [`Alert`] (firing, then resolved) POSTed as
+//! JSON, http or https (rustls); an answer other than 2xx is a failure, failures are retried
+//! with backoff, and a message that could not be delivered after every attempt is kept for
+//! `/preemptions` to show. The URL's path and
 //! query (a Slack-style webhook's secret) never reach a log line or a viewer: both see
 //! [`redact`]ed destinations and errors without the URL.
 
@@ -10,7 +11,7 @@ use std::{
     time::Duration,
 };
 
-use app::model::{UndeliveredAlert, Wave};
+use app::model::{Alert, UndeliveredAlert};
 use chrono::Utc;
 
 /// Waits between attempts; one attempt more than there are waits.
@@ -68,17 +69,17 @@ impl Webhook {
             .collect()
     }
 
-    /// POSTs `wave` as JSON, retrying after each of [`BACKOFF`]; keeps it as undelivered
+    /// POSTs `alert` as JSON, retrying after each of [`BACKOFF`]; keeps it as undelivered
     /// when the last attempt fails too.
-    pub async fn deliver(&self, wave: &Wave) {
+    pub async fn deliver(&self, alert: &Alert) {
         let destination = redact(&self.url);
         let mut last_error = String::new();
         let attempts = BACKOFF.len() as u32 + 1;
         for attempt in 1..=attempts {
-            match self.attempt(wave).await {
+            match self.attempt(alert).await {
                 Ok(()) => return,
                 Err(e) => {
-                    tracing::warn!(%destination, attempt, error = %e, "wave webhook failed");
+                    tracing::warn!(%destination, attempt, error = %e, alert = %alert.key, "alert webhook failed");
                     last_error = e;
                 }
             }
@@ -88,9 +89,12 @@ impl Webhook {
         }
         let mut kept = self.undelivered.lock().unwrap_or_else(|p| p.into_inner());
         kept.push_front(UndeliveredAlert {
-            cluster: wave.cluster.clone(),
-            started: wave.started,
-            nodes: wave.nodes.len(),
+            alert: alert.key.clone(),
+            status: alert.status,
+            summary: alert.summary.clone(),
+            cluster: alert.cluster.clone(),
+            started: alert.started,
+            nodes: alert.nodes.len(),
             destination,
             attempts,
             error: last_error,
@@ -99,11 +103,11 @@ impl Webhook {
         kept.truncate(KEEP);
     }
 
-    async fn attempt(&self, wave: &Wave) -> Result<(), String> {
+    async fn attempt(&self, alert: &Alert) -> Result<(), String> {
         let resp = self
             .http
             .post(&self.url)
-            .json(wave)
+            .json(alert)
             .send()
             .await
             .map_err(|e| e.without_url().to_string())?;

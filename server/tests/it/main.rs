@@ -22,6 +22,7 @@ mod capacity;
 mod crd;
 mod create;
 mod dashboard;
+mod evictions;
 mod faults;
 mod leader;
 mod ledger;

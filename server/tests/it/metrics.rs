@@ -46,6 +46,16 @@ async fn every_series_the_grafana_dashboard_queries_is_exported() {
     aws.patch(&victim, &PatchParams::default(), &Patch::Merge(&preempt))
         .await
         .unwrap();
+    // A gpu-spot node's worker (grace 300 s) outlives AWS's 2 minutes: an eviction error.
+    let gpu = aws
+        .list(&ListParams::default().labels("karpenter.sh/nodepool=gpu-spot"))
+        .await
+        .unwrap()
+        .items[0]
+        .name_any();
+    aws.patch(&gpu, &PatchParams::default(), &Patch::Merge(&preempt))
+        .await
+        .unwrap();
     let nodes = Api::<Node>::all(d.admin(ZONE));
     let spot = nodes
         .list(&ListParams::default().labels("compute.coreweave.com/node-pool=h100-spot-train"))
@@ -68,6 +78,7 @@ async fn every_series_the_grafana_dashboard_queries_is_exported() {
         "spotboard_preemption_waves_total{",
         "spotboard_replacement_latency_seconds_bucket{",
         "spotboard_preemption_rate_percent{",
+        "spotboard_eviction_errors_total{",
     ];
     let started = std::time::Instant::now();
     let text = loop {
@@ -106,7 +117,7 @@ async fn every_series_the_grafana_dashboard_queries_is_exported() {
         .lines()
         .filter_map(|l| l.trim().strip_prefix("expr:"))
         .collect();
-    assert_eq!(exprs.len(), 4, "one expression per alert");
+    assert_eq!(exprs.len(), 5, "one expression per alert");
     for e in exprs {
         queried.extend(series(e));
     }

@@ -205,8 +205,11 @@ async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
     );
 }
 
+/// Two preemptions close together: one wave alert, POSTed once firing (with both nodes) and
+/// once resolved when the gap passes, with the documented schema; and a NodePool waiting for
+/// capacity longer than `--alert-condition-minutes` fires its condition alert.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn close_preemptions_raise_one_wave_notification() {
+async fn close_preemptions_raise_one_wave_alert_firing_then_resolved() {
     use std::sync::{Arc, Mutex};
     let received: Arc<Mutex<Vec<Value>>> = Arc::default();
     let sink = received.clone();
@@ -227,6 +230,7 @@ async fn close_preemptions_raise_one_wave_notification() {
     let d = common::start_with(&[ZONE], 120.0, |a| {
         a.alert_webhook = Some(hook);
         a.wave_gap_seconds = 2;
+        a.alert_condition_minutes = 0;
     })
     .await;
     let nodes = Api::<Node>::all(d.admin(ZONE));
@@ -245,40 +249,87 @@ async fn close_preemptions_raise_one_wave_notification() {
             .await
             .unwrap();
     }
-    let wave = eventually(
-        Duration::from_secs(15),
-        "one wave with both nodes",
+    let names_both = |w: &Value| {
+        let names: Vec<&str> = w["nodes"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        names.contains(&spot[0].as_str()) && names.contains(&spot[1].as_str())
+    };
+    let resolved = eventually(
+        Duration::from_secs(20),
+        "the wave resolved with both nodes",
         || async {
             received
                 .lock()
                 .unwrap()
                 .iter()
-                .find(|w| {
-                    let names: Vec<&str> = w["nodes"]
-                        .as_array()
-                        .map(|a| a.iter().filter_map(Value::as_str).collect())
-                        .unwrap_or_default();
-                    names.contains(&spot[0].as_str()) && names.contains(&spot[1].as_str())
-                })
+                .find(|w| w["kind"] == "wave" && w["status"] == "resolved" && names_both(w))
                 .cloned()
         },
     )
     .await;
-    assert_eq!(wave["cluster"], "spotboard-us-east-04a");
-    let posts_naming_them = received
-        .lock()
-        .unwrap()
+    let posts: Vec<Value> = received.lock().unwrap().clone();
+    let about_them: Vec<&Value> = posts
         .iter()
         .filter(|w| {
             w["nodes"]
                 .as_array()
                 .is_some_and(|a| a.iter().any(|n| n == spot[0].as_str()))
         })
-        .count();
+        .collect();
     assert_eq!(
-        posts_naming_them, 1,
-        "one notification per wave, not per node"
+        about_them.len(),
+        2,
+        "one firing and one resolved per wave, not one per node: {about_them:#?}"
     );
+    let firing = about_them[0];
+    assert_eq!(
+        (&firing["status"], &firing["schema"], &firing["cluster"]),
+        (
+            &json!("firing"),
+            &json!("spotboard.dev/alert/v1"),
+            &json!("spotboard-us-east-04a")
+        )
+    );
+    assert_eq!(firing["key"], resolved["key"], "the same episode");
+    assert!(firing["resolved"].is_null() && resolved["resolved"].is_string());
+    assert!(names_both(firing), "{firing}");
+
+    // b200-spot-burst waits for capacity from the start: Capacity=False longer than 0 min.
+    let condition = eventually(Duration::from_secs(10), "the condition alert", || async {
+        posts_now(&received)
+            .into_iter()
+            .find(|a| a["kind"] == "condition" && a["pool"] == "b200-spot-burst")
+    })
+    .await;
+    assert_eq!(condition["status"], "firing");
+    assert_eq!(
+        condition["key"],
+        "condition/spotboard-us-east-04a/b200-spot-burst/Capacity"
+    );
+    assert_eq!(
+        condition["path"],
+        "/pools/spotboard-us-east-04a/b200-spot-burst"
+    );
+    // The same alert fires in the app (the header's rows), once.
+    let p = preemptions(&d.base).await;
+    let shown: Vec<&Value> = p["firing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["key"] == condition["key"])
+        .collect();
+    assert_eq!(shown.len(), 1, "{}", p["firing"]);
+    let announced = posts_now(&received)
+        .iter()
+        .filter(|a| a["key"] == condition["key"])
+        .count();
+    assert_eq!(announced, 1, "announced once while it fires");
+}
+
+fn posts_now(received: &std::sync::Arc<std::sync::Mutex<Vec<Value>>>) -> Vec<Value> {
+    received.lock().unwrap().clone()
 }
 
 /// A webhook that fails: answers other than 2xx are retried with backoff; one that never

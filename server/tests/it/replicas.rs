@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Node};
 use kube::api::{ListParams, PostParams};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use sqlx::Row;
 use tokio::process::{Child, Command};
@@ -66,7 +66,11 @@ fn record_nodes(nodes: Api<Node>) -> (Record, tokio::task::JoinHandle<()>) {
     let record: Record = Default::default();
     let r = record.clone();
     let task = tokio::spawn(async move {
-        let mut events = watcher(nodes, watcher::Config::default()).boxed();
+        // With backoff: once the cluster is gone at the test's end, a watcher retrying at once
+        // never yields and the runtime cannot shut down.
+        let mut events = watcher(nodes, watcher::Config::default())
+            .default_backoff()
+            .boxed();
         while let Some(e) = events.next().await {
             let (n, gone) = match e {
                 Ok(watcher::Event::Apply(n) | watcher::Event::InitApply(n)) => (n, false),

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::Node;
-use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use common::preempt_one;
 use common::sim::eventually;
 
 async fn get(base: &str, path: &str) -> Value {
@@ -20,35 +20,6 @@ async fn get(base: &str, path: &str) -> Value {
 
 fn time(v: &Value) -> Option<DateTime<Utc>> {
     v.as_str()?.parse().ok()
-}
-
-/// A spot node of `selector` not yet under notice, preempted through the behaviour model.
-async fn preempt_one(nodes: &Api<Node>, selector: &str) -> String {
-    let victim = nodes
-        .list(&ListParams::default().labels(selector))
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .find(|n| {
-            let spec = n.spec.as_ref();
-            !spec.and_then(|s| s.unschedulable).unwrap_or(false)
-                && !spec.and_then(|s| s.taints.as_ref()).is_some_and(|t| {
-                    t.iter().any(|t| {
-                        t.key.contains("preempt")
-                            || t.key.contains("disrupt")
-                            || t.key.contains("termination")
-                    })
-                })
-        })
-        .map(|n| n.name_any())
-        .expect("an untouched spot node");
-    let patch = json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
-    nodes
-        .patch(&victim, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
-    victim
 }
 
 /// The victim's T=0 and its replacement's row, from the ledger: the pool's first node

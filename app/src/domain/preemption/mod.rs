@@ -12,6 +12,8 @@
 //! (`karpenter.sh/capacity-type=spot`, `karpenter.sh/nodepool`) and Karpenter: Disruption
 //! (on the warning Karpenter taints, cordons and drains the node).
 
+pub mod budget;
+pub mod evictions;
 pub mod rates;
 pub mod readiness;
 #[cfg(test)]

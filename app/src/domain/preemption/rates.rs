@@ -6,7 +6,7 @@
 //! in the window, divided by the spot nodes that ran at any time in the window, as a percent. The bands are the Spot Instance Advisor's: <5 %, 5–10 %,
 //! 10–15 %, 15–20 %, >20 % (AWS: EC2 Spot Instance Advisor, "Frequency of interruption").
 //!
-//! Each row also carries the replacement latency of the same preemptions (p50, p95, max; see
+//! Each row also carries the eviction errors of its preemptions and the replacement latency of the same preemptions (p50, p95, max; see
 //! [`super::replacement`]) and whether it is flagged: a key still running spot nodes whose
 //! rate is above `--rate-alert-pct` (default 10 %, the article's rule: AWS, "Best practices
 //! for handling EC2 Spot Instance interruptions").
@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::evictions::EvictionCounts;
 use super::replacement;
 use crate::domain::capacity::score::band;
 use crate::model::Lifetime;
@@ -79,6 +80,10 @@ pub struct RateRow {
     pub latency_p95_s: Option<f64>,
     #[serde(default)]
     pub latency_max_s: Option<f64>,
+    /// Eviction errors of the same preemptions: refusals, pods past grace, pods killed at
+    /// removal ([`super::evictions`]).
+    #[serde(default)]
+    pub evictions: EvictionCounts,
 }
 
 impl RateRow {
@@ -128,6 +133,7 @@ struct Acc {
     spot_nodes: u32,
     running: u32,
     latencies: Vec<f64>,
+    evictions: EvictionCounts,
 }
 
 /// Rates per pool, zone and instance type over each window, for spot lifetimes only, with
@@ -172,6 +178,7 @@ pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
                         .get(l.uid.as_str())
                         .and_then(|r| replacement::latency_s(l, r));
                     e.latencies.extend(latency);
+                    e.evictions.add(&l.evictions);
                 }
             }
             for (key, a) in acc {
@@ -192,6 +199,7 @@ pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
                     latency_p50_s: latency.map(|s| s.p50_s),
                     latency_p95_s: latency.map(|s| s.p95_s),
                     latency_max_s: latency.map(|s| s.max_s),
+                    evictions: a.evictions,
                 });
             }
         }
@@ -246,6 +254,27 @@ mod tests {
         assert_eq!(get("7d").band, "15–20 %");
         // One row per pool, zone, instance type, and instance type in a zone.
         assert_eq!(r.iter().filter(|x| x.window == "30d").count(), 4);
+    }
+
+    #[test]
+    fn eviction_errors_add_up_over_the_preemptions_of_each_window() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap();
+        let counts = |refused, past_grace, killed| EvictionCounts {
+            refused,
+            past_grace,
+            killed,
+        };
+        let mut x = life("x", 100, Some(2), "spot");
+        x.evictions = counts(2, 0, 1);
+        let mut y = life("y", 500, Some(100), "spot");
+        y.evictions = counts(0, 1, 3);
+        let mut od = life("z", 100, Some(1), "on-demand");
+        od.evictions = counts(9, 9, 9);
+        let r = rates(&[x, y, od, life("n", 100, None, "spot")], now);
+        let get = |w: &str| r.iter().find(|x| x.by == "pool" && x.window == w).unwrap();
+        assert_eq!(get("24h").evictions, counts(2, 0, 1), "only x's preemption");
+        assert_eq!(get("7d").evictions, counts(2, 1, 4), "x and y");
+        assert_eq!(get("7d").evictions.total(), 7);
     }
 
     #[test]

@@ -64,6 +64,11 @@ pub struct PdbFacts {
     /// or one with an operator a `LabelSelector` does not have (the API server would refuse
     /// it): such a budget selects nothing.
     pub selector: Option<Selector>,
+    /// `spec.minAvailable` and `spec.maxUnavailable` as text (`"2"`, `"50%"`).
+    #[serde(default)]
+    pub min_available: Option<String>,
+    #[serde(default)]
+    pub max_unavailable: Option<String>,
 }
 
 /// A budget's selector from its `matchLabels` and `matchExpressions` (`(key, operator,
@@ -220,6 +225,13 @@ pub fn audit(
                 format!("no PodDisruptionBudget in {namespace} selects its pods"),
             );
         }
+        // GKE's graceful node shutdown asks no budget (GKE: Spot VMs): nothing to refuse.
+        if let Some(b) = pdbs
+            .and_then(|b| covering_pdb(b, first))
+            .filter(|_| provider != Provider::Gke)
+        {
+            blocks_drain(b, &g, count, &mut add);
+        }
         let budget = shutdown_budget_s(provider);
         if let Some(grace) = g
             .pods
@@ -274,6 +286,41 @@ pub fn audit(
         });
     }
     pools
+}
+
+/// The [`Check::PdbBlocksDrain`] finding of a workload's group on a pool's spot nodes, when
+/// its budget `b` allows fewer disruptions (with all `count` replicas healthy) than the pods
+/// it has on one node.
+fn blocks_drain(b: &PdbFacts, g: &Group, count: u32, add: &mut impl FnMut(Check, String)) {
+    let mut per_node: BTreeMap<&str, u32> = BTreeMap::new();
+    for p in &g.pods {
+        *per_node
+            .entry(p.node.as_deref().unwrap_or_default())
+            .or_default() += 1;
+    }
+    let Some((node, most)) = per_node
+        .into_iter()
+        .max_by_key(|(n, c)| (*c, std::cmp::Reverse(*n)))
+    else {
+        return;
+    };
+    let count = i64::from(count);
+    let allowed = super::budget::allowed(
+        b.min_available.as_deref(),
+        b.max_unavailable.as_deref(),
+        count,
+        count,
+    );
+    if i64::from(most) > allowed {
+        add(
+            Check::PdbBlocksDrain,
+            format!(
+                "PodDisruptionBudget {} allows {allowed} disruption(s) of {count} replicas; {most} pods share node {node}: its drain is refused for {}",
+                b.name,
+                i64::from(most) - allowed
+            ),
+        );
+    }
 }
 
 /// Checks a "why did my pod stop?" lookup: a namespace and a pod name (or name prefix), both

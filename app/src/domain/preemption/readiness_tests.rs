@@ -50,6 +50,8 @@ fn pdb(ns: &str, name: &str, app: &str) -> PdbFacts {
         namespace: ns.into(),
         name: name.into(),
         selector: pdb_selector(BTreeMap::from([("app".to_string(), app.to_string())]), []),
+        min_available: Some("1".into()),
+        max_unavailable: None,
     }
 }
 
@@ -172,6 +174,7 @@ fn selectors_follow_policy_v1() {
         namespace: "web".into(),
         name: "all".into(),
         selector: pdb_selector(BTreeMap::new(), []),
+        ..PdbFacts::default()
     };
     assert!(
         everything.covers(&p),
@@ -232,4 +235,46 @@ fn replicas_count_active_pods_per_owner() {
     let r = replicas(&pods);
     assert_eq!(r[&("web".to_string(), "ReplicaSet/api-1".to_string())], 2);
     assert_eq!(r[&("ml".to_string(), "ReplicaSet/api-1".to_string())], 1);
+}
+
+#[test]
+fn a_budget_that_allows_fewer_disruptions_than_pods_on_one_node_blocks_its_drain() {
+    let nodes = [
+        node("a", "spot", "z1", Provider::Cks, true),
+        node("b", "spot", "z1", Provider::Cks, true),
+    ];
+    let mut pods: Vec<PodFacts> = ["a", "a", "a", "b"]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let mut p = pod("web", &format!("api-{i}"), Some(("ReplicaSet", "api-1")), n);
+            p.labels.insert("app".into(), "api".into());
+            p.pre_stop = true;
+            p
+        })
+        .collect();
+    let budget = |max: &str| PdbFacts {
+        max_unavailable: Some(max.into()),
+        min_available: None,
+        ..pdb("web", "api", "api")
+    };
+    // maxUnavailable 1 of 4 replicas, 3 on node a: its drain is refused for 2.
+    let pools = audit("c1", &nodes, &pods, Some(&[budget("1")]));
+    let f = pools[0]
+        .findings
+        .iter()
+        .find(|f| f.check == Check::PdbBlocksDrain)
+        .expect("a finding");
+    assert_eq!(
+        f.detail,
+        "PodDisruptionBudget api allows 1 disruption(s) of 4 replicas; 3 pods share node a: its drain is refused for 2"
+    );
+    // maxUnavailable 75 % (3 of 4): every node's pods may go.
+    let pools = audit("c1", &nodes, &pods, Some(&[budget("75%")]));
+    assert!(!checks(&pools, "spot", "ReplicaSet/api-1").contains(&Check::PdbBlocksDrain));
+    // One pod per node with maxUnavailable 1: fine.
+    pods.truncate(1);
+    pods[0].node = Some("a".into());
+    let pools = audit("c1", &nodes, &pods, Some(&[budget("1")]));
+    assert!(!checks(&pools, "spot", "ReplicaSet/api-1").contains(&Check::PdbBlocksDrain));
 }

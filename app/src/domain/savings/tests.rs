@@ -24,6 +24,7 @@ fn life(uid: &str, class: &str, instance: &str, start_h: i64, end_h: Option<i64>
         end_reason: end_h.map(|_| "scaled down".into()),
         preemption_t0: None,
         ready_at: None,
+        evictions: Default::default(),
     }
 }
 

@@ -100,6 +100,7 @@ mod tests {
             .unwrap(),
             pods: None,
             pods_error: None,
+            evictions: Vec::new(),
         };
         let nodes = [view("a", Provider::Cks, 0), view("b", Provider::Gke, 60)];
         let json =

@@ -2,7 +2,9 @@
 //! phases coloured, "now" moving, time left to the next phase, and the pods it held at T=0
 //! with their SIGTERM, grace-period end and SIGKILL risk.
 
+mod alerts;
 pub mod chart;
+mod evictions;
 mod lookup;
 mod pool;
 mod readiness;
@@ -78,7 +80,8 @@ pub fn PreemptionsPage() -> impl IntoView {
                 Ok(snap) => {
                     live.adopt(&Scope::preemptions(), &snap);
                     view! {
-                        <Undelivered />
+                        <alerts::FiringAlerts />
+                        <alerts::Undelivered />
                         <LatestWave />
                         <Show
                             when=move || !keys.with(Vec::is_empty)
@@ -111,23 +114,6 @@ pub fn LiveTimeline(uid: String) -> impl IntoView {
     let live = expect_context::<LiveStore>();
     let row = live.preemptions.get(&uid);
     move || row.map(|r| view! { <NodeTimeline v=r.get() /> })
-}
-
-/// The newest wave alert the `--alert-webhook` did not take, with how many there are.
-#[component]
-fn Undelivered() -> impl IntoView {
-    let live = expect_context::<LiveStore>();
-    move || {
-        let mut all = live.alerts.values();
-        all.sort_by_key(|a| std::cmp::Reverse(a.at));
-        all.first().map(|u| view! {
-            <p class="error" role="alert" data-testid="undelivered">{format!(
-                "{} wave alert(s) not delivered to {}: the latest ({} in {}, {} node(s)) failed {} times, last: {}",
-                all.len(), u.destination, u.started.map(|t| t.format("%H:%M:%S UTC").to_string()).unwrap_or_default(),
-                u.cluster, u.nodes, u.attempts, u.error
-            )}</p>
-        })
-    }
 }
 
 /// The newest wave, when it took more than one node.
@@ -212,6 +198,7 @@ pub fn NodeTimeline(v: PreemptionView) -> impl IntoView {
                 <div class="now" style=marker></div>
             </div>
             <p class="small muted">{format!("T=0 {}", t0.format("%H:%M:%S UTC"))}</p>
+            {evictions::eviction_errors(&v)}
             {match (pods, v.pods_error.clone()) {
                 (_, Some(e)) => view! { <p class="error">{e}</p> }.into_any(),
                 (None, None) => view! { <p class="muted">"Reading the pods on the node…"</p> }.into_any(),

@@ -60,9 +60,19 @@ pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> imp
     }
 }
 
+/// The id of a pool's audit on the page, for links from preemption cards.
+pub fn anchor(cluster: &str, pool: &str) -> String {
+    let safe = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect()
+    };
+    format!("readiness-{}-{}", safe(cluster), safe(pool))
+}
+
 fn severity(c: Check) -> &'static str {
     match c {
-        Check::SingleReplica | Check::GraceExceedsNotice => "sev-error",
+        Check::SingleReplica | Check::GraceExceedsNotice | Check::PdbBlocksDrain => "sev-error",
         Check::NoPdb | Check::OneZone | Check::GracefulInterruptible => "sev-warning",
         Check::StatefulSet | Check::NoPreStop => "sev-info",
     }
@@ -135,7 +145,7 @@ fn pool_audit(p: PoolReadiness, open: bool) -> impl IntoView {
     }
     let has_rows = !workloads.is_empty();
     view! {
-        <details class="pool-audit" data-pool=p.pool.clone() open=open>
+        <details class="pool-audit" id=anchor(&p.cluster, &p.pool) data-pool=p.pool.clone() open=open>
             <summary>
                 <strong>{p.pool.clone()}</strong>
                 <span class="muted">{format!(" · {} · {} — {} spot nodes, {} pods ", p.cluster, p.provider, p.nodes, p.pods)}</span>

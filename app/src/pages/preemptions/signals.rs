@@ -1,8 +1,9 @@
 //! The signals table on `/preemptions`: for one dimension at a time (pool, zone, instance
 //! type, zone × instance type), the preemption rate over 24 h / 7 d / 30 d in the Spot Advisor
 //! bands, the replacement latency over 7 d (p50 / p95 / max; amber above 60 s, red above
-//! 90 s), and the rate flag with the advice for the key's provider. The figures are the
-//! ledger's, computed on the server (`domain::preemption::rates`).
+//! 90 s), the eviction errors of the same preemptions over 7 d, and the rate flag with the
+//! advice for the key's provider. The figures are the ledger's, computed on the server
+//! (`domain::preemption::rates`).
 
 use std::collections::HashMap;
 
@@ -18,6 +19,8 @@ const SCOPES: [&str; 4] = ["pool", "zone", "instance type", BY_ZONE_TYPE];
 
 /// The window the latency column reads (replacements are rarer than preemptions).
 const LATENCY_WINDOW: &str = "7d";
+/// The window the eviction errors column reads.
+const EVICTIONS_WINDOW: &str = "7d";
 
 /// The provider of each key the table can show, from the pools in the store: a pool's
 /// `cluster/name`, a zone, an instance type. A key two providers share has none.
@@ -96,6 +99,14 @@ pub fn SignalsTable(
                 .into_any(),
                 None => view! { <td>"—"</td> }.into_any(),
             };
+            let evictions_cell = match find(&key, EVICTIONS_WINDOW) {
+                Some(r) if r.evictions.total() > 0 => view! {
+                    <td class="eviction-errors" data-evictions=r.evictions.total()>{r.evictions.to_string()}</td>
+                }
+                .into_any(),
+                Some(_) => view! { <td data-evictions="0">"none"</td> }.into_any(),
+                None => view! { <td>"—"</td> }.into_any(),
+            };
             let flag_cell = match flagged {
                 Some(r) => {
                     let finder = (provider == Some(Provider::Cks)).then(|| view! {
@@ -119,6 +130,7 @@ pub fn SignalsTable(
                     <td>{r7}</td>
                     <td>{r30}</td>
                     {latency_cell}
+                    {evictions_cell}
                     {flag_cell}
                 </tr>
             }
@@ -133,8 +145,12 @@ pub fn SignalsTable(
              the pool's next node is Ready (its Ready condition, not its creation), p50 / p95 / max over \
              7 days; amber above 60 s, red above 90 s (AWS's 2-minute notice leaves 30 s to reschedule \
              at 90 s; CKS's 7-minute window has the replacement in place before the drain at T+2 min \
-             if it is Ready within 120 s). A key still running spot nodes whose rate is above the \
-             threshold is flagged."
+             if it is Ready within 120 s). Eviction errors of the same preemptions over 7 days: \
+             evictions a PodDisruptionBudget refused (CKS CWNodeDrainingPDBViolation, Karpenter \
+             FailedDraining), and pods still terminating past their grace period or killed at removal \
+             as the node went; each card below lists its own. GKE asks no budget at preemption (its \
+             graceful node shutdown is involuntary), so a GKE key has no refusals. A key still \
+             running spot nodes whose rate is above the threshold is flagged."
         </p>
         <label class="rates-scope">"Signals by "
             <select name="rates-by" on:change=move |ev| scope.set(event_target_value(&ev))>
@@ -147,6 +163,7 @@ pub fn SignalsTable(
                     <th scope="col">{by.clone()}</th>
                     <th scope="col">"rate 24 h"</th><th scope="col">"7 d"</th><th scope="col">"30 d"</th>
                     <th scope="col">"replacement p50 / p95 / max, 7 d"</th>
+                    <th scope="col">"eviction errors, 7 d"</th>
                     <th scope="col">"flag"</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>

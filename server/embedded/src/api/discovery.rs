@@ -92,6 +92,18 @@ pub fn resource_list(served: &[Kind], group: &str, version: &str) -> Option<Valu
             r["categories"] = json!(rt.categories);
         }
         resources.push(r);
+        if kind == Kind::Pods {
+            // `kubectl drain` looks for this entry before it asks for evictions.
+            resources.push(json!({
+                "name": "pods/eviction",
+                "singularName": "",
+                "namespaced": true,
+                "group": "policy",
+                "version": "v1",
+                "kind": "Eviction",
+                "verbs": ["create"],
+            }));
+        }
         if rt.status_subresource {
             let verbs: &[&str] = if rt.writable {
                 &["get", "patch", "update"]

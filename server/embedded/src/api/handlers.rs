@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::Shared;
 use super::auth::User;
+use super::eviction;
 use super::object::Target;
 use super::paging::ContinueToken;
 use super::patch::PatchKind;
@@ -126,6 +127,9 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Result<Response, ApiError>
     let path = parse_path(&shared.store.kinds(), parts.uri.path())?;
     let Query(params) = Query::<Params>::try_from_uri(&parts.uri)
         .map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))?;
+    if path.subresource.as_deref() == Some("eviction") {
+        return evict(&shared, parts, body, path, &params).await;
+    }
     let verb = Verb::of(&parts.method, &path, flag(&params.watch))?;
     let rt = path.kind.info();
     let user = *parts
@@ -177,6 +181,89 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Result<Response, ApiError>
         Verb::Delete => delete(&shared, &call),
         Verb::DeleteCollection => delete_collection(&shared, &call),
     }
+}
+
+/// `POST .../pods/{name}/eviction`: the pod's budgets decide, then the pod is deleted with
+/// its grace period (or the Eviction's `deleteOptions.gracePeriodSeconds`). Answers 201 and a
+/// success `Status`, or 429 when a budget refuses (see [`eviction`]). Creating an eviction is
+/// a write: the read-only user is refused 403.
+async fn evict(
+    shared: &Shared,
+    parts: axum::http::request::Parts,
+    body: axum::body::Body,
+    path: ResourcePath,
+    params: &Params,
+) -> Result<Response, ApiError> {
+    let rt = Kind::Pods.info();
+    if parts.method != axum::http::Method::POST {
+        return Err(ApiError::method_not_allowed(parts.method.as_str(), rt));
+    }
+    let (ns, name) = (
+        path.namespace.as_deref().unwrap_or(""),
+        path.name.as_deref().unwrap_or(""),
+    );
+    let user = *parts
+        .extensions
+        .get::<User>()
+        .ok_or_else(ApiError::unauthorized)?;
+    if !user.may(Verb::Create, Kind::Pods) {
+        return Err(ApiError::forbidden(
+            user.name(),
+            "create",
+            rt,
+            Some(ns),
+            Some(name),
+        ));
+    }
+    let body = to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+    let request: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding the Eviction: {e}")))?
+    };
+    let _one_at_a_time = shared.evictions.lock().unwrap_or_else(|e| e.into_inner());
+    let pod = shared.store.get(Kind::Pods, ns, name)?.value();
+    let in_namespace = |labels| ListQuery {
+        namespace: Some(ns),
+        labels,
+        ..ListQuery::default()
+    };
+    let mut budgets = Vec::new();
+    for b in shared
+        .store
+        .list(
+            Kind::PodDisruptionBudgets,
+            &in_namespace(LabelSelector::default()),
+        )
+        .items
+    {
+        let b = b.value();
+        let Some(selector) = eviction::selector(&b).filter(|s| s.matches(&pod)) else {
+            continue;
+        };
+        let selected = shared.store.list(Kind::Pods, &in_namespace(selector)).items;
+        budgets.push((b, selected.iter().map(|p| p.value()).collect::<Vec<_>>()));
+    }
+    if let Some(refused) = eviction::error(&eviction::decide(&pod, &budgets)) {
+        return Err(refused);
+    }
+    let opts = DeleteOptions {
+        grace_period: eviction::requested_grace(&request),
+        precondition_uid: request
+            .pointer("/deleteOptions/preconditions/uid")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        precondition_resource_version: None,
+        dry_run: params.dry_run()? || eviction::dry_run(&request),
+    };
+    shared.store.delete(Kind::Pods, ns, name, &opts)?;
+    Ok(responses::json(
+        StatusCode::CREATED,
+        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+    ))
 }
 
 fn get(shared: &Shared, call: &Call) -> Result<Response, ApiError> {

@@ -13,7 +13,7 @@
 //! CRD declares it). Verbs: get, list (paged, label and field selectors),
 //! watch (resumable, bookmarks, `410 Gone`), create (`dryRun`, `generateName`), update,
 //! patch (JSON, merge, strategic-as-merge, apply-as-merge), delete (graceful for bound
-//! pods, finalizers), deletecollection. Discovery, OpenAPI and `Table` output for kubectl.
+//! pods, finalizers), deletecollection; pods' `eviction` (PodDisruptionBudgets enforced). Discovery, OpenAPI and `Table` output for kubectl.
 //!
 //! # Layout
 //! - [`resources`]: the served kinds and what discovery and storage know of each.
@@ -33,6 +33,7 @@ mod age;
 mod auth;
 mod deletion;
 mod discovery;
+mod eviction;
 mod handlers;
 mod history;
 mod jsonpath;
@@ -131,6 +132,9 @@ struct Shared {
     addr: SocketAddr,
     /// Read-only JSON routes the behaviour model added ([`ApiServer::serve_json`]), by path.
     extra: std::sync::RwLock<Vec<(String, JsonFn)>>,
+    /// Held across an eviction's budget check and its delete, so two evictions cannot both
+    /// spend a budget's last allowed disruption.
+    evictions: std::sync::Mutex<()>,
     /// Built on first request: the documents cover every served kind, so they are made once.
     openapi: std::sync::OnceLock<openapi::OpenApi>,
 }
@@ -221,6 +225,7 @@ impl ApiServer {
             options,
             addr,
             extra: std::sync::RwLock::new(Vec::new()),
+            evictions: std::sync::Mutex::new(()),
             openapi: std::sync::OnceLock::new(),
         });
         let app = axum::ServiceExt::<axum::extract::Request>::into_make_service(routes::app(

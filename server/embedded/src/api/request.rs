@@ -14,7 +14,7 @@ pub struct ResourcePath {
     /// The namespace in the URL; `None` for cluster-scoped kinds and all-namespace lists.
     pub namespace: Option<String>,
     pub name: Option<String>,
-    /// Only `status` is served.
+    /// `status` (kinds that declare it) and pods' `eviction`.
     pub subresource: Option<String>,
     /// The deprecated `/api/v1/watch/...` form.
     pub legacy_watch: bool,
@@ -54,8 +54,13 @@ pub fn parse_path(served: &[Kind], path: &str) -> Result<ResourcePath, ApiError>
     if namespace.is_some() && !rt.namespaced {
         return Err(not_found());
     }
+    let served = |s: &str| match s {
+        "status" => rt.status_subresource,
+        "eviction" => kind == Kind::Pods && namespace.is_some(),
+        _ => false,
+    };
     if let Some(s) = &subresource
-        && (s != "status" || !rt.status_subresource)
+        && !served(s)
     {
         return Err(not_found());
     }

@@ -29,7 +29,6 @@ impl LabelSelector {
     }
 
     /// Whether the object's `metadata.labels` satisfy every requirement.
-    #[cfg(test)]
     pub fn matches(&self, obj: &Value) -> bool {
         let labels = obj.pointer("/metadata/labels").and_then(Value::as_object);
         self.matches_with(|k| labels.and_then(|l| l.get(k)).and_then(Value::as_str))

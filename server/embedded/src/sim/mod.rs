@@ -39,6 +39,7 @@ pub mod conditions;
 mod controller;
 pub mod crds;
 mod events;
+mod eviction;
 pub mod fleet;
 pub mod nodes;
 mod pods;
@@ -49,6 +50,7 @@ mod scaledown;
 pub mod scenario;
 mod scheduler;
 mod seed;
+pub use seed::BLOCKING_BUDGET;
 mod status;
 mod watch;
 mod workloads;
@@ -82,6 +84,15 @@ pub struct SimOptions {
     pub pods_per_node: usize,
     /// Number of zones the extra nodes and scenario groups are spread over.
     pub zone_count: usize,
+}
+
+/// The behaviour model's clients, both the administrator's.
+#[derive(Clone)]
+pub struct Clients {
+    /// Every read and write but evictions.
+    pub main: Client,
+    /// Evictions: without kube-rs's retries of 429 (see [`crate::evicting_client_for`]).
+    pub evictions: Client,
 }
 
 /// A running zone model. Dropping it stops all of the zone's tasks.
@@ -128,9 +139,10 @@ impl Drop for SimHandle {
 pub async fn start(
     zone: &str,
     zone_index: usize,
-    client: Client,
+    clients: Clients,
     opts: &SimOptions,
 ) -> Result<SimHandle> {
+    let client = clients.main;
     let scenario = scenario::plan(opts.seed, zone_index, opts.zone_count, opts.extra_nodes);
     let kube_err = |source| Error::Kube {
         zone: zone.to_string(),
@@ -144,6 +156,7 @@ pub async fn start(
         org_id: scenario.org_id.clone(),
         seed: opts.seed,
         client: client.clone(),
+        evictions: clients.evictions,
         clock: clock::Clock::new(opts.speed),
         events: events::Recorder::new(client, zone),
         capacity: Mutex::new(capacity::CapacityModel::new(
@@ -208,6 +221,8 @@ pub(crate) struct Ctx {
     pub org_id: String,
     pub seed: u64,
     pub client: Client,
+    /// Evictions, without kube-rs's retries of 429 ([`Clients::evictions`]).
+    pub evictions: Client,
     pub clock: clock::Clock,
     pub events: events::Recorder,
     capacity: Mutex<capacity::CapacityModel>,
@@ -240,11 +255,23 @@ impl Ctx {
     /// reports node lifecycle events on the node and on its pool; CoreWeave: Node Pool
     /// reference, "Events").
     pub async fn record_on_pool(&self, pool: &str, reason: &str, message: &str) {
+        self.record_on_pool_as(pool, events::Severity::Normal, reason, message)
+            .await;
+    }
+
+    /// [`Self::record_on_pool`] with the event's type.
+    pub async fn record_on_pool_as(
+        &self,
+        pool: &str,
+        severity: events::Severity,
+        reason: &str,
+        message: &str,
+    ) {
         if let Some(p) = self.pool(pool) {
             self.events
                 .record(
                     &events::Involved::of(p.as_ref()),
-                    events::Severity::Normal,
+                    severity,
                     reason,
                     message,
                     events::Component::NodePoolOperator,

@@ -238,6 +238,14 @@ impl PodIndex {
             .collect()
     }
 
+    /// Every workload pod still on `node`, terminating or not: what dies if the node goes now.
+    pub fn evictable_or_terminating(&self, node: &str) -> Vec<PodRef> {
+        self.on(node)
+            .filter(|(_, p)| p.workload())
+            .map(|(k, p)| p.at(k))
+            .collect()
+    }
+
     /// No workload pod is left on `node` (terminating ones count until they are gone).
     pub fn drained(&self, node: &str) -> bool {
         !self.on(node).any(|(_, p)| p.workload())

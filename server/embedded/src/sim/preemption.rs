@@ -5,11 +5,15 @@
 //!   `qos.coreweave.cloud/pending-preemption=true`, Warning `Preemption pending` on the Node.
 //!   Pods keep running.
 //! - **T+2 min** drain: label `qos.coreweave.cloud/evicted-at=<timestamp>`, Warning
-//!   `Preemption in progress`, every pod (but DaemonSet pods, as `kubectl drain` does) deleted
-//!   with its own `terminationGracePeriodSeconds`; the kubelet simulation removes each pod at
-//!   the end of its grace period (SIGKILL).
+//!   `Preemption in progress`, every pod (but DaemonSet pods, as `kubectl drain` does)
+//!   evicted through the Eviction API with its own `terminationGracePeriodSeconds`; the
+//!   kubelet simulation removes each pod at the end of its grace period (SIGKILL). An
+//!   eviction a PodDisruptionBudget refuses is asked again every 5 s and reported once per
+//!   pod as Warning `CWNodeDrainingPDBViolation` on the Node and the NodePool.
 //! - **Removal** when the node is drained or at **T+7 min**, whichever is first: the Node is
-//!   deleted, Warning `Deleted for preemption`. The NodePool stays; its controller requests a
+//!   deleted, Warning `Deleted for preemption`; pods still there (refused, or with a grace
+//!   period longer than the window) die with it, reported as Warning
+//!   `CWNodeDrainingForceDelete`. The NodePool stays; its controller requests a
 //!   replacement, which waits for capacity (`QueuedAwaitingCapacity`) like any other request.
 //!
 //! Triggers: at random, only for nodes of `computeClass: spot` pools, with a mean of
@@ -36,8 +40,9 @@ use tokio::time::Instant;
 
 use super::clock::{mins, rfc3339};
 use super::events::{Component, Involved, Severity};
+use super::eviction::{self, Evicted};
 use super::nodes::{removal_condition, set_condition};
-use super::pods::delete_pod;
+use super::pods::{PodRef, delete_pod};
 use super::{Ctx, Removal};
 
 /// Simulated time from T=0 to the drain (CoreWeave: Spot Node Pools, "Two minutes after the
@@ -184,13 +189,37 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
             Component::PreemptionController,
         )
         .await;
-    drain(ctx, name, false).await;
-
-    // Removal: drained, or the window is over.
+    // Removal: drained, or the window is over. Evictions a budget refuses are asked again
+    // until then; what is still there at the end is killed with the machine.
     let deadline = t0 + ctx.clock.real(REMOVE_BY);
-    while Instant::now() < deadline && !ctx.pods().drained(name) {
-        let step = (deadline - Instant::now()).min(Duration::from_millis(200));
-        let _ = tokio::time::timeout(step, ctx.pods_changed.notified()).await;
+    evict_until(ctx, name, &pool, &about, deadline).await;
+    let killed: Vec<String> = ctx
+        .pods()
+        .evictable_or_terminating(name)
+        .into_iter()
+        .map(|p| format!("{}/{}", p.namespace, p.name))
+        .collect();
+    if !killed.is_empty() {
+        let msg = format!(
+            "Pods deleted ungracefully: the Spot preemption window ended before they stopped: {}.",
+            killed.join(", ")
+        );
+        ctx.events
+            .record(
+                &about,
+                Severity::Warning,
+                labels::REASON_CKS_FORCE_DELETE,
+                &msg,
+                Component::PreemptionController,
+            )
+            .await;
+        ctx.record_on_pool_as(
+            &pool,
+            Severity::Warning,
+            labels::REASON_CKS_FORCE_DELETE,
+            &msg,
+        )
+        .await;
     }
     match nodes.delete(name, &DeleteParams::default()).await {
         Ok(_) => {}
@@ -223,6 +252,62 @@ pub(crate) async fn drain(ctx: &Ctx, node: &str, hurry_interruptible: bool) {
             delete_pod(&ctx.client, &pod, grace, "drain").await;
         })
         .await;
+}
+
+/// The drain of a preempted node: every pod but DaemonSet pods evicted through the Eviction
+/// API, concurrently, refused ones asked again every [`eviction::RETRY`] until the node is
+/// drained or `deadline`. Each refused pod is reported once, as a Warning
+/// `CWNodeDrainingPDBViolation` on the Node and on its NodePool (CoreWeave: Node Pool
+/// reference, "Events").
+async fn evict_until(ctx: &Ctx, node: &str, pool: &str, about: &Involved, deadline: Instant) {
+    let mut reported: HashSet<String> = HashSet::new();
+    loop {
+        let victims = ctx.pods().evictable(node);
+        let refused: Vec<(PodRef, String)> = futures::stream::iter(victims)
+            .map(|(pod, _)| async move {
+                match eviction::evict(&ctx.evictions, &pod).await {
+                    Evicted::Refused(why) => Some((pod, why)),
+                    _ => None,
+                }
+            })
+            .buffer_unordered(16)
+            .filter_map(|r| async move { r })
+            .collect()
+            .await;
+        for (pod, why) in refused {
+            if !reported.insert(pod.uid.clone()) {
+                continue;
+            }
+            let msg = format!(
+                "Cannot evict pod {}/{} while draining for Spot preemption: {why}",
+                pod.namespace, pod.name
+            );
+            ctx.events
+                .record(
+                    about,
+                    Severity::Warning,
+                    labels::REASON_CKS_PDB_VIOLATION,
+                    &msg,
+                    Component::PreemptionController,
+                )
+                .await;
+            ctx.record_on_pool_as(
+                pool,
+                Severity::Warning,
+                labels::REASON_CKS_PDB_VIOLATION,
+                &msg,
+            )
+            .await;
+        }
+        let retry_at = (Instant::now() + ctx.clock.real(eviction::RETRY)).min(deadline);
+        while Instant::now() < retry_at && !ctx.pods().drained(node) {
+            let step = (retry_at - Instant::now()).min(Duration::from_millis(200));
+            let _ = tokio::time::timeout(step, ctx.pods_changed.notified()).await;
+        }
+        if Instant::now() >= deadline || ctx.pods().drained(node) {
+            return;
+        }
+    }
 }
 
 /// Starts random preemptions for `dt` of simulated time: each node of a Spot pool that is not

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use app::nodepool::NodePool;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, Resource};
 use serde_json::json;
@@ -20,6 +21,14 @@ use super::podspec::pod_object;
 use super::random::{hash, mix, rng};
 use super::scenario::{PoolPlan, Scenario, Workload};
 use super::workloads::{self, Slot, USER_NAMESPACES};
+
+/// The pool, namespace and workload of the scenario's PodDisruptionBudget that blocks a
+/// drain: `maxUnavailable: 1` over an inference server with four replicas per node, so a
+/// preempted node's drain evicts one and is refused for the others until replacements are
+/// Ready, which on a full pool is never within the window. A common shape of budget: users
+/// see `CWNodeDrainingPDBViolation`, then the pods killed at removal.
+pub const BLOCKING_BUDGET: (&str, &str, &str) =
+    ("l40s-spot-inference", "inference", "vllm-mistral-7b");
 
 /// Creates `obj` unless an object of that name exists.
 async fn create<K>(api: &Api<K>, obj: &K) -> kube::Result<()>
@@ -89,6 +98,21 @@ pub async fn seed(ctx: &Ctx, scenario: &Scenario, pods_per_node: usize) -> kube:
             Err(kube::Error::Api(e)) if e.code == 409 => {}
             Err(e) => return Err(e),
         }
+    }
+
+    if scenario.pools.iter().any(|p| p.name == BLOCKING_BUDGET.0) {
+        let (_, namespace, app) = BLOCKING_BUDGET;
+        let budget: PodDisruptionBudget = serde_json::from_value(json!({
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": app, "namespace": namespace},
+            "spec": {
+                "maxUnavailable": 1,
+                "selector": {"matchLabels": {"app.kubernetes.io/name": app}},
+            },
+        }))
+        .expect("a PodDisruptionBudget");
+        create(&Api::namespaced(ctx.client.clone(), namespace), &budget).await?;
     }
 
     let slots: Vec<(&PoolPlan, usize, &String)> = scenario

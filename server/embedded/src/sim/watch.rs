@@ -65,9 +65,24 @@ fn wants_preemption(node: &Node) -> bool {
         .is_some_and(|v| v == "now")
 }
 
+/// How long the pod garbage collector leaves the pods of a vanished node before it deletes
+/// them (kube-controller-manager's pod GC quarantine is 40 s). Until then they stay bound to a
+/// node that is gone, still `Running` or `Terminating` as they were: what a watcher sees of
+/// pods killed at a node's removal.
+const POD_GC_QUARANTINE: std::time::Duration = super::clock::secs(40);
+/// At high speeds the quarantine still lasts this long in real time, so that a watcher that
+/// reads a removed node's pods a second after it left finds them.
+const POD_GC_QUARANTINE_MIN_REAL: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The pod garbage collector's part: pods bound to a node that no longer exists are deleted
-/// at once, whatever their grace period (their containers died with the machine).
+/// after [`POD_GC_QUARANTINE`], whatever their grace period (their containers died with the
+/// machine).
 async fn collect_pods(ctx: &Ctx, node: &str) {
+    let wait = ctx
+        .clock
+        .real(POD_GC_QUARANTINE)
+        .max(POD_GC_QUARANTINE_MIN_REAL);
+    tokio::time::sleep(wait).await;
     let orphans = ctx.pods().bound_to(node);
     futures::stream::iter(orphans)
         .for_each_concurrent(16, |pod| async move {

@@ -6,6 +6,7 @@ mod common;
 mod api;
 mod behaviour;
 mod custom;
+mod eviction;
 mod kubectl;
 mod preemption;
 mod watch;

@@ -153,3 +153,40 @@ pub async fn sse_until(
         }
     }
 }
+
+/// A spot node of `selector` not yet under notice, preempted through the behaviour model.
+pub async fn preempt_one(
+    nodes: &kube::Api<k8s_openapi::api::core::v1::Node>,
+    selector: &str,
+) -> String {
+    let victim = nodes
+        .list(&kube::api::ListParams::default().labels(selector))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|n| {
+            let spec = n.spec.as_ref();
+            !spec.and_then(|s| s.unschedulable).unwrap_or(false)
+                && !spec.and_then(|s| s.taints.as_ref()).is_some_and(|t| {
+                    t.iter().any(|t| {
+                        t.key.contains("preempt")
+                            || t.key.contains("disrupt")
+                            || t.key.contains("termination")
+                    })
+                })
+        })
+        .map(|n| kube::ResourceExt::name_any(&n))
+        .expect("an untouched spot node");
+    let patch =
+        serde_json::json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
+    nodes
+        .patch(
+            &victim,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+    victim
+}

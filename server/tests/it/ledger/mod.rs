@@ -214,7 +214,18 @@ async fn plays_and_survives_a_restart(database_url: &str) {
         let kept = by_uid(&after, row["uid"].as_str().unwrap()).expect("nothing recorded is lost");
         assert_eq!(kept["started_at"], row["started_at"]);
         if !row["ended_at"].is_null() {
-            assert_eq!(kept, row, "an ended lifetime is not touched again");
+            // Its eviction errors come from its pods' outcomes, read a second after the node
+            // left: they may land after `before` was read.
+            let lifetime = |v: &Value| {
+                let mut v = v.clone();
+                v.as_object_mut().unwrap().remove("evictions");
+                v
+            };
+            assert_eq!(
+                lifetime(kept),
+                lifetime(row),
+                "an ended lifetime is not touched again"
+            );
         }
     }
     // The restart's backfill of the same conditions adds no row.

@@ -9,13 +9,17 @@
 //! - **GKE** (GKE: Spot VMs): T=0 the node gets the taint
 //!   `cloud.google.com/impending-node-termination`; at T+15 s the kubelet has shut ordinary
 //!   pods down (phase Failed, reason `Terminated`, condition `DisruptionTarget`), at T+30 s
-//!   the `system-*` priority pods too, and the VM is gone. Failed pods stay, as on GKE. The
+//!   the `system-*` priority pods too, and the VM is gone. Failed pods stay, as on GKE.
+//!   Nothing is evicted, so no PodDisruptionBudget is asked ("Reclamation of Spot VMs is
+//!   involuntary and is not covered by the guarantees of PodDisruptionBudgets"). The
 //!   managed instance group recreates the VM 60 s later.
 //! - **Karpenter** (AWS: Spot Instance interruption notices; Karpenter: Disruption): T=0 the
 //!   interruption warning: Warning `SpotInterrupted` on the Node, cordon and the
-//!   `karpenter.sh/disrupted` taint, every pod evicted with its own grace period; a
-//!   replacement node is launched at once and joins 45 s later. At T+2 min the instance is
-//!   reclaimed: whatever still runs is killed and the Node deleted.
+//!   `karpenter.sh/disrupted` taint, every pod evicted through the Eviction API with its own
+//!   grace period (evictions a PodDisruptionBudget refuses are asked again every 5 s, with a
+//!   Warning `FailedDraining` on the Node); a replacement node is launched at once and joins
+//!   45 s later. At T+2 min the instance is reclaimed: the Node is deleted and whatever still
+//!   ran dies with it (the pod garbage collector deletes those pods after its quarantine).
 //!
 //! Timings are simulated time (see the zone's `--speed`).
 
@@ -63,6 +67,8 @@ struct Fleet {
     flavor: Flavor,
     zone: String,
     client: Client,
+    /// Evictions, without kube-rs's retries of 429.
+    evictions: Client,
     clock: Clock,
     events: Recorder,
     rng: Mutex<SmallRng>,
@@ -99,15 +105,17 @@ impl Fleet {
 pub async fn start(
     zone: &str,
     flavor: Flavor,
-    client: Client,
+    clients: super::Clients,
     seed: u64,
     speed: f64,
 ) -> Result<FleetHandle> {
+    let client = clients.main;
     let tasks = Arc::new(Mutex::new(JoinSet::new()));
     let fleet = Arc::new(Fleet {
         flavor,
         zone: zone.to_string(),
         client: client.clone(),
+        evictions: clients.evictions,
         clock: Clock::new(speed),
         events: Recorder::new(client, zone),
         rng: Mutex::new(rng(seed, hash(zone) as usize, 9)),

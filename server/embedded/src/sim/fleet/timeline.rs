@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::super::clock::{rfc3339, secs};
 use super::super::events::{Component, Involved, Severity};
+use super::super::eviction::{self, Evicted};
 use super::super::nodes::PREEMPT_ANNOTATION;
 use super::super::pods::{PodRef, delete_pod};
 use super::super::random::hash;
@@ -31,6 +32,8 @@ const AWS_NOTICE: Duration = secs(120);
 /// under a minute to Ready on a well-configured cluster; a typical target, not a documented
 /// figure).
 const KARPENTER_REPLACE: Duration = secs(30);
+/// kube-controller-manager's pod GC quarantine before it deletes a vanished node's pods.
+const POD_GC_QUARANTINE: Duration = secs(40);
 /// A registered replacement's kubelet and network coming up, until the Node is Ready: why
 /// replacement latency ends at Ready, not at the Node's creation.
 const KUBELET_READY: Duration = secs(15);
@@ -135,21 +138,6 @@ pub(super) async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
         .await;
     let pods = pods_on(f, &name).await?;
     let deadline = f.clock.deadline(AWS_NOTICE);
-    for p in &pods {
-        let r = pod_ref(p);
-        let grace = p
-            .spec
-            .as_ref()
-            .and_then(|s| s.termination_grace_period_seconds)
-            .unwrap_or(30);
-        delete_pod(&f.client, &r, None, "karpenter eviction").await;
-        let f2 = f.clone();
-        f.spawn(async move {
-            let end = f2.clock.deadline(secs(grace.max(0) as u64)).min(deadline);
-            tokio::time::sleep_until(end).await;
-            delete_pod(&f2.client, &r, Some(0), "kubelet").await;
-        });
-    }
     let pool = node.labels().get(preemption::KARPENTER_NODEPOOL).cloned();
     let f2 = f.clone();
     let evicted = pods.clone();
@@ -157,12 +145,73 @@ pub(super) async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
         f2.clock.sleep(KARPENTER_REPLACE).await;
         replace(&f2, pool.as_deref(), &evicted).await;
     });
-    tokio::time::sleep_until(deadline).await;
-    for p in pods_on(f, &name).await.unwrap_or_default() {
-        delete_pod(&f.client, &pod_ref(&p), Some(0), "instance reclaimed").await;
+    // Evictions a budget refuses are asked again until the instance is reclaimed.
+    let mut waiting = pods;
+    loop {
+        let mut left = Vec::new();
+        let mut refused = 0;
+        for p in waiting {
+            match eviction::evict(&f.evictions, &pod_ref(&p)).await {
+                Evicted::Done => kubelet_stops(f, &p, deadline),
+                Evicted::Refused(_) => {
+                    refused += 1;
+                    left.push(p);
+                }
+                Evicted::Failed => left.push(p),
+            }
+        }
+        waiting = left;
+        if refused > 0 {
+            f.events
+                .record(
+                    &Involved::of(node),
+                    Severity::Warning,
+                    app::labels::REASON_KARPENTER_FAILED_DRAINING,
+                    &format!(
+                        "Failed to drain node, {refused} pods are waiting to be evicted \
+                         (Cannot evict pod as it would violate the pod's disruption budget.)"
+                    ),
+                    Component::Karpenter,
+                )
+                .await;
+        }
+        let now = tokio::time::Instant::now();
+        if waiting.is_empty() || now >= deadline {
+            break;
+        }
+        tokio::time::sleep_until((now + f.clock.real(eviction::RETRY)).min(deadline)).await;
     }
+    tokio::time::sleep_until(deadline).await;
+    // The instance is reclaimed: the Node goes, and whatever still ran died with it; the pod
+    // garbage collector deletes those pods after its quarantine.
     remove_node(f, &name).await;
+    let f2 = f.clone();
+    f.spawn(async move {
+        tokio::time::sleep(f2.clock.real(POD_GC_QUARANTINE).max(Duration::from_secs(2))).await;
+        for p in pods_on(&f2, &name).await.unwrap_or_default() {
+            delete_pod(&f2.client, &pod_ref(&p), Some(0), "pod gc").await;
+        }
+    });
     Ok(())
+}
+
+/// The kubelet stopping an evicted pod at the end of its grace period, if that comes before
+/// the instance is reclaimed at `reclaimed`; otherwise the pod dies with the instance.
+fn kubelet_stops(f: &Arc<Fleet>, p: &Pod, reclaimed: tokio::time::Instant) {
+    let grace = p
+        .spec
+        .as_ref()
+        .and_then(|s| s.termination_grace_period_seconds)
+        .unwrap_or(30);
+    let end = f.clock.deadline(secs(grace.max(0) as u64));
+    if end >= reclaimed {
+        return;
+    }
+    let (f2, r) = (f.clone(), pod_ref(p));
+    f.spawn(async move {
+        tokio::time::sleep_until(end).await;
+        delete_pod(&f2.client, &r, Some(0), "kubelet").await;
+    });
 }
 
 fn pod_ref(p: &Pod) -> PodRef {

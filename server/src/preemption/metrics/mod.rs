@@ -11,7 +11,6 @@ use std::sync::atomic::AtomicU64;
 use app::domain::preemption::rates::RateRow;
 use app::domain::preemption::{CapacityType, Provider};
 use app::model::{Lifetime, PoolRow, RunRate};
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -19,35 +18,9 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use rust_decimal::prelude::ToPrimitive;
 
-/// Labels of `spotboard_preemptions_total`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct PreemptionLabels {
-    pub cluster: String,
-    pub pool: String,
-    pub zone: String,
-    pub instance_type: String,
-}
+mod labels;
 
-/// Labels of `spotboard_preemption_waves_total`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct WaveLabels {
-    pub cluster: String,
-}
-
-/// Labels of `spotboard_nodes`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct NodeLabels {
-    pub cluster: String,
-    pub provider: String,
-    pub capacity_type: String,
-}
-
-/// Labels of `spotboard_replacement_latency_seconds`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct PoolLabels {
-    pub cluster: String,
-    pub pool: String,
-}
+pub use labels::*;
 
 /// Upper bounds of the replacement latency buckets, seconds: around the article's 60 s (amber)
 /// and 90 s (red), and out to CKS's 7-minute notice window.
@@ -59,31 +32,6 @@ fn latency_histogram() -> Histogram {
     Histogram::new(LATENCY_BUCKETS_S)
 }
 
-/// Labels of `spotboard_nodepool_condition` (kube-state-metrics' style: one series per
-/// condition with its status, value 1).
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ConditionLabels {
-    pub cluster: String,
-    pub pool: String,
-    pub condition: String,
-    pub status: String,
-    pub reason: String,
-}
-
-/// Labels of `spotboard_preemption_rate_percent`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RateLabels {
-    pub cluster: String,
-    pub pool: String,
-    pub window: String,
-}
-
-/// Labels of the per-cluster gauges.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ClusterLabels {
-    pub cluster: String,
-}
-
 /// A gauge of a decimal quantity (USD per hour, a percent).
 type FloatGauge = Gauge<f64, AtomicU64>;
 
@@ -92,6 +40,7 @@ pub struct Metrics {
     registry: Registry,
     pub preemptions: Family<PreemptionLabels, Counter>,
     pub waves: Family<WaveLabels, Counter>,
+    pub eviction_errors: Family<EvictionLabels, Counter>,
     replacement_latency: Family<PoolLabels, Histogram, fn() -> Histogram>,
     /// Preempted nodes (uids) whose replacement latency is counted already; `None` until the
     /// first look, which only notes what the ledger already had (a restart must not count
@@ -121,6 +70,12 @@ impl Default for Metrics {
             "preemption_waves",
             "Waves of preemptions: preemptions in one cluster less than 60 s apart count once",
             waves.clone(),
+        );
+        let eviction_errors = Family::<EvictionLabels, Counter>::default();
+        registry.register(
+            "eviction_errors",
+            "Eviction errors of Spot preemptions, per cluster, pool and kind: evictions a PodDisruptionBudget refused (refused: one per refusal event), pods terminating past their grace period (past-grace) and pods killed at removal (killed) as the node went",
+            eviction_errors.clone(),
         );
         let replacement_latency: Family<PoolLabels, Histogram, fn() -> Histogram> =
             Family::new_with_constructor(latency_histogram);
@@ -181,6 +136,7 @@ impl Default for Metrics {
             registry,
             preemptions,
             waves,
+            eviction_errors,
             replacement_latency,
             replaced: Default::default(),
             nodes,

@@ -1,0 +1,218 @@
+use chrono::TimeZone;
+
+use super::*;
+use crate::domain::preemption::evictions::{ErrorKind, EvictionError};
+use crate::domain::preemption::timeline::{Observation, derive};
+use crate::domain::preemption::{CapacityType, Provider};
+use crate::model::ConditionView;
+
+fn t(s: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 24, 10, 0, 0).unwrap() + Duration::seconds(s)
+}
+
+fn wave(nodes: &[&str], started: i64, last: i64) -> Wave {
+    Wave {
+        cluster: "c1".into(),
+        started: Some(t(started)),
+        last: Some(t(last)),
+        nodes: nodes.iter().map(|n| n.to_string()).collect(),
+    }
+}
+
+fn keys(alerts: &[Alert]) -> Vec<(String, AlertStatus)> {
+    alerts.iter().map(|a| (a.key.clone(), a.status)).collect()
+}
+
+#[test]
+fn a_wave_fires_once_from_two_nodes_grows_silently_and_resolves_when_it_closes() {
+    let th = Thresholds::default();
+    let mut ep = Episodes::default();
+    let step = |ep: &mut Episodes, w: Wave, now: i64| {
+        let wrong = now_wrong(
+            Inputs {
+                waves: &[w],
+                ..Inputs::default()
+            },
+            &th,
+            t(now),
+        );
+        ep.step(wrong, t(now))
+    };
+    assert!(
+        step(&mut ep, wave(&["a"], 0, 0), 1).is_empty(),
+        "one node is no wave"
+    );
+    let fired = step(&mut ep, wave(&["a", "b"], 0, 10), 11);
+    assert_eq!(fired.len(), 1);
+    assert_eq!(fired[0].status, AlertStatus::Firing);
+    assert_eq!(fired[0].nodes, ["a", "b"]);
+    assert_eq!(fired[0].started, Some(t(0)), "from the wave's first T=0");
+    assert_eq!(fired[0].schema, ALERT_SCHEMA);
+    assert!(step(&mut ep, wave(&["a", "b", "c"], 0, 20), 21).is_empty());
+    assert_eq!(ep.firing()[0].nodes.len(), 3, "figures move while it fires");
+    // 60 s after the last preemption the wave is closed.
+    let resolved = step(&mut ep, wave(&["a", "b", "c"], 0, 20), 81);
+    assert_eq!(resolved.len(), 1);
+    assert_eq!(
+        (resolved[0].status, resolved[0].resolved),
+        (AlertStatus::Resolved, Some(t(81)))
+    );
+    assert_eq!(resolved[0].nodes, ["a", "b", "c"]);
+    assert!(ep.firing().is_empty());
+    assert!(step(&mut ep, wave(&["a", "b", "c"], 0, 20), 90).is_empty());
+}
+
+fn rate(key: &str, alert: bool, p95: Option<f64>) -> RateRow {
+    RateRow {
+        by: "pool".into(),
+        key: key.into(),
+        window: "24h".into(),
+        preemptions: 2,
+        spot_nodes: 10,
+        rate_pct: 20.0,
+        alert,
+        alert_pct: 10.0,
+        latency_p95_s: p95,
+        ..RateRow::default()
+    }
+}
+
+#[test]
+fn rates_and_latencies_above_their_thresholds_fire_per_pool() {
+    let rates = [
+        rate("c1/hot", true, Some(91.0)),
+        rate("c1/calm", false, Some(90.0)),
+    ];
+    let wrong = now_wrong(
+        Inputs {
+            rates: &rates,
+            ..Inputs::default()
+        },
+        &Thresholds::default(),
+        t(0),
+    );
+    let k: Vec<&str> = wrong.iter().map(|a| a.key.as_str()).collect();
+    assert_eq!(k, ["rate/c1/hot", "replacement-latency/c1/hot"]);
+    assert_eq!(wrong[0].pool.as_deref(), Some("hot"));
+    assert_eq!((wrong[0].value, wrong[0].threshold), (20.0, 10.0));
+    assert_eq!(
+        wrong[1].summary,
+        "c1/hot: replacements Ready 91 s after T=0 (p95 over 24 h), above 90 s"
+    );
+}
+
+fn card(node: &str, pool: &str, t0: i64, errors: usize) -> PreemptionView {
+    let timeline = derive(
+        Provider::Cks,
+        &[Observation {
+            at: t(t0),
+            notice: true,
+            draining: false,
+            gone: false,
+        }],
+    )
+    .unwrap();
+    PreemptionView {
+        cluster: "c1".into(),
+        node: node.into(),
+        uid: node.into(),
+        pool: Some(pool.into()),
+        zone: None,
+        instance_type: None,
+        capacity_type: CapacityType::Spot,
+        timeline,
+        pods: None,
+        pods_error: None,
+        evictions: (0..errors)
+            .map(|_| EvictionError {
+                kind: ErrorKind::Refused,
+                ..EvictionError::default()
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn eviction_errors_of_recent_preemptions_fire_per_pool_and_resolve_after_the_window() {
+    let cards = [
+        card("n1", "p", 0, 2),
+        card("n2", "p", 30, 1),
+        card("n3", "q", 0, 0),
+    ];
+    let mut ep = Episodes::default();
+    let at = |now: i64| {
+        now_wrong(
+            Inputs {
+                preemptions: &cards,
+                ..Inputs::default()
+            },
+            &Thresholds::default(),
+            t(now),
+        )
+    };
+    let fired = ep.step(at(60), t(60));
+    assert_eq!(
+        keys(&fired),
+        [("eviction-errors/c1/p".into(), AlertStatus::Firing)]
+    );
+    assert_eq!(fired[0].value, 3.0);
+    assert_eq!(
+        fired[0].summary,
+        "c1/p: eviction errors (3 refused) on 2 preempted node(s)"
+    );
+    // 15 minutes after the last T=0 with errors, the episode ends.
+    assert!(ep.step(at(15 * 60 + 30), t(15 * 60 + 30)).is_empty());
+    let resolved = ep.step(at(15 * 60 + 31), t(15 * 60 + 31));
+    assert_eq!(
+        keys(&resolved),
+        [("eviction-errors/c1/p".into(), AlertStatus::Resolved)]
+    );
+}
+
+fn pool(cluster: &str, name: &str, conds: &[(ConditionType, &str, Option<i64>)]) -> PoolRow {
+    PoolRow {
+        cluster: cluster.into(),
+        name: name.into(),
+        conditions: conds
+            .iter()
+            .map(|(ty, status, since)| ConditionView {
+                type_: ty.clone(),
+                status: status.to_string(),
+                reason: "NoCapacity".into(),
+                last_transition: since.map(t),
+                ..ConditionView::default()
+            })
+            .collect(),
+        ..PoolRow::default()
+    }
+}
+
+#[test]
+fn quota_or_capacity_false_fires_after_the_minutes_from_its_own_transition() {
+    let pools = [
+        pool("c1", "a", &[(ConditionType::Capacity, "False", Some(0))]),
+        pool("c1", "b", &[(ConditionType::Quota, "False", None)]),
+        pool("c1", "c", &[(ConditionType::Validated, "False", Some(0))]),
+        pool("c1", "d", &[(ConditionType::Capacity, "True", Some(0))]),
+    ];
+    let at = |now: i64| {
+        now_wrong(
+            Inputs {
+                pools: &pools,
+                ..Inputs::default()
+            },
+            &Thresholds::default(),
+            t(now),
+        )
+    };
+    assert!(at(15 * 60).is_empty(), "not longer than 15 min yet");
+    let wrong = at(23 * 60);
+    assert_eq!(wrong.len(), 1, "no time, another type or True: not judged");
+    assert_eq!(wrong[0].key, "condition/c1/a/Capacity");
+    assert_eq!(
+        wrong[0].summary,
+        "c1/a: Capacity=False (NoCapacity) for 23 min"
+    );
+    assert_eq!(wrong[0].started, Some(t(0)));
+    assert_eq!(wrong[0].path, "/pools/c1/a");
+}
