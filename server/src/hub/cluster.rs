@@ -51,6 +51,9 @@ pub struct ClusterData {
     nodes_by_pool: HashMap<String, BTreeSet<String>>,
     pods: HashMap<String, Option<String>>,
     pods_per_node: HashMap<String, u32>,
+    /// Terminating pods bound to a node: uid -> (node, end of the grace period). Few at a
+    /// time (a drain's), so kept apart from `pods`.
+    terminating: HashMap<String, (String, DateTime<Utc>)>,
     events: HashMap<String, EventRecord>,
     // Events about a node arrive after the node is gone (e.g. "Deleted for preemption"), so
     // the node's pool is remembered past its deletion to attribute them.
@@ -275,6 +278,15 @@ impl ClusterData {
     }
 
     fn put_pod(&mut self, rec: PodRecord, dirty: &mut Vec<Dirty>) {
+        match (&rec.node, rec.grace_ends) {
+            (Some(node), Some(end)) => {
+                self.terminating
+                    .insert(rec.uid.clone(), (node.clone(), end));
+            }
+            _ => {
+                self.terminating.remove(&rec.uid);
+            }
+        }
         let old = self.pods.insert(rec.uid, rec.node.clone());
         if old.as_ref() == Some(&rec.node) {
             return;
@@ -288,7 +300,17 @@ impl ClusterData {
         }
     }
 
+    /// Pods on `node` still there after their grace period ended, at `now` (uids).
+    pub fn past_grace(&self, node: &str, now: DateTime<Utc>) -> Vec<String> {
+        self.terminating
+            .iter()
+            .filter(|(_, (n, end))| n == node && *end < now)
+            .map(|(uid, _)| uid.clone())
+            .collect()
+    }
+
     fn drop_pod(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
+        self.terminating.remove(uid);
         if let Some(Some(node)) = self.pods.remove(uid) {
             self.uncount(&node, dirty);
         }

@@ -24,7 +24,7 @@ use app::model::{
     CapacityCell, ClusterAudit, ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow,
     PreemptionView, Scope, Snapshot, SourceStatus, UndeliveredAlert, Wave,
 };
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
 use crate::watch::records::{
@@ -416,6 +416,17 @@ impl Hub {
     /// cluster side of the capacity grid.
     pub fn capacity_inputs(&self) -> CapacityInputs {
         self.read(|s| s.views.capacity_inputs())
+    }
+
+    /// Pods on `node` of `cluster` still terminating after their grace period ended (uids),
+    /// from the one Pod watch: no list is asked of the API server.
+    pub fn pods_past_grace(&self, cluster: &str, node: &str, now: DateTime<Utc>) -> Vec<String> {
+        self.read(|s| {
+            s.clusters
+                .get(cluster)
+                .map(|d| d.past_grace(node, now))
+                .unwrap_or_default()
+        })
     }
 
     /// Whether the hub holds node uid `key`.

@@ -101,6 +101,7 @@ fn pods_count_on_their_node_and_resync_removes_what_is_gone() {
     let pod = |uid: &str| PodRecord {
         uid: uid.into(),
         node: Some("g1".into()),
+        grace_ends: None,
     };
     hub.pods(
         "zone-a",
@@ -436,4 +437,34 @@ fn facts_are_made_for_followers_and_a_listed_cluster_is_announced_once() {
         1,
         "one fact for the one change after following"
     );
+}
+
+#[test]
+fn pods_past_their_grace_period_are_known_by_node_until_they_go() {
+    let hub = Hub::new(&[("zone-a".into(), None)]);
+    let now = Utc::now();
+    let pod = |uid: &str, node: &str, ends: Option<i64>| PodRecord {
+        uid: uid.into(),
+        node: Some(node.into()),
+        grace_ends: ends.map(|s| now + chrono::Duration::seconds(s)),
+    };
+    hub.pods(
+        "zone-a",
+        Observed::Resync(vec![
+            pod("late", "g1", Some(-5)),
+            pod("in-grace", "g1", Some(30)),
+            pod("running", "g1", None),
+            pod("elsewhere", "g2", Some(-5)),
+        ]),
+    );
+    assert_eq!(hub.pods_past_grace("zone-a", "g1", now), ["late"]);
+    assert_eq!(
+        hub.pods_past_grace("zone-b", "g1", now),
+        Vec::<String>::new()
+    );
+    hub.pods("zone-a", Observed::Delete("late".into()));
+    assert!(hub.pods_past_grace("zone-a", "g1", now).is_empty());
+    // A pod seen terminating and then not (a namesake's record) is no longer counted.
+    hub.pods("zone-a", Observed::Apply(pod("elsewhere", "g2", None)));
+    assert!(hub.pods_past_grace("zone-a", "g2", now).is_empty());
 }

@@ -172,6 +172,7 @@ impl PreemptionWatch {
                 }
                 _ = second.tick() => {
                     self.lock().expire(Utc::now());
+                    self.note_past_grace();
                     if rates_at.is_none_or(|t| t.elapsed() >= RATES_EVERY) {
                         rates_at = Some(Instant::now());
                         self.spawn_rates();
@@ -194,6 +195,17 @@ impl PreemptionWatch {
         let mut t = self.lock();
         t.refusals_from(&initial.evictions);
         t.observe(&initial.nodes, now, &self.metrics)
+    }
+
+    /// Notes, for each node under notice, its pods still terminating past their grace period
+    /// (from the hub's Pod watch).
+    fn note_past_grace(&self) {
+        let now = Utc::now();
+        let nodes = self.lock().under_notice();
+        for (uid, cluster, node) in nodes {
+            let late = self.hub.pods_past_grace(&cluster, &node, now);
+            self.lock().set_past_grace(&uid, &late);
+        }
     }
 
     /// Steps the alert episodes: announces what started or ended (logged on every replica,
@@ -237,17 +249,15 @@ impl PreemptionWatch {
     /// shown on its card and kept in the ledger.
     async fn pods_of(&self, client: kube::Client, need: tracker::NeedsPods) {
         let read = pods::on_node(client.clone(), &need.node).await;
-        let impacts = read
-            .as_ref()
-            .map(|v| v.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>())
-            .map_err(Clone::clone);
+        let impacts = read.clone();
         // The ledger's writes are kept trying in their own task, in order (the outcomes
         // update the linked rows): the card must not wait for the database, and a database
         // away at T=0 must not lose the pods.
         let (outcomes_tx, outcomes_rx) =
             tokio::sync::oneshot::channel::<Vec<(String, String, String)>>();
         if let (Some(l), Ok(p)) = (self.ledger.clone(), &impacts) {
-            let (uid, node, pods) = (need.uid.clone(), need.node.clone(), p.clone());
+            let pods: Vec<_> = p.iter().map(|(p, _)| p.clone()).collect();
+            let (uid, node) = (need.uid.clone(), need.node.clone());
             tokio::spawn(async move {
                 let link = l.until_written("linking pods to a preemption", || {
                     l.preempted_pods(&uid, &pods)

@@ -28,6 +28,11 @@ struct Followed {
     counted: bool,
     /// Refusal events already counted in metrics and sent to the ledger.
     refused_recorded: u32,
+    /// The pods read at T=0, uid -> `namespace/name`.
+    pod_names: HashMap<String, String>,
+    /// Pods seen terminating past their grace period while the node is under notice
+    /// (`namespace/name`).
+    past_grace: Vec<String>,
 }
 
 /// The tracker's state.
@@ -119,6 +124,8 @@ impl Tracker {
             pods_error: None,
             counted: false,
             refused_recorded: 0,
+            pod_names: HashMap::new(),
+            past_grace: Vec::new(),
         });
         f.row = n.clone();
         let changed = f
@@ -285,14 +292,46 @@ impl Tracker {
         grown
     }
 
-    /// Stores the pods read for a node at T=0.
-    pub fn set_pods(&mut self, uid: &str, pods: Result<Vec<PodImpact>, String>) {
+    /// Stores the pods read for a node at T=0, each with its uid.
+    pub fn set_pods(&mut self, uid: &str, pods: Result<Vec<(PodImpact, String)>, String>) {
         if let Some(f) = self.nodes.get_mut(uid) {
             match pods {
-                Ok(p) => f.pods = Some(p),
+                Ok(p) => {
+                    f.pod_names = p
+                        .iter()
+                        .map(|(p, uid)| (uid.clone(), format!("{}/{}", p.namespace, p.name)))
+                        .collect();
+                    f.pods = Some(p.into_iter().map(|(p, _)| p).collect());
+                }
                 Err(e) => f.pods_error = Some(e),
             }
         }
+    }
+
+    /// The nodes under notice now, with their cluster and name: whose pods may be past their
+    /// grace period.
+    pub fn under_notice(&self) -> Vec<(String, String, String)> {
+        self.nodes
+            .iter()
+            .filter(|(_, f)| f.counted && f.history.last().is_some_and(|l| !l.gone))
+            .map(|(uid, f)| (uid.clone(), f.row.cluster.clone(), f.row.name.clone()))
+            .collect()
+    }
+
+    /// The pods of node `uid` (their uids) still terminating past their grace period now;
+    /// returns whether that changed. Pods not read at T=0 are not named.
+    pub fn set_past_grace(&mut self, uid: &str, pod_uids: &[String]) -> bool {
+        let Some(f) = self.nodes.get_mut(uid) else {
+            return false;
+        };
+        let mut names: Vec<String> = pod_uids
+            .iter()
+            .filter_map(|u| f.pod_names.get(u).cloned())
+            .collect();
+        names.sort();
+        let changed = names != f.past_grace;
+        f.past_grace = names;
+        changed
     }
 
     /// Sets how the pods of node `uid` ended: `(namespace, name, outcome)`. Pods killed at
@@ -343,7 +382,7 @@ impl Tracker {
                         .collect()
                 });
                 let refusals = self.refusals_of(f, timeline.t0);
-                let evictions = evictions::of_node(&refusals, pods.as_deref());
+                let evictions = evictions::of_node(&refusals, pods.as_deref(), &f.past_grace);
                 Some(PreemptionView {
                     cluster: f.row.cluster.clone(),
                     node: f.row.name.clone(),

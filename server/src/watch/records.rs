@@ -75,11 +75,15 @@ pub struct NodeRecord {
     pub notice: bool,
 }
 
-/// A Pod as stored: which node it is bound to.
+/// A Pod as stored: which node it is bound to, and while it terminates, when its grace
+/// period ends.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodRecord {
     pub uid: String,
     pub node: Option<String>,
+    /// `metadata.deletionTimestamp`: the API server sets it to the delete's time plus the
+    /// grace period, so a pod still there after it is terminating past its grace period.
+    pub grace_ends: Option<DateTime<Utc>>,
 }
 
 /// An Event about a NodePool or a Node, as stored.

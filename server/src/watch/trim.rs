@@ -187,6 +187,7 @@ pub fn pod(p: &Pod) -> Option<PodRecord> {
     Some(PodRecord {
         uid: p.uid()?,
         node: p.spec.as_ref().and_then(|s| s.node_name.clone()),
+        grace_ends: time(p.metadata.deletion_timestamp.as_ref()),
     })
 }
 

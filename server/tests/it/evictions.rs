@@ -220,3 +220,67 @@ async fn karpenter_refuses_during_a_cascade_kills_a_long_grace_pod_and_gke_asks_
         "{gke_checks:?}"
     );
 }
+
+/// A pod a finalizer holds after its grace period (its containers stopped, the object stays
+/// `Terminating`): shown on the card while the node is under notice, from the Pod watch, and
+/// counted as past its grace period once the node is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_held_past_its_grace_period_shows_while_under_notice_and_counts_at_removal() {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Patch, PatchParams, PostParams};
+    let d = common::start(&["US-EAST-04A"], 60.0).await;
+    let (cluster, pool) = ("spotboard-us-east-04a", "h100-spot-train");
+    let admin = d.admin("US-EAST-04A");
+    let nodes = Api::<Node>::all(admin.clone());
+    let victim = nodes
+        .list(&ListParams::default().labels(&format!("compute.coreweave.com/node-pool={pool}")))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .find(|n| n.spec.as_ref().and_then(|s| s.unschedulable) != Some(true))
+        .map(ResourceExt::name_any)
+        .expect("a spot node");
+    let pods: Api<Pod> = Api::namespaced(admin.clone(), "batch");
+    let held: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "checkpoint-uploader", "finalizers": ["example.com/upload-checkpoint"]},
+        "spec": {"nodeName": victim, "terminationGracePeriodSeconds": 1,
+                 "containers": [{"name": "main", "image": "busybox"}]},
+        "status": {"phase": "Running"}
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &held).await.unwrap();
+    common::sim::preempt(&nodes, &victim).await;
+
+    // The drain (T+2 min, 2 s here) evicts it; a second later its grace has ended and the
+    // finalizer still holds it, while the node waits for T+7 min.
+    let c = card(&d.base, &victim, "the held pod past its grace", |c| {
+        !of_kind(c, "past-grace").is_empty()
+    })
+    .await;
+    let e = of_kind(&c, "past-grace")[0].clone();
+    assert_eq!(e["pod"], "batch/checkpoint-uploader", "{e}");
+    assert!(!removed(&c), "seen while the node is under notice: {c:#}");
+    assert!(
+        e["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("still terminating on the node under notice"),
+        "{e}"
+    );
+
+    // Gone: its outcome says the same, and it counts once.
+    let c = card(&d.base, &victim, "the outcomes", removed).await;
+    let e = of_kind(&c, "past-grace")[0].clone();
+    assert_eq!(e["reason"], "terminating past its grace period", "{e}");
+    assert_eq!(counted(&d.base, cluster, pool, "past-grace").await, 1.0);
+    // The finalizer's owner lets it go.
+    let release = serde_json::json!({"metadata": {"finalizers": null}});
+    pods.patch(
+        "checkpoint-uploader",
+        &PatchParams::default(),
+        &Patch::Merge(&release),
+    )
+    .await
+    .unwrap();
+}

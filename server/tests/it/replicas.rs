@@ -66,11 +66,9 @@ fn record_nodes(nodes: Api<Node>) -> (Record, tokio::task::JoinHandle<()>) {
     let record: Record = Default::default();
     let r = record.clone();
     let task = tokio::spawn(async move {
-        // With backoff: once the cluster is gone at the test's end, a watcher retrying at once
-        // never yields and the runtime cannot shut down.
-        let mut events = watcher(nodes, watcher::Config::default())
-            .default_backoff()
-            .boxed();
+        // Backoff: a watcher retrying at once once the cluster is gone blocks the shutdown.
+        let watch = watcher(nodes, watcher::Config::default());
+        let mut events = watch.default_backoff().boxed();
         while let Some(e) = events.next().await {
             let (n, gone) = match e {
                 Ok(watcher::Event::Apply(n) | watcher::Event::InitApply(n)) => (n, false),

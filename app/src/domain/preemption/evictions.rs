@@ -11,8 +11,13 @@
 //!   budget: its graceful node shutdown is involuntary ("Reclamation of Spot VMs is
 //!   involuntary and is not covered by the guarantees of PodDisruptionBudgets", GKE: Spot
 //!   VMs), so a GKE pool shows none.
-//! - **past grace** and **killed**: how the pods held at T=0 stood once the node was gone
-//!   (read a second after it left, before the pod garbage collector deletes them).
+//! - **past grace**: while the node is under notice, pods whose `deletionTimestamp` (the end
+//!   of their grace period) has passed and that are still there (the server's Pod watch);
+//!   once the node is gone, the same from the pod's outcome.
+//! - **killed**: how the pods held at T=0 stood once the node was gone (read a second after
+//!   it left, before the pod garbage collector deletes them): still running or terminating.
+//!
+//! Counts (the ledger's, `/metrics`') are taken when the node is gone, once per pod.
 //!
 //! Each error names the readiness check that predicted it, when one did: a refusal and a pod
 //! killed behind a budget, [`Check::PdbBlocksDrain`]; a pod killed mid-shutdown,
@@ -159,9 +164,14 @@ fn pod_key(p: &PodImpact) -> String {
 }
 
 /// The eviction errors of one preempted node: its refusal events (about the Node, as
-/// [`is_refusal`] tells them) and its pods' outcomes. Refusals come first, newest last; then
-/// pods by name.
-pub fn of_node(refusals: &[&EventRow], pods: Option<&[PodImpact]>) -> Vec<EvictionError> {
+/// [`is_refusal`] tells them), its pods' outcomes once it is gone, and before that the pods
+/// seen terminating past their grace period while it is under notice (`past_grace`,
+/// `namespace/name`). Refusals come first, newest last; then pods by name.
+pub fn of_node(
+    refusals: &[&EventRow],
+    pods: Option<&[PodImpact]>,
+    past_grace: &[String],
+) -> Vec<EvictionError> {
     let pods = pods.unwrap_or_default();
     let named = |message: &str| {
         pods.iter()
@@ -189,10 +199,15 @@ pub fn of_node(refusals: &[&EventRow], pods: Option<&[PodImpact]>) -> Vec<Evicti
         .iter()
         .filter(|p| p.owner_kind.as_deref() != Some("DaemonSet"))
     {
-        let Some(kind) = p.outcome.as_deref().and_then(outcome_kind) else {
+        let key = pod_key(p);
+        let outcome = match p.outcome.as_deref() {
+            Some(o) => o,
+            None if past_grace.contains(&key) => OUTCOME_PAST_GRACE,
+            None => continue,
+        };
+        let Some(kind) = outcome_kind(outcome) else {
             continue;
         };
-        let key = pod_key(p);
         let finding = if p.fit.as_ref().is_some_and(|f| f.sigkill_risk) {
             Some(Check::GraceExceedsNotice)
         } else if p.pdb.is_some() || refused_pods.contains(&key) {
@@ -202,12 +217,17 @@ pub fn of_node(refusals: &[&EventRow], pods: Option<&[PodImpact]>) -> Vec<Evicti
         };
         out.push(EvictionError {
             kind,
-            detail: format!(
-                "{} when the node was removed (grace period {} s)",
-                p.outcome.clone().unwrap_or_default(),
-                p.grace_s
-            ),
-            reason: p.outcome.clone().unwrap_or_default(),
+            detail: match &p.outcome {
+                Some(o) => format!(
+                    "{o} when the node was removed (grace period {} s)",
+                    p.grace_s
+                ),
+                None => format!(
+                    "still terminating on the node under notice, past its grace period of {} s",
+                    p.grace_s
+                ),
+            },
+            reason: outcome.to_string(),
             pod: Some(key),
             count: 1,
             at: None,
@@ -305,7 +325,7 @@ mod tests {
                 ..pod("cilium-x", Some(OUTCOME_STILL_RUNNING), None, false)
             },
         ];
-        let errors = of_node(&refs, Some(&pods));
+        let errors = of_node(&refs, Some(&pods), &[]);
         assert_eq!(
             counts(&errors),
             EvictionCounts {
@@ -349,7 +369,23 @@ mod tests {
             "Failed to drain node, 1 pods are waiting to be evicted",
             2,
         );
-        let errors = of_node(&[&e], None);
+        let errors = of_node(&[&e], None, &[]);
+        // Before the node is gone: a pod seen past its grace counts, one without does not.
+        let pods = [
+            pod("stuck", None, None, false),
+            pod("fine", None, None, false),
+        ];
+        let live = of_node(&[], Some(&pods), &["inference/stuck".to_string()]);
+        assert_eq!(live.len(), 1);
+        assert_eq!(
+            (live[0].kind, live[0].pod.as_deref()),
+            (ErrorKind::PastGrace, Some("inference/stuck"))
+        );
+        assert!(
+            live[0]
+                .detail
+                .starts_with("still terminating on the node under notice")
+        );
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].pod, None);
         assert_eq!(counts(&errors).refused, 1);

@@ -13,7 +13,7 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
 use spotboard_embedded::{EmbeddedCluster, EmbeddedOptions};
 
-struct Kubectl {
+pub(crate) struct Kubectl {
     _dir: tempfile::TempDir,
     kubeconfig: PathBuf,
     cache: PathBuf,
@@ -21,7 +21,7 @@ struct Kubectl {
 }
 
 impl Kubectl {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
         let cluster = EmbeddedCluster::start(EmbeddedOptions {
@@ -45,11 +45,11 @@ impl Kubectl {
         }
     }
 
-    fn admin(&self) -> Client {
+    pub(crate) fn admin(&self) -> Client {
         self.cluster.admin_client("US-EAST-04A").unwrap()
     }
 
-    fn command(&self, args: &[&str]) -> tokio::process::Command {
+    pub(crate) fn command(&self, args: &[&str]) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new("kubectl");
         cmd.env("KUBECONFIG", &self.kubeconfig)
             .arg("--cache-dir")
@@ -60,7 +60,7 @@ impl Kubectl {
     }
 
     /// Runs kubectl; returns stdout and stderr, asserting success.
-    async fn run(&self, args: &[&str]) -> (String, String) {
+    pub(crate) async fn run(&self, args: &[&str]) -> (String, String) {
         let out = tokio::time::timeout(Duration::from_secs(60), self.command(args).output())
             .await
             .expect("kubectl finishes")
@@ -76,7 +76,7 @@ impl Kubectl {
         (stdout, stderr)
     }
 
-    fn write(&self, name: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, name: &str, text: &str) -> PathBuf {
         let path = self.kubeconfig.parent().unwrap().join(name);
         std::fs::write(&path, text).unwrap();
         path
@@ -90,7 +90,7 @@ fn pool_yaml(target: u32, extra: &str) -> String {
     )
 }
 
-fn path_str(p: &Path) -> &str {
+pub(crate) fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
@@ -404,97 +404,4 @@ fn py_pool() -> Value {
         "metadata": {"name": "py-pool"},
         "spec": {"computeClass": "spot", "instanceType": "gd-8xh100ib-i128", "targetNodes": 1}
     })
-}
-
-/// `kubectl drain` asks for evictions (it finds `pods/eviction` in discovery): a budget that
-/// keeps every pod refuses with the API server's words, and kubectl retries until its
-/// timeout; a pod no budget selects is evicted, and the drain cordons the node first.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kubectl_drain_is_refused_by_a_budget_and_evicts_what_none_protects() {
-    let k = Kubectl::start().await;
-    let admin = k.admin();
-    let nodes: Api<Node> = Api::all(admin.clone());
-    for n in ["n1", "n2"] {
-        nodes
-            .create(&PostParams::default(), &node(n, json!({})))
-            .await
-            .unwrap();
-    }
-    let pods: Api<Pod> = Api::namespaced(admin.clone(), "default");
-    let ready = |name: &str, node_name: &str, app: &str| -> Pod {
-        let mut p = pod(name, node_name, "Running");
-        p.labels_mut().insert("app".into(), app.into());
-        p.status.as_mut().unwrap().conditions = Some(vec![
-            serde_json::from_value(json!({"type": "Ready", "status": "True"})).unwrap(),
-        ]);
-        p
-    };
-    for (name, n, app) in [
-        ("web-a", "n1", "web"),
-        ("web-b", "n1", "web"),
-        ("web-c", "n2", "web"),
-        ("solo", "n2", "solo"),
-    ] {
-        pods.create(&PostParams::default(), &ready(name, n, app))
-            .await
-            .unwrap();
-    }
-    let budget = k.write(
-        "pdb.yaml",
-        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: web\n  \
-         namespace: default\nspec:\n  minAvailable: 3\n  selector:\n    matchLabels:\n      \
-         app: web\n",
-    );
-    k.run(&["apply", "-f", path_str(&budget)]).await;
-
-    let out = tokio::time::timeout(
-        Duration::from_secs(60),
-        k.command(&[
-            "drain",
-            "n1",
-            "--force",
-            "--pod-selector=app=web",
-            "--timeout=7s",
-        ])
-        .output(),
-    )
-    .await
-    .expect("kubectl finishes")
-    .expect("kubectl runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "the drain cannot finish:\n{stderr}");
-    assert!(
-        stderr.contains("Cannot evict pod as it would violate the pod's disruption budget"),
-        "{stderr}"
-    );
-    assert_eq!(
-        nodes.get("n1").await.unwrap().spec.unwrap().unschedulable,
-        Some(true),
-        "drain cordons first"
-    );
-    for name in ["web-a", "web-b"] {
-        let p = pods.get(name).await.unwrap();
-        assert!(p.metadata.deletion_timestamp.is_none(), "{name} was kept");
-    }
-
-    let (out, _) = k
-        .run(&[
-            "drain",
-            "n2",
-            "--force",
-            "--pod-selector=app=solo",
-            "--grace-period=0",
-            "--timeout=20s",
-        ])
-        .await;
-    assert!(out.contains("pod/solo evicted"), "{out}");
-    assert_eq!(
-        api_code(pods.get("solo").await.unwrap_err()),
-        404,
-        "evicted with no grace: gone"
-    );
-    assert!(
-        pods.get("web-c").await.is_ok(),
-        "the selector kept web-c out"
-    );
 }

@@ -8,5 +8,6 @@ mod behaviour;
 mod custom;
 mod eviction;
 mod kubectl;
+mod kubectl_drain;
 mod preemption;
 mod watch;
