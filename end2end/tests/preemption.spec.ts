@@ -109,7 +109,7 @@ test("a drain refused by a PodDisruptionBudget shows on its card, linked to the 
 
   // The link goes to the pool's readiness audit, where the budget's finding is.
   const link = refused.first().locator('a[data-finding="PdbBlocksDrain"]');
-  await expect(link).toContainText("PodDisruptionBudget blocks a drain");
+  await expect(link).toContainText("readiness check: PodDisruptionBudget blocks a drain");
   const target = (await link.getAttribute("href"))!;
   await link.click();
   await expect(page).toHaveURL(new RegExp(`${target}$`));

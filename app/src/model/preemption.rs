@@ -129,13 +129,15 @@ impl Wave {
 }
 
 impl UndeliveredAlert {
-    /// The row's key on the live stream: the alert, its status and the destination.
+    /// The row's key on the live stream: the alert, its episode's start, its status and
+    /// the destination (two episodes of one alert are two rows).
     pub fn key(&self) -> String {
         let status = match self.status {
             super::AlertStatus::Firing => "firing",
             super::AlertStatus::Resolved => "resolved",
         };
-        format!("{}/{status}/{}", self.alert, self.destination)
+        let started = self.started.map(|t| t.to_rfc3339()).unwrap_or_default();
+        format!("{}/{started}/{status}/{}", self.alert, self.destination)
     }
 }
 

@@ -94,12 +94,14 @@ fn count(r: &sqlx::any::AnyRow, name: &str) -> u32 {
 }
 
 /// The eviction-error columns of a lifetime in `between`: refusals as recorded, and the
-/// pods held at T=0 by how they stood when the node went (see
+/// pods held at T=0 by how they stood when the node went, DaemonSet pods aside (see
 /// `app::domain::preemption::evictions`).
 const EVICTION_COLUMNS: &str = "evictions_refused,
     (SELECT COUNT(*) FROM preemption_pods p WHERE p.node_uid = node_lifetimes.uid
+       AND (p.owner_kind IS NULL OR p.owner_kind <> 'DaemonSet')
        AND p.outcome IN ('still running', 'terminating')) AS pods_killed,
     (SELECT COUNT(*) FROM preemption_pods p WHERE p.node_uid = node_lifetimes.uid
+       AND (p.owner_kind IS NULL OR p.owner_kind <> 'DaemonSet')
        AND p.outcome = 'terminating past its grace period') AS pods_past_grace";
 
 /// A run's heartbeat key in `ledger_meta`: `heartbeat` for real clusters (as before runs had

@@ -54,7 +54,7 @@ pub struct PreemptionWatch {
     pub readiness: ReadinessAudit,
     webhook: Option<Webhook>,
     /// The webhook's delivery task, in order.
-    deliveries: Option<tokio::sync::mpsc::UnboundedSender<app::model::Alert>>,
+    deliveries: Option<tokio::sync::mpsc::Sender<app::model::Alert>>,
     alerting: Arc<std::sync::Mutex<alerting::Alerting>>,
     /// Rates above this percent on a key still running spot nodes are flagged.
     rate_alert_pct: f64,
@@ -214,19 +214,21 @@ impl PreemptionWatch {
         let now = Utc::now();
         let view = self.lock().view(now);
         let pools = self.hub.pool_rows();
-        let (announce, firing) = self
+        let writer = self.ledger.as_ref().is_none_or(|l| l.writer().holds());
+        let step = self
             .alerting
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .step(&view, &pools, now);
-        let writer = self.ledger.as_ref().is_none_or(|l| l.writer().holds());
-        for a in announce {
-            alerting::log(&a);
-            if let Some(tx) = self.deliveries.as_ref().filter(|_| writer) {
-                let _ = tx.send(a);
+            .step(&view, &pools, now, writer && self.deliveries.is_some());
+        step.changed.iter().for_each(alerting::log);
+        if let Some(tx) = &self.deliveries {
+            for a in step.post {
+                if let Err(e) = tx.try_send(a) {
+                    tracing::error!(error = %e, "alert webhook queue full: message dropped");
+                }
             }
         }
-        self.hub.set_firing(firing);
+        self.hub.set_firing(step.firing);
     }
 
     fn spawn_rates(&self) {

@@ -114,6 +114,8 @@ pub async fn outcomes(
     };
     // Past the wait the outcomes are read anyway (a stale cluster keeps its nodes).
     let _ = tokio::time::timeout(OUTCOME_WAIT, gone).await;
+    // A grace period is judged against the node's removal, not against the read.
+    let removed_at = Utc::now();
     // The kubelet's last status writes land just before the node goes.
     tokio::time::sleep(Duration::from_secs(1)).await;
     // Pods that ended on the node stay bound to it; one not listed here was deleted.
@@ -129,13 +131,18 @@ pub async fn outcomes(
             let now = left
                 .iter()
                 .find(|x| x.uid().as_deref() == Some(uid.as_str()));
-            (p.namespace.clone(), p.name.clone(), outcome(now, uid))
+            (
+                p.namespace.clone(),
+                p.name.clone(),
+                outcome(now, uid, removed_at),
+            )
         })
         .collect())
 }
 
-/// How a pod held at T=0 (uid `uid`) ended, from what the API server has now.
-pub fn outcome(now: Option<&Pod>, uid: &str) -> String {
+/// How a pod held at T=0 (uid `uid`) ended, from what the API server has now; a pod still
+/// there is past its grace period when that ended before `removed_at`, its node's removal.
+pub fn outcome(now: Option<&Pod>, uid: &str, removed_at: chrono::DateTime<Utc>) -> String {
     let Some(p) = now.filter(|p| p.uid().as_deref() == Some(uid)) else {
         return "deleted".into();
     };
@@ -151,7 +158,7 @@ pub fn outcome(now: Option<&Pod>, uid: &str) -> String {
         // `deletionTimestamp` is when the grace period ends (the API server sets it to the
         // delete's time plus the grace).
         _ => match &p.metadata.deletion_timestamp {
-            Some(t) if t.0.as_second() < Utc::now().timestamp() => OUTCOME_PAST_GRACE.into(),
+            Some(t) if t.0.as_second() < removed_at.timestamp() => OUTCOME_PAST_GRACE.into(),
             Some(_) => OUTCOME_TERMINATING.into(),
             None => OUTCOME_STILL_RUNNING.into(),
         },
@@ -172,17 +179,20 @@ mod tests {
             "metadata": {"name": "a", "uid": "u1"},
             "status": {"phase": "Failed", "reason": "Terminated"}
         }));
-        assert_eq!(outcome(Some(&failed), "u1"), "Failed: Terminated");
         assert_eq!(
-            outcome(Some(&failed), "other"),
+            outcome(Some(&failed), "u1", Utc::now()),
+            "Failed: Terminated"
+        );
+        assert_eq!(
+            outcome(Some(&failed), "other", Utc::now()),
             "deleted",
             "a namesake is not the pod"
         );
-        assert_eq!(outcome(None, "u1"), "deleted");
+        assert_eq!(outcome(None, "u1", Utc::now()), "deleted");
         let running = pod(serde_json::json!({
             "metadata": {"name": "a", "uid": "u1"}, "status": {"phase": "Running"}
         }));
-        assert_eq!(outcome(Some(&running), "u1"), "still running");
+        assert_eq!(outcome(Some(&running), "u1", Utc::now()), "still running");
         let deleting = |at: &str| {
             pod(serde_json::json!({
                 "metadata": {"name": "a", "uid": "u1", "deletionTimestamp": at},
@@ -190,11 +200,11 @@ mod tests {
             }))
         };
         assert_eq!(
-            outcome(Some(&deleting("2999-01-01T00:00:00Z")), "u1"),
+            outcome(Some(&deleting("2999-01-01T00:00:00Z")), "u1", Utc::now()),
             "terminating"
         );
         assert_eq!(
-            outcome(Some(&deleting("2020-01-01T00:00:00Z")), "u1"),
+            outcome(Some(&deleting("2020-01-01T00:00:00Z")), "u1", Utc::now()),
             "terminating past its grace period"
         );
     }

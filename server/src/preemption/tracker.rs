@@ -46,6 +46,10 @@ pub struct Tracker {
     refusals: HashMap<(String, String), HashMap<String, EventRow>>,
     /// Where each refusal event is filed in `refusals`.
     refusal_at: HashMap<String, (String, String)>,
+    /// Whether the first whole look was taken: nodes already under notice then were
+    /// preempted at unknown times, so they join no wave (a restart during a drain must not
+    /// page a wave of every node it finds draining).
+    looked: bool,
 }
 
 impl Default for Tracker {
@@ -72,6 +76,7 @@ impl Tracker {
             wave_min_nodes,
             refusals: HashMap::new(),
             refusal_at: HashMap::new(),
+            looked: false,
         }
     }
 
@@ -99,6 +104,7 @@ impl Tracker {
             self.gone(&uid, now);
         }
         self.expire(now);
+        self.looked = true;
         fresh
     }
 
@@ -148,7 +154,9 @@ impl Tracker {
                 instance_type: n.instance_type.clone().unwrap_or_default(),
             })
             .inc();
-        self.join_wave(&n.cluster, &n.name, now, metrics);
+        if self.looked {
+            self.join_wave(&n.cluster, &n.name, now, metrics);
+        }
         Some(NeedsPods {
             uid: n.key.clone(),
             cluster: n.cluster.clone(),
@@ -346,10 +354,18 @@ impl Tracker {
         let Some(f) = self.nodes.get_mut(uid) else {
             return;
         };
+        // DaemonSet pods die with their node by design: not eviction errors.
+        let daemon = |ns: &str, name: &str| {
+            f.pods.iter().flatten().any(|p| {
+                p.namespace == ns && p.name == name && p.owner_kind.as_deref() == Some("DaemonSet")
+            })
+        };
         for kind in [ErrorKind::PastGrace, ErrorKind::Killed] {
             let n = outcomes
                 .iter()
-                .filter(|(_, _, o)| evictions::outcome_kind(o) == Some(kind))
+                .filter(|(ns, name, o)| {
+                    evictions::outcome_kind(o) == Some(kind) && !daemon(ns, name)
+                })
                 .count();
             count_errors(metrics, &f.row, kind, n as u32);
         }
@@ -427,56 +443,5 @@ fn count_errors(metrics: &Metrics, row: &NodeRow, kind: ErrorKind, n: u32) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::TimeZone;
-
-    fn node(uid: &str, notice: bool) -> NodeRow {
-        NodeRow {
-            key: uid.into(),
-            cluster: "c1".into(),
-            name: format!("n-{uid}"),
-            pool: Some("p".into()),
-            provider: Provider::Cks,
-            capacity_type: app::domain::preemption::CapacityType::Unknown,
-            notice,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn t0_once_waves_group_close_preemptions_and_removed_nodes_stay_an_hour() {
-        let t =
-            |s: i64| Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap() + Duration::seconds(s);
-        let m = Metrics::default();
-        let mut tr = Tracker::default();
-        assert!(
-            tr.observe(&[node("a", false), node("b", false)], t(0), &m)
-                .is_empty()
-        );
-        let fresh = tr.observe(&[node("a", true), node("b", false)], t(1), &m);
-        assert_eq!(fresh.len(), 1, "T=0 seen once");
-        assert!(
-            tr.observe(&[node("a", true), node("b", true)], t(30), &m)
-                .len()
-                == 1
-        );
-        assert_eq!(tr.view(t(31)).waves.len(), 1, "30 s apart: one wave");
-        assert_eq!(tr.view(t(31)).waves[0].nodes.len(), 2);
-        // Both gone; a third preemption much later starts a new wave.
-        tr.observe(&[node("c", true)], t(500), &m);
-        let v = tr.view(t(501));
-        assert_eq!(v.waves.len(), 2);
-        assert!(v.nodes.iter().filter(|n| n.timeline.removed()).count() == 2);
-        // Counted from two nodes: the lone third preemption is no wave to count.
-        assert!(
-            m.encode()
-                .contains("spotboard_preemption_waves_total{cluster=\"c1\"} 1"),
-            "{}",
-            m.encode()
-        );
-        // An hour later the removed ones are forgotten.
-        tr.observe(&[node("c", true)], t(500 + 3601), &m);
-        assert_eq!(tr.view(t(500 + 3601)).nodes.len(), 1);
-    }
-}
+#[path = "tracker_tests.rs"]
+mod tests;

@@ -10,8 +10,8 @@
 //! - **rate**: a pool still running spot nodes preempted above `--rate-alert-pct` (10 %) in
 //!   24 h (the article's rule: AWS, "Best practices for handling EC2 Spot Instance
 //!   interruptions"; [`crate::domain::preemption::rates::flag`]);
-//! - **replacement-latency**: a pool's replacement latency p95 over 24 h above 90 s (the same
-//!   article: 90 s of AWS's 2-minute notice);
+//! - **replacement-latency**: a pool still running spot nodes whose replacement latency p95
+//!   over 24 h is above 90 s (the same article: 90 s of AWS's 2-minute notice);
 //! - **eviction-errors**: a pool's preemptions of the last 15 minutes hold eviction errors
 //!   ([`crate::domain::preemption::evictions`]);
 //! - **condition**: a NodePool's `Quota` or `Capacity` condition False for longer than
@@ -123,7 +123,8 @@ pub fn now_wrong(inputs: Inputs<'_>, t: &Thresholds, now: DateTime<Utc>) -> Vec<
         .iter()
         .filter(|r| r.by == "pool" && r.window == "24h")
     {
-        let Some((cluster, pool)) = r.key.split_once('/') else {
+        // Pool names hold no '/'; some cluster (context) names do.
+        let Some((cluster, pool)) = r.key.rsplit_once('/') else {
             continue;
         };
         if r.alert {
@@ -139,7 +140,10 @@ pub fn now_wrong(inputs: Inputs<'_>, t: &Thresholds, now: DateTime<Utc>) -> Vec<
                 None,
             ));
         }
-        if let Some(p95) = r.latency_p95_s.filter(|s| *s > t.latency_s) {
+        if let Some(p95) = r
+            .latency_p95_s
+            .filter(|s| *s > t.latency_s && r.running_spot_nodes > 0)
+        {
             out.push(firing(
                 AlertKind::ReplacementLatency,
                 format!("replacement-latency/{}", r.key),

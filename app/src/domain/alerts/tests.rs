@@ -73,15 +73,20 @@ fn rate(key: &str, alert: bool, p95: Option<f64>) -> RateRow {
         alert,
         alert_pct: 10.0,
         latency_p95_s: p95,
+        running_spot_nodes: 3,
         ..RateRow::default()
     }
 }
 
 #[test]
 fn rates_and_latencies_above_their_thresholds_fire_per_pool() {
+    let mut emptied = rate("c1/emptied", false, Some(300.0));
+    emptied.running_spot_nodes = 0;
     let rates = [
         rate("c1/hot", true, Some(91.0)),
         rate("c1/calm", false, Some(90.0)),
+        emptied,
+        rate("arn:aws:eks:us-east-1:1:cluster/prod/spot", true, None),
     ];
     let wrong = now_wrong(
         Inputs {
@@ -92,7 +97,18 @@ fn rates_and_latencies_above_their_thresholds_fire_per_pool() {
         t(0),
     );
     let k: Vec<&str> = wrong.iter().map(|a| a.key.as_str()).collect();
-    assert_eq!(k, ["rate/c1/hot", "replacement-latency/c1/hot"]);
+    assert_eq!(
+        k,
+        [
+            "rate/c1/hot",
+            "replacement-latency/c1/hot",
+            "rate/arn:aws:eks:us-east-1:1:cluster/prod/spot"
+        ]
+    );
+    assert_eq!(
+        (wrong[2].cluster.as_str(), wrong[2].pool.as_deref()),
+        ("arn:aws:eks:us-east-1:1:cluster/prod", Some("spot"))
+    );
     assert_eq!(wrong[0].pool.as_deref(), Some("hot"));
     assert_eq!((wrong[0].value, wrong[0].threshold), (20.0, 10.0));
     assert_eq!(

@@ -6,8 +6,9 @@
 
 /// The pods a budget must keep healthy out of `expected`: `minAvailable` (a count, or a
 /// percent of `expected` rounded up), else `expected - maxUnavailable` (a count, or a percent
-/// rounded up), else all of them (a budget that sets neither allows nothing). A value that
-/// does not parse counts as unset.
+/// rounded up), else none (a budget that sets neither protects nothing, as the disruption
+/// controller reads it). A value that does not parse, or a percent above 100, counts as
+/// unset (the API server would have refused it).
 pub fn desired_healthy(
     min_available: Option<&str>,
     max_unavailable: Option<&str>,
@@ -17,8 +18,8 @@ pub fn desired_healthy(
         let v = v.trim();
         match v.strip_suffix('%') {
             Some(pct) => {
-                let pct: i64 = pct.trim().parse().ok()?;
-                Some((expected * pct + 99) / 100)
+                let pct: i64 = pct.trim().parse().ok().filter(|p| (0..=100).contains(p))?;
+                Some((expected.checked_mul(pct)? + 99) / 100)
             }
             None => v.parse().ok(),
         }
@@ -28,7 +29,7 @@ pub fn desired_healthy(
     } else if let Some(max) = max_unavailable.and_then(of) {
         (expected - max).max(0)
     } else {
-        expected
+        0
     }
 }
 
@@ -53,7 +54,17 @@ mod tests {
         assert_eq!(desired_healthy(None, Some("1"), 3), 2);
         assert_eq!(desired_healthy(None, Some("34%"), 3), 1, "3 - ceil(1.02)");
         assert_eq!(desired_healthy(None, Some("0"), 3), 3);
-        assert_eq!(desired_healthy(None, None, 4), 4);
+        assert_eq!(
+            desired_healthy(None, None, 4),
+            0,
+            "neither set: nothing protected"
+        );
+        assert_eq!(desired_healthy(Some("900%"), None, 4), 0, "not a percent");
+        assert_eq!(
+            desired_healthy(Some("50%"), None, i64::MAX),
+            0,
+            "overflow is unset"
+        );
         assert_eq!(
             desired_healthy(Some("x"), Some("1"), 4),
             3,

@@ -19,9 +19,9 @@
 //!
 //! Counts (the ledger's, `/metrics`') are taken when the node is gone, once per pod.
 //!
-//! Each error names the readiness check that predicted it, when one did: a refusal and a pod
-//! killed behind a budget, [`Check::PdbBlocksDrain`]; a pod killed mid-shutdown,
-//! [`Check::GraceExceedsNotice`].
+//! Each error names the readiness check that foresees it (the pool's audit shows whether it
+//! fired there): a refusal and a pod killed behind a budget, [`Check::PdbBlocksDrain`]; a pod
+//! killed mid-shutdown, [`Check::GraceExceedsNotice`].
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -87,7 +87,7 @@ pub struct EvictionError {
     pub count: u32,
     /// When it was last seen; for a pod, `None` (the node's removal time is on its card).
     pub at: Option<DateTime<Utc>>,
-    /// The readiness check that predicted it, if one did.
+    /// The readiness check that foresees this error, if one does.
     pub finding: Option<Check>,
 }
 
@@ -173,11 +173,7 @@ pub fn of_node(
     past_grace: &[String],
 ) -> Vec<EvictionError> {
     let pods = pods.unwrap_or_default();
-    let named = |message: &str| {
-        pods.iter()
-            .find(|p| message.contains(&pod_key(p)))
-            .map(pod_key)
-    };
+    let named = |message: &str| pods.iter().map(pod_key).find(|k| names(message, k));
     let mut refused: Vec<EvictionError> = refusals
         .iter()
         .map(|e| EvictionError {
@@ -237,6 +233,23 @@ pub fn of_node(
     out
 }
 
+/// Whether `message` names `key` as a whole word: `ns/web-1` is not named by a message
+/// about `ns/web-10`.
+fn names(message: &str, key: &str) -> bool {
+    let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '/');
+    message.match_indices(key).any(|(at, _)| {
+        let before = message[..at].chars().next_back();
+        let mut after = message[at + key.len()..].chars();
+        // A '.' continues a name only when more of the name follows it (not a full stop).
+        let continues = match after.next() {
+            Some('.') => after.next().is_some_and(|c| c.is_ascii_alphanumeric()),
+            Some(c) => name_char(c),
+            None => false,
+        };
+        !before.is_some_and(name_char) && !continues
+    })
+}
+
 /// `errors` counted by kind; a refusal counts once whatever its event's `count`.
 pub fn counts(errors: &[EvictionError]) -> EvictionCounts {
     let mut c = EvictionCounts::default();
@@ -292,6 +305,12 @@ mod tests {
             "Failed to drain node, 2 pods are waiting"
         ));
         assert!(is_refusal("FailedEviction", ""));
+        assert!(names("Cannot evict pod ns/web-1: x", "ns/web-1"));
+        assert!(!names("Cannot evict pod ns/web-10: x", "ns/web-1"));
+        assert!(
+            names("pods: ns/a, ns/web-1.", "ns/web-1"),
+            "a sentence's full stop ends it"
+        );
         assert!(is_refusal(
             "DrainFailed",
             "Cannot evict pod as it would violate the pod's disruption budget."

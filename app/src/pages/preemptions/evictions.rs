@@ -30,7 +30,7 @@ pub fn eviction_errors(v: &PreemptionView) -> Option<impl IntoView + use<>> {
             let finding = e.finding.map(|c| {
                 view! {
                     " "<a class="small" href=format!("#{finding_href}") data-finding=format!("{c:?}")>
-                        {format!("predicted by readiness: {}", c.title())}
+                        {format!("readiness check: {}", c.title())}
                     </a>
                 }
             });

@@ -280,7 +280,11 @@ mod tests {
         assert_eq!(desired_healthy(&b(json!({"maxUnavailable": 1})), 3), 2);
         assert_eq!(desired_healthy(&b(json!({"maxUnavailable": "34%"})), 3), 1);
         assert_eq!(desired_healthy(&b(json!({"maxUnavailable": 0})), 3), 3);
-        assert_eq!(desired_healthy(&b(json!({})), 4), 4);
+        assert_eq!(
+            desired_healthy(&b(json!({})), 4),
+            0,
+            "neither field: nothing kept"
+        );
     }
 
     #[test]

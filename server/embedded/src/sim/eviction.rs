@@ -20,8 +20,8 @@ pub const RETRY: Duration = secs(5);
 pub enum Evicted {
     /// The pod is terminating (or was already gone, or replaced by a namesake).
     Done,
-    /// A budget refused: the API server's message and its cause (`The disruption budget x
-    /// needs 3 healthy pods and has 3 currently`).
+    /// A budget refused: the API server's message (kube-rs keeps the `Status` message, not
+    /// the cause naming the budget).
     Refused(String),
     /// Anything else (logged): try again later.
     Failed,

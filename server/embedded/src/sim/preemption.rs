@@ -201,7 +201,7 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
         .collect();
     if !killed.is_empty() {
         let msg = format!(
-            "Pods deleted ungracefully: the Spot preemption window ended before they stopped: {}.",
+            "Pods stopped ungracefully: the Spot preemption window ended before they did, and they go with the node: {}.",
             killed.join(", ")
         );
         ctx.events

@@ -71,8 +71,8 @@ fn wants_preemption(node: &Node) -> bool {
 /// pods killed at a node's removal.
 const POD_GC_QUARANTINE: std::time::Duration = super::clock::secs(40);
 /// At high speeds the quarantine still lasts this long in real time, so that a watcher that
-/// reads a removed node's pods a second after it left finds them.
-const POD_GC_QUARANTINE_MIN_REAL: std::time::Duration = std::time::Duration::from_secs(2);
+/// reads a removed node's pods a second or two after it left finds them.
+const POD_GC_QUARANTINE_MIN_REAL: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The pod garbage collector's part: pods bound to a node that no longer exists are deleted
 /// after [`POD_GC_QUARANTINE`], whatever their grace period (their containers died with the

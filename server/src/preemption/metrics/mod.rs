@@ -68,7 +68,7 @@ impl Default for Metrics {
         );
         registry.register(
             "preemption_waves",
-            "Waves of preemptions: preemptions in one cluster less than 60 s apart count once",
+            "Waves of preemptions: preemptions in one cluster less than --wave-gap-seconds apart, counted once when they reach --wave-min-nodes nodes",
             waves.clone(),
         );
         let eviction_errors = Family::<EvictionLabels, Counter>::default();

@@ -187,7 +187,7 @@ pub(super) async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
     remove_node(f, &name).await;
     let f2 = f.clone();
     f.spawn(async move {
-        tokio::time::sleep(f2.clock.real(POD_GC_QUARANTINE).max(Duration::from_secs(2))).await;
+        tokio::time::sleep(f2.clock.real(POD_GC_QUARANTINE).max(Duration::from_secs(5))).await;
         for p in pods_on(&f2, &name).await.unwrap_or_default() {
             delete_pod(&f2.client, &pod_ref(&p), Some(0), "pod gc").await;
         }
