@@ -300,12 +300,12 @@ impl ClusterData {
         }
     }
 
-    /// Pods on `node` still there after their grace period ended, at `now` (uids).
-    pub fn past_grace(&self, node: &str, now: DateTime<Utc>) -> Vec<String> {
+    /// Pods still there after their grace period ended, at `now`: `(node, uid)`.
+    pub fn past_grace(&self, now: DateTime<Utc>) -> Vec<(String, String)> {
         self.terminating
             .iter()
-            .filter(|(_, (n, end))| n == node && *end < now)
-            .map(|(uid, _)| uid.clone())
+            .filter(|(_, (_, end))| *end < now)
+            .map(|(uid, (node, _))| (node.clone(), uid.clone()))
             .collect()
     }
 

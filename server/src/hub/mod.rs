@@ -418,14 +418,21 @@ impl Hub {
         self.read(|s| s.views.capacity_inputs())
     }
 
-    /// Pods on `node` of `cluster` still terminating after their grace period ended (uids),
+    /// Pods still terminating after their grace period ended, by `(cluster, node)` (uids),
     /// from the one Pod watch: no list is asked of the API server.
-    pub fn pods_past_grace(&self, cluster: &str, node: &str, now: DateTime<Utc>) -> Vec<String> {
+    pub fn pods_past_grace(
+        &self,
+        now: DateTime<Utc>,
+    ) -> std::collections::HashMap<(String, String), Vec<String>> {
         self.read(|s| {
-            s.clusters
-                .get(cluster)
-                .map(|d| d.past_grace(node, now))
-                .unwrap_or_default()
+            let mut out: std::collections::HashMap<(String, String), Vec<String>> =
+                Default::default();
+            for (cluster, d) in &s.clusters {
+                for (node, uid) in d.past_grace(now) {
+                    out.entry((cluster.clone(), node)).or_default().push(uid);
+                }
+            }
+            out
         })
     }
 

@@ -77,7 +77,7 @@ impl Alerting {
         let changed = self.episodes.step(wrong, now);
         let firing = self.episodes.firing();
         let post = if writer {
-            self.messages(&changed, &firing, now)
+            self.messages(&firing, now)
         } else {
             // Another replica announces; on taking over this one starts afresh.
             self.posted.clear();
@@ -91,8 +91,9 @@ impl Alerting {
     }
 
     /// The writer's messages: `firing` for what fires and was not announced by it,
-    /// `resolved` (with the episode's last figures) for what it announced and no longer fires.
-    fn messages(&mut self, changed: &[Alert], firing: &[Alert], now: DateTime<Utc>) -> Vec<Alert> {
+    /// `resolved` (with the episode's last figures, kept in `posted`) for what it announced
+    /// and no longer fires.
+    fn messages(&mut self, firing: &[Alert], now: DateTime<Utc>) -> Vec<Alert> {
         let mut post = Vec::new();
         let firing_keys: BTreeSet<&str> = firing.iter().map(|a| a.key.as_str()).collect();
         let ended: Vec<String> = self
@@ -105,16 +106,11 @@ impl Alerting {
             let Some(last) = self.posted.remove(&key) else {
                 continue;
             };
-            let resolved = changed
-                .iter()
-                .find(|a| a.key == key && a.status == AlertStatus::Resolved)
-                .cloned()
-                .unwrap_or(Alert {
-                    status: AlertStatus::Resolved,
-                    resolved: Some(now),
-                    ..last
-                });
-            post.push(resolved);
+            post.push(Alert {
+                status: AlertStatus::Resolved,
+                resolved: Some(now),
+                ..last
+            });
         }
         for a in firing {
             if self.posted.insert(a.key.clone(), a.clone()).is_none() {

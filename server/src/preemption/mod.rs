@@ -120,7 +120,7 @@ impl PreemptionWatch {
         let mut following = self.hub.follow();
         let fresh = self.start_from(&following.initial, Utc::now());
         self.read_pods(fresh, &clients);
-        let mut dirty = true;
+        let (mut dirty, mut alerts_due) = (true, false);
         let mut publish = tokio::time::interval(PUBLISH_EVERY);
         let mut second = tokio::time::interval(Duration::from_secs(1));
         let (mut rates_at, mut removed): (Option<Instant>, usize) = (None, 0);
@@ -162,7 +162,7 @@ impl PreemptionWatch {
                 }
                 _ = publish.tick(), if dirty => {
                     dirty = false;
-                    let now_removed = self.publish();
+                    let now_removed = self.publish(std::mem::take(&mut alerts_due));
                     // The ledger changes when a preemption starts or a node's lifetime
                     // ends; the rates follow it then, and once a minute as windows slide.
                     if preemptions > 0 || now_removed != removed {
@@ -177,8 +177,9 @@ impl PreemptionWatch {
                         rates_at = Some(Instant::now());
                         self.spawn_rates();
                     }
-                    self.step_alerts();
-                    // Removed nodes age; undelivered alerts change.
+                    // Removed nodes age, undelivered alerts change, alerts are judged: all
+                    // from the next publication's view.
+                    alerts_due = true;
                     dirty = true;
                 }
             }
@@ -200,26 +201,21 @@ impl PreemptionWatch {
     /// Notes, for each node under notice, its pods still terminating past their grace period
     /// (from the hub's Pod watch).
     fn note_past_grace(&self) {
-        let now = Utc::now();
-        let nodes = self.lock().under_notice();
-        for (uid, cluster, node) in nodes {
-            let late = self.hub.pods_past_grace(&cluster, &node, now);
-            self.lock().set_past_grace(&uid, &late);
-        }
+        let late = self.hub.pods_past_grace(Utc::now());
+        self.lock().set_past_grace(&late);
     }
 
-    /// Steps the alert episodes: announces what started or ended (logged on every replica,
-    /// POSTed only by the ledger's writer) and publishes what fires now.
-    fn step_alerts(&self) {
-        let now = Utc::now();
-        let view = self.lock().view(now);
+    /// Steps the alert episodes on `view` (the preemptions as just published): announces
+    /// what started or ended (logged on every replica, POSTed only by the ledger's writer)
+    /// and publishes what fires now.
+    fn step_alerts(&self, view: &Preemptions, now: chrono::DateTime<Utc>) {
         let pools = self.hub.pool_rows();
         let writer = self.ledger.as_ref().is_none_or(|l| l.writer().holds());
         let step = self
             .alerting
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .step(&view, &pools, now, writer && self.deliveries.is_some());
+            .step(view, &pools, now, writer && self.deliveries.is_some());
         step.changed.iter().for_each(alerting::log);
         if let Some(tx) = &self.deliveries {
             for a in step.post {
@@ -278,14 +274,14 @@ impl PreemptionWatch {
             });
         }
         self.lock().set_pods(&need.uid, impacts);
-        self.publish();
+        self.publish(false);
         // Then how each pod ended, once the node is gone: this ties pod failures (GKE's
         // `Terminated`) to the preemption.
         let Ok(held) = read else { return };
         match pods::outcomes(client, &need.node, &need.uid, &held, &self.hub).await {
             Ok(o) => {
                 self.lock().set_outcomes(&need.uid, &o, &self.metrics);
-                self.publish();
+                self.publish(false);
                 let _ = outcomes_tx.send(o);
             }
             Err(e) => tracing::warn!(error = %e, node = %need.node, "pod outcomes unknown"),
@@ -298,12 +294,19 @@ impl PreemptionWatch {
 
     /// Publishes the tracker's timelines and waves, and the undelivered alerts, on the hub
     /// (only what changed goes out). Returns how many followed nodes are removed.
-    fn publish(&self) -> usize {
+    /// With `step_alerts`, the alerts are judged on the same view.
+    fn publish(&self, step_alerts: bool) -> usize {
+        let now = Utc::now();
         let (v, refused) = {
             let mut t = self.lock();
-            (t.view(Utc::now()), t.new_refusals(&self.metrics))
+            let v = t.view(now);
+            let refused = t.new_refusals(&v.nodes, &self.metrics);
+            (v, refused)
         };
         self.record_refusals(refused);
+        if step_alerts {
+            self.step_alerts(&v, now);
+        }
         let removed = v.nodes.iter().filter(|n| n.timeline.removed()).count();
         self.hub.set_preemptions(v.nodes, v.waves);
         self.hub.set_alerts(

@@ -277,25 +277,27 @@ impl Tracker {
             .collect()
     }
 
-    /// Preempted nodes whose refusal events grew since last asked, with their count now: each
-    /// new refusal is counted once in `spotboard_eviction_errors_total` here, and the caller
-    /// records the count in the ledger.
-    pub fn new_refusals(&mut self, metrics: &Metrics) -> Vec<(String, u32)> {
-        let grown: Vec<(String, u32)> = self
-            .nodes
-            .iter()
-            .filter(|(_, f)| f.counted)
-            .filter_map(|(uid, f)| {
-                let t0 = derive(f.provider, &f.history)?.t0;
-                let n = self.refusals_of(f, t0).len() as u32;
-                (n > f.refused_recorded).then(|| (uid.clone(), n))
-            })
-            .collect();
-        for (uid, n) in &grown {
-            if let Some(f) = self.nodes.get_mut(uid) {
-                count_errors(metrics, &f.row, ErrorKind::Refused, n - f.refused_recorded);
-                f.refused_recorded = *n;
-            }
+    /// Preempted nodes whose refusals grew since last asked, read from `views` (this
+    /// tracker's [`Self::view`]), with their count now: each new refusal is counted once in
+    /// `spotboard_eviction_errors_total` here, and the caller records the count in the ledger.
+    pub fn new_refusals(
+        &mut self,
+        views: &[PreemptionView],
+        metrics: &Metrics,
+    ) -> Vec<(String, u32)> {
+        let mut grown = Vec::new();
+        for v in views {
+            let n = evictions::counts(&v.evictions).refused;
+            let Some(f) = self
+                .nodes
+                .get_mut(&v.uid)
+                .filter(|f| n > f.refused_recorded)
+            else {
+                continue;
+            };
+            count_errors(metrics, &f.row, ErrorKind::Refused, n - f.refused_recorded);
+            f.refused_recorded = n;
+            grown.push((v.uid.clone(), n));
         }
         grown
     }
@@ -316,30 +318,24 @@ impl Tracker {
         }
     }
 
-    /// The nodes under notice now, with their cluster and name: whose pods may be past their
-    /// grace period.
-    pub fn under_notice(&self) -> Vec<(String, String, String)> {
-        self.nodes
-            .iter()
-            .filter(|(_, f)| f.counted && f.history.last().is_some_and(|l| !l.gone))
-            .map(|(uid, f)| (uid.clone(), f.row.cluster.clone(), f.row.name.clone()))
-            .collect()
-    }
-
-    /// The pods of node `uid` (their uids) still terminating past their grace period now;
-    /// returns whether that changed. Pods not read at T=0 are not named.
-    pub fn set_past_grace(&mut self, uid: &str, pod_uids: &[String]) -> bool {
-        let Some(f) = self.nodes.get_mut(uid) else {
-            return false;
-        };
-        let mut names: Vec<String> = pod_uids
-            .iter()
-            .filter_map(|u| f.pod_names.get(u).cloned())
-            .collect();
-        names.sort();
-        let changed = names != f.past_grace;
-        f.past_grace = names;
-        changed
+    /// The pods still terminating past their grace period now, by `(cluster, node)` (their
+    /// uids), noted on each preempted node under notice. Pods not read at T=0 are not named.
+    pub fn set_past_grace(&mut self, late: &HashMap<(String, String), Vec<String>>) {
+        for f in self
+            .nodes
+            .values_mut()
+            .filter(|f| f.counted && f.history.last().is_some_and(|l| !l.gone))
+        {
+            let key = (f.row.cluster.clone(), f.row.name.clone());
+            let mut names: Vec<String> = late
+                .get(&key)
+                .into_iter()
+                .flatten()
+                .filter_map(|u| f.pod_names.get(u).cloned())
+                .collect();
+            names.sort();
+            f.past_grace = names;
+        }
     }
 
     /// Sets how the pods of node `uid` ended: `(namespace, name, outcome)`. Pods killed at

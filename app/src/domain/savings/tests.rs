@@ -3,7 +3,7 @@ use rust_decimal_macros::dec;
 
 use super::*;
 use crate::domain::prices::PriceCatalog;
-use crate::model::{FleetGroup, Lifetime};
+use crate::model::{FleetGroup, Lifetime, SavingsReport};
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 20, 0, 0, 0).unwrap()
@@ -122,13 +122,7 @@ fn preemption_cost_runs_from_t0_to_the_replacement_being_ready() {
         ready_at: Some(t0() + Duration::minutes(8 * 60 + 30)),
         ..replacement
     };
-    let r = report(&ReportInput {
-        lifetimes: &[victim, replacement],
-        prices: &prices,
-        from: t0(),
-        to: t0() + Duration::hours(12),
-        now: t0() + Duration::hours(12),
-    });
+    let r = first_half_day(&[victim, replacement], &prices);
     assert_eq!(r.preemption.preemptions, 1);
     assert_eq!(r.preemption.lost_node_hours, dec!(0.5));
     assert_eq!(r.preemption.lost_gpu_hours, dec!(4)); // 0.5 h × 8 GPUs
@@ -141,6 +135,17 @@ fn preemption_cost_runs_from_t0_to_the_replacement_being_ready() {
     assert_eq!(r.fleet.len(), 1);
 }
 
+/// The report of the range's first 12 hours, read at its end.
+fn first_half_day(lifetimes: &[Lifetime], prices: &PriceCatalog) -> SavingsReport {
+    report(&ReportInput {
+        lifetimes,
+        prices,
+        from: t0(),
+        to: t0() + Duration::hours(12),
+        now: t0() + Duration::hours(12),
+    })
+}
+
 #[test]
 fn a_replacement_recorded_without_a_ready_time_counts_from_its_creation() {
     // Rows from before Ready times were kept: the loss must not run on to the end of the range.
@@ -151,12 +156,6 @@ fn a_replacement_recorded_without_a_ready_time_counts_from_its_creation() {
         started_at: t0() + Duration::minutes(8 * 60 + 30),
         ..life("r", "spot", "gd-8xa100-i128", 0, None)
     };
-    let r = report(&ReportInput {
-        lifetimes: &[victim, replacement],
-        prices: &prices,
-        from: t0(),
-        to: t0() + Duration::hours(12),
-        now: t0() + Duration::hours(12),
-    });
+    let r = first_half_day(&[victim, replacement], &prices);
     assert_eq!(r.preemption.lost_node_hours, dec!(0.5));
 }
