@@ -175,6 +175,31 @@ cmd_bench() { # Scale benchmark: RSS, bytes per node change, stream latency, wat
   target/release/spotboard-bench "$@"
 }
 
+cmd_perf() { # Browser figures (P3, P3b, P5): release build, 10k nodes in 2,000 pools, Chromium
+  need_rust
+  need_node_modules
+  need_chromium
+  cmd_release
+  local dir port="${SPOTBOARD_PERF_PORT:-3100}" pid
+  dir=$(mktemp -d)
+  # One CKS zone holds every node: the wave and the churn go to one API server.
+  target/release/spotboard --listen "127.0.0.1:$port" --nodes 10000 --nodes-per-pool 5 \
+    --zones US-EAST-04A --gke-zones '' --karpenter-zones '' \
+    --embedded-kubeconfig "$dir/kubeconfig" --ledger "$dir/ledger.sqlite" > "$dir/server.log" 2>&1 &
+  pid=$!
+  # shellcheck disable=SC2064
+  trap "kill $pid 2>/dev/null; rm -rf '$dir'" EXIT
+  local i
+  for i in $(seq 1 300); do
+    curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
+    kill -0 "$pid" 2>/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+    sleep 1
+  done
+  log "perf: the server listed everything after ${i} s; measuring in Chromium"
+  (cd end2end && SPOTBOARD_BASE_URL="http://127.0.0.1:$port" SPOTBOARD_PERF_KUBECONFIG="$dir/kubeconfig" \
+    npx playwright test --config perf.config.ts "$@")
+}
+
 cmd_release() { # Build the release binary and the precompressed site (what server/Containerfile copies)
   need_rust
   need_node_modules

@@ -103,6 +103,11 @@ pub struct ServeArgs {
     #[arg(global = true, long, default_value_t = 5)]
     pub pods_per_node: usize,
 
+    /// Embedded cluster: the extra nodes go in `bulk-spot-*` NodePools of at most this many
+    /// (e.g. `--nodes 10000 --nodes-per-pool 5`: 2,000 pools).
+    #[arg(global = true, long, default_value_t = 2_500, value_parser = clap::value_parser!(u32).range(1..))]
+    pub nodes_per_pool: u32,
+
     /// Trust an authenticating proxy that puts the user's name in this header; required to
     /// listen on a non-loopback address.
     #[arg(global = true, long, env = "SPOTBOARD_AUTH_PROXY_HEADER")]

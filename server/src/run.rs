@@ -126,6 +126,7 @@ pub fn embedded_options(args: &ServeArgs, simulate: bool) -> EmbeddedOptions {
         seed: args.seed,
         speed: args.speed,
         extra_nodes: args.nodes,
+        nodes_per_pool: args.nodes_per_pool as usize,
         pods_per_node: args.pods_per_node,
         simulate,
         kubeconfig_path: args.embedded_kubeconfig_path(),

@@ -43,6 +43,8 @@ pub struct EmbeddedOptions {
     /// Extra nodes to create across the zones for scale tests (`--nodes`), on top of the
     /// scenario's own.
     pub extra_nodes: usize,
+    /// At most this many extra nodes per `bulk-spot-*` NodePool (`--nodes-per-pool`).
+    pub nodes_per_pool: usize,
     /// Pods per extra node (`--pods-per-node`).
     pub pods_per_node: usize,
     /// Whether to seed the scenario and run the behaviour model. Off for tests that want an
@@ -123,6 +125,7 @@ impl EmbeddedCluster {
                 seed: opts.seed,
                 speed: opts.speed,
                 extra_nodes: opts.extra_nodes,
+                nodes_per_pool: opts.nodes_per_pool,
                 pods_per_node: opts.pods_per_node,
                 zone_count: opts.zones.len(),
             };

@@ -44,6 +44,7 @@ pub async fn zone(zone_index: usize, zone_count: usize, speed: f64) -> Zone {
         seed: 7,
         speed,
         extra_nodes: 0,
+        nodes_per_pool: crate::sim::scenario::BULK_POOL_MAX,
         pods_per_node: 5,
         zone_count,
     };

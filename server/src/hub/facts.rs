@@ -62,6 +62,14 @@ pub struct LedgerInputs {
     pub synced: HashSet<String>,
 }
 
+impl Following {
+    /// The hub as it was when following started, handed over once: a follower that kept
+    /// it for as long as it runs would hold a second copy of every node row.
+    pub fn take_initial(&mut self) -> Arc<LedgerInputs> {
+        std::mem::take(&mut self.initial)
+    }
+}
+
 impl Hub {
     /// Starts following the hub: its nodes, pools and "Preemption pending" events as they are
     /// now, then every change to them as a [`Fact`]. A follower that falls more than

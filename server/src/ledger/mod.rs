@@ -38,7 +38,7 @@ pub fn spawn_recorder(ledger: Ledger, hub: Hub) -> tokio::task::JoinHandle<()> {
         let mut recorder = Recorder::default();
         let mut failing = false;
         let mut following = hub.follow();
-        recorder.observe(&following.initial, chrono::Utc::now());
+        recorder.observe(&following.take_initial(), chrono::Utc::now());
         let mut tick = tokio::time::interval(STEP_EVERY);
         loop {
             tokio::select! {
@@ -50,7 +50,7 @@ pub fn spawn_recorder(ledger: Ledger, hub: Hub) -> tokio::task::JoinHandle<()> {
                     };
                     if whole {
                         following = hub.follow();
-                        recorder.observe(&following.initial, chrono::Utc::now());
+                        recorder.observe(&following.take_initial(), chrono::Utc::now());
                     }
                     continue;
                 }

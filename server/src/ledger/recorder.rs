@@ -57,7 +57,9 @@ pub const MAX_QUEUED: usize = 100_000;
 /// One write the recorder owes the ledger. Each is idempotent.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Write {
-    Started(Lifetime),
+    // Boxed: a lifetime is ten times the size of the other writes, and a queue of 10k
+    // node starts (a first list) would hold every slot at its size.
+    Started(Box<Lifetime>),
     Preempting {
         uid: String,
         t0: DateTime<Utc>,
@@ -76,7 +78,7 @@ pub enum Write {
     Condition {
         cluster: String,
         pool: String,
-        condition: ConditionView,
+        condition: Box<ConditionView>,
         since: DateTime<Utc>,
     },
 }
@@ -203,7 +205,17 @@ impl Recorder {
         {
             self.queue.pop_front();
         }
+        self.compact();
         self.reconciled.clear();
+    }
+
+    // A first list queues one write per node; once they are written the queue's buffer
+    // would stay at that size for good.
+    fn compact(&mut self) {
+        let keep = self.queue.len().max(64);
+        if self.queue.capacity() > 4 * keep {
+            self.queue.shrink_to(keep);
+        }
     }
 
     /// Starts again from the whole hub (at start, after falling behind the facts, and when a
@@ -310,7 +322,7 @@ impl Recorder {
             self.push(Write::Condition {
                 cluster: p.cluster.clone(),
                 pool: p.name.clone(),
-                condition: c.clone(),
+                condition: Box::new(c.clone()),
                 since,
             });
         }
@@ -350,7 +362,7 @@ impl Recorder {
                         ready: false,
                     },
                 );
-                self.push(Write::Started(lifetime(n, now)));
+                self.push(Write::Started(Box::new(lifetime(n, now))));
                 if preempting {
                     self.preempting(&n.key, signal.unwrap_or(now));
                 }
@@ -463,6 +475,7 @@ impl Recorder {
             w.apply(ledger).await?;
             self.queue.pop_front();
         }
+        self.compact();
         Ok(())
     }
 }

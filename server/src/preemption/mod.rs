@@ -118,7 +118,7 @@ impl PreemptionWatch {
     async fn follow(&self, clients: HashMap<String, kube::Client>) {
         use tokio::sync::broadcast::error::RecvError;
         let mut following = self.hub.follow();
-        let fresh = self.start_from(&following.initial, Utc::now());
+        let fresh = self.start_from(&following.take_initial(), Utc::now());
         self.read_pods(fresh, &clients);
         let (mut dirty, mut alerts_due) = (true, false);
         let mut publish = tokio::time::interval(PUBLISH_EVERY);
@@ -153,7 +153,7 @@ impl PreemptionWatch {
                         Err(RecvError::Lagged(_)) => {
                             following = self.hub.follow();
                             dirty = true;
-                            self.start_from(&following.initial, now)
+                            self.start_from(&following.take_initial(), now)
                         }
                         Err(RecvError::Closed) => return,
                     };

@@ -38,6 +38,10 @@ struct Followed {
 /// The tracker's state.
 pub struct Tracker {
     nodes: HashMap<String, Followed>,
+    /// Nodes seen neither under notice nor draining: only the first such observation, which
+    /// a later notice's timeline starts from. Almost every node is here, so they are kept
+    /// apart from [`Followed`] and its whole row (10k nodes: 0.5 MB here against 9 MB).
+    quiet: HashMap<String, Observation>,
     waves: Vec<Wave>,
     wave_gap: Duration,
     /// A wave counts in `spotboard_preemption_waves_total` once it has this many nodes.
@@ -71,6 +75,7 @@ impl Tracker {
     pub fn new(wave_gap: Duration, wave_min_nodes: usize) -> Self {
         Tracker {
             nodes: HashMap::new(),
+            quiet: HashMap::new(),
             waves: Vec::new(),
             wave_gap,
             wave_min_nodes,
@@ -97,6 +102,7 @@ impl Tracker {
         let gone: Vec<String> = self
             .nodes
             .keys()
+            .chain(self.quiet.keys())
             .filter(|k| !present.contains(k.as_str()))
             .cloned()
             .collect();
@@ -122,10 +128,15 @@ impl Tracker {
             draining: n.evicted_at.is_some(),
             gone: false,
         };
+        if !obs.notice && !obs.draining && !self.nodes.contains_key(&n.key) {
+            self.quiet.entry(n.key.clone()).or_insert(obs);
+            return None;
+        }
+        let first = self.quiet.remove(&n.key);
         let f = self.nodes.entry(n.key.clone()).or_insert_with(|| Followed {
             row: n.clone(),
             provider: n.provider,
-            history: Vec::new(),
+            history: first.into_iter().collect(),
             pods: None,
             pods_error: None,
             counted: false,
@@ -167,6 +178,9 @@ impl Tracker {
     /// Node `uid` left the cluster: a preempted node is kept, marked gone, for
     /// [`KEEP_REMOVED`]; any other is forgotten.
     pub fn gone(&mut self, uid: &str, now: DateTime<Utc>) {
+        if self.quiet.remove(uid).is_some() {
+            return;
+        }
         let Some(f) = self.nodes.get_mut(uid) else {
             return;
         };

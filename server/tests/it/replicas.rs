@@ -240,6 +240,7 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
         seed: 23,
         speed: 60.0,
         extra_nodes: 0,
+        nodes_per_pool: 2_500,
         pods_per_node: 2,
         simulate: true,
         kubeconfig_path: dir.path().join("admin.kubeconfig"),

@@ -35,31 +35,64 @@ const INDEXED: [&str; 10] = [
 ];
 
 /// One object at one resourceVersion.
+///
+/// The indexed fields and the labels are kept end to end in one string: as a box per string
+/// they were some twenty small allocations per object, 60 MB of the embedded cluster's heap
+/// at 10k nodes and 50k pods.
 #[derive(Debug)]
 pub struct Stored {
     json: Bytes,
-    labels: Box<[(Box<str>, Box<str>)]>,
-    indexed: [Box<str>; INDEXED.len()],
+    /// The [`INDEXED`] fields in that order, then each label's key and value.
+    text: Box<str>,
+    /// Where each of the strings in `text` ends.
+    ends: Box<[u32]>,
 }
 
 impl Stored {
     /// Serializes `value` and indexes it.
     pub fn new(value: &Value) -> Self {
-        let json = Bytes::from(serde_json::to_vec(value).expect("a JSON value serializes"));
-        let labels = value
+        let mut json = serde_json::to_vec(value).expect("a JSON value serializes");
+        // The serializer doubles its buffer as it goes; kept as is, the spare half of every
+        // object stays allocated for as long as the object is stored (a third of the
+        // embedded cluster's heap at 50k pods).
+        json.shrink_to_fit();
+        let json = Bytes::from(json);
+        let mut text = String::new();
+        let mut ends = Vec::new();
+        let mut put = |s: &str| {
+            text.push_str(s);
+            ends.push(u32::try_from(text.len()).expect("an object's index is under 4 GiB"));
+        };
+        for path in INDEXED {
+            put(&field_string(value, path));
+        }
+        for (k, v) in value
             .pointer("/metadata/labels")
             .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| (k.as_str().into(), scalar_string(v).into()))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .into_iter()
+            .flatten()
+        {
+            put(k);
+            put(&scalar_string(v));
+        }
         Self {
             json,
-            labels,
-            indexed: INDEXED.map(|path| field_string(value, path).into_boxed_str()),
+            text: text.into_boxed_str(),
+            ends: ends.into_boxed_slice(),
         }
+    }
+
+    /// The `i`-th string of `text`.
+    fn piece(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
+
+    fn label(&self, key: &str) -> Option<&str> {
+        (INDEXED.len()..self.ends.len())
+            .step_by(2)
+            .find(|&i| self.piece(i) == key)
+            .map(|i| self.piece(i + 1))
     }
 
     /// The object as JSON bytes.
@@ -76,35 +109,29 @@ impl Stored {
         INDEXED
             .iter()
             .position(|p| *p == path)
-            .map(|i| &*self.indexed[i])
+            .map(|i| self.piece(i))
     }
 
     pub fn name(&self) -> &str {
-        &self.indexed[0]
+        self.piece(0)
     }
 
     pub fn namespace(&self) -> &str {
-        &self.indexed[1]
+        self.piece(1)
     }
 
     pub fn uid(&self) -> &str {
-        &self.indexed[2]
+        self.piece(2)
     }
 
     pub fn resource_version(&self) -> &str {
-        &self.indexed[3]
+        self.piece(3)
     }
 
     /// Whether the object's labels and fields satisfy both selectors. Parses the JSON
     /// only when the field selector reads a path not indexed here.
     pub fn matches(&self, labels: &LabelSelector, fields: &FieldSelector) -> bool {
-        let label = |k: &str| {
-            self.labels
-                .iter()
-                .find(|(key, _)| &**key == k)
-                .map(|(_, v)| &**v)
-        };
-        if !labels.matches_with(label) {
+        if !labels.matches_with(|k| self.label(k)) {
             return false;
         }
         if fields.paths().all(|p| self.indexed(p).is_some()) {
@@ -152,6 +179,8 @@ mod tests {
         assert!(m("app=train", "spec.nodeName=g1,status.phase!=Succeeded"));
         assert!(m("n>2", "involvedObject.uid="));
         assert!(!m("app=infer", ""));
+        assert!(!m("absent", ""), "a label that is not there");
+        assert!(m("!absent,n", ""));
         assert!(
             m("", "spec.priority=5"),
             "an unindexed path is read from the JSON"

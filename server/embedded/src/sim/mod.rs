@@ -80,6 +80,8 @@ pub struct SimOptions {
     pub speed: f64,
     /// Scale-test nodes across all zones; this zone makes its share.
     pub extra_nodes: usize,
+    /// At most this many scale-test nodes per pool.
+    pub nodes_per_pool: usize,
     /// Pods on each scale-test node.
     pub pods_per_node: usize,
     /// Number of zones the extra nodes and scenario groups are spread over.
@@ -143,7 +145,12 @@ pub async fn start(
     opts: &SimOptions,
 ) -> Result<SimHandle> {
     let client = clients.main;
-    let scenario = scenario::plan(opts.seed, zone_index, opts.zone_count, opts.extra_nodes);
+    let scenario = scenario::plan(
+        opts.seed,
+        zone_index,
+        opts.zone_count,
+        (opts.extra_nodes, opts.nodes_per_pool),
+    );
     let kube_err = |source| Error::Kube {
         zone: zone.to_string(),
         source,

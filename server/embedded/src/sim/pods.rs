@@ -4,7 +4,7 @@
 //! condition (a node whose pods block its removal is active; CoreWeave: Workload scheduling
 //! on CKS).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -79,7 +79,9 @@ pub struct PodInfo {
     /// Succeeded or Failed: holds nothing.
     pub finished: bool,
     pub owner_kind: Option<String>,
-    pub node_selector: BTreeMap<String, String>,
+    /// As pairs, not a map: a B-tree allocates a whole node (over 500 bytes) for the one or
+    /// two entries a selector has, for each of 50k pods.
+    pub node_selector: Box<[(String, String)]>,
 }
 
 impl PodInfo {
@@ -129,6 +131,7 @@ impl PodInfo {
             owner_kind,
             node_selector: spec
                 .and_then(|s| s.node_selector.clone())
+                .map(|m| m.into_iter().collect())
                 .unwrap_or_default(),
         }
     }

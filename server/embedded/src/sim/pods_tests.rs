@@ -11,7 +11,7 @@ fn info(node: Option<&str>, policy: Policy, gpus: u32) -> PodInfo {
         deleting: false,
         finished: false,
         owner_kind: Some("ReplicaSet".into()),
-        node_selector: BTreeMap::new(),
+        node_selector: Box::default(),
     }
 }
 

@@ -257,9 +257,15 @@ pub const FINDER_SHOWCASE: (&str, u32) = ("b300-8x", 16);
 /// | 2 | `a100-spot-eval` (spot, A100, 3/3); `rtxpro-render` (default, RTX PRO 6000, 3/2, quota 2: `Over`); `gb200-nvl72` (default, gb200-4x, 2/0, no quota: `NotSet`); `turin-cpu` (default, turin-gp, 2/2) |
 /// | 3+ | a seeded Spot GPU pool (2–3 nodes) and a small CPU pool |
 ///
-/// `extra_nodes / zone_count` scale nodes (the remainder to the first zones) go in
-/// `bulk-spot-*` pools of at most [`BULK_POOL_MAX`] nodes.
-pub fn plan(seed: u64, zone_index: usize, zone_count: usize, extra_nodes: usize) -> Scenario {
+/// Of `scale = (extra_nodes, pool_max)`, `extra_nodes / zone_count` scale nodes (the
+/// remainder to the first zones) go in `bulk-spot-*` pools of at most `pool_max` nodes
+/// ([`BULK_POOL_MAX`] by default).
+pub fn plan(
+    seed: u64,
+    zone_index: usize,
+    zone_count: usize,
+    (extra_nodes, pool_max): (usize, usize),
+) -> Scenario {
     let zone_count = zone_count.max(1);
     let mut rng = rng(seed, zone_index, 1);
     let mut quotas: BTreeMap<String, u32> = catalog::instance_types()
@@ -300,7 +306,7 @@ pub fn plan(seed: u64, zone_index: usize, zone_count: usize, extra_nodes: usize)
         if left == 0 {
             break;
         }
-        let size = left.min(BULK_POOL_MAX);
+        let size = left.min(pool_max.max(1));
         let t = BULK_TYPES[k % BULK_TYPES.len()];
         *quotas.entry(t.to_string()).or_default() += size as u32;
         let name = format!("bulk-spot-{}-{k}", t.split('-').nth(1).unwrap_or("x"));

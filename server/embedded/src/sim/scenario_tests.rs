@@ -14,7 +14,7 @@ fn nodes(s: &Scenario) -> usize {
 
 #[test]
 fn three_zones_split_the_groups_and_stay_small() {
-    let zones: Vec<Scenario> = (0..3).map(|i| plan(42, i, 3, 0)).collect();
+    let zones: Vec<Scenario> = (0..3).map(|i| plan(42, i, 3, (0, BULK_POOL_MAX))).collect();
     assert_eq!(
         names(&zones[0]),
         [
@@ -39,7 +39,7 @@ fn three_zones_split_the_groups_and_stay_small() {
 
 #[test]
 fn example_nodepool_is_the_node_pool_references() {
-    let s = plan(1, 0, 3, 0);
+    let s = plan(1, 0, 3, (0, BULK_POOL_MAX));
     let ex = s
         .pools
         .iter()
@@ -54,7 +54,7 @@ fn example_nodepool_is_the_node_pool_references() {
     );
     assert_eq!(ex.nodes.len(), 1);
     assert!(
-        plan(1, 1, 3, 0)
+        plan(1, 1, 3, (0, BULK_POOL_MAX))
             .pools
             .iter()
             .all(|p| p.name != "example-nodepool")
@@ -63,7 +63,7 @@ fn example_nodepool_is_the_node_pool_references() {
 
 #[test]
 fn one_zone_shows_every_case() {
-    let s = plan(7, 0, 1, 0);
+    let s = plan(7, 0, 1, (0, BULK_POOL_MAX));
     let n = names(&s);
     for want in [
         "example-nodepool",
@@ -108,7 +108,7 @@ fn one_zone_shows_every_case() {
 #[test]
 fn zone_zero_has_spot_capacity_for_its_spot_pools() {
     for seed in 0..20 {
-        let s = plan(seed, 0, 3, 0);
+        let s = plan(seed, 0, 3, (0, BULK_POOL_MAX));
         for p in s
             .pools
             .iter()
@@ -126,9 +126,9 @@ fn zone_zero_has_spot_capacity_for_its_spot_pools() {
 
 #[test]
 fn same_seed_same_plan_other_seed_other_names() {
-    let a = plan(5, 1, 3, 0);
-    let b = plan(5, 1, 3, 0);
-    let c = plan(6, 1, 3, 0);
+    let a = plan(5, 1, 3, (0, BULK_POOL_MAX));
+    let b = plan(5, 1, 3, (0, BULK_POOL_MAX));
+    let c = plan(6, 1, 3, (0, BULK_POOL_MAX));
     let all = |s: &Scenario| {
         s.pools
             .iter()
@@ -144,7 +144,9 @@ fn same_seed_same_plan_other_seed_other_names() {
 
 #[test]
 fn extra_nodes_are_shared_and_split_into_bulk_pools() {
-    let zones: Vec<Scenario> = (0..3).map(|i| plan(9, i, 3, 10_000)).collect();
+    let zones: Vec<Scenario> = (0..3)
+        .map(|i| plan(9, i, 3, (10_000, BULK_POOL_MAX)))
+        .collect();
     let bulk: Vec<usize> = zones
         .iter()
         .map(|z| {
@@ -180,7 +182,7 @@ fn extra_nodes_are_shared_and_split_into_bulk_pools() {
 
 #[test]
 fn filler_zones_get_a_spot_pool() {
-    let s = plan(3, 4, 6, 0);
+    let s = plan(3, 4, 6, (0, BULK_POOL_MAX));
     assert!(
         s.pools
             .iter()
@@ -199,7 +201,9 @@ fn the_finder_showcase_is_plentiful_in_zone_0_only_for_every_seed() {
                 .find(|e| e.instance_type == showcase && e.class == CapacityClass::Spot)
                 .map(|e| e.free_nodes)
         };
-        let zones: Vec<Scenario> = (0..3).map(|i| plan(seed, i, 3, 0)).collect();
+        let zones: Vec<Scenario> = (0..3)
+            .map(|i| plan(seed, i, 3, (0, BULK_POOL_MAX)))
+            .collect();
         assert_eq!(spot(&zones[0]), Some(plenty), "seed {seed}");
         assert_eq!(spot(&zones[1]), Some(0), "seed {seed}");
         assert_eq!(spot(&zones[2]), Some(0), "seed {seed}");
@@ -210,4 +214,16 @@ fn the_finder_showcase_is_plentiful_in_zone_0_only_for_every_seed() {
             "no pool takes the showcase's capacity"
         );
     }
+}
+
+#[test]
+fn nodes_per_pool_bounds_each_bulk_pool() {
+    let s = plan(9, 0, 1, (12, 5));
+    let sizes: Vec<usize> = s
+        .pools
+        .iter()
+        .filter(|p| p.workload == Workload::Bulk)
+        .map(|p| p.nodes.len())
+        .collect();
+    assert_eq!(sizes, [5, 5, 2]);
 }

@@ -269,7 +269,6 @@ mod tests {
     use super::*;
     use crate::sim::nodes::{NewNode, node_object};
     use crate::sim::pods::Policy;
-    use std::collections::BTreeMap;
 
     fn node(pool: &str, cordoned: bool) -> Node {
         let spec = app::nodepool::NodePoolSpec {
@@ -301,7 +300,7 @@ mod tests {
             deleting: false,
             finished: false,
             owner_kind: Some("ReplicaSet".into()),
-            node_selector: BTreeMap::from([(app::labels::NODE_POOL.to_string(), pool.to_string())]),
+            node_selector: Box::new([(app::labels::NODE_POOL.to_string(), pool.to_string())]),
         }
     }
 

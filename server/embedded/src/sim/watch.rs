@@ -19,7 +19,9 @@ pub async fn nodes(ctx: Arc<Ctx>, writer: Writer<Node>) {
     let api: Api<Node> = Api::all(ctx.client.clone());
     let stream = reflector(
         writer,
-        watcher(api, watcher::Config::default()).default_backoff(),
+        watcher(api, watcher::Config::default())
+            .default_backoff()
+            .modify(trim),
     );
     let mut stream = std::pin::pin!(stream);
     while let Some(event) = stream.next().await {
@@ -55,6 +57,26 @@ pub async fn pools(ctx: Arc<Ctx>, writer: Writer<NodePool>) {
         match event {
             Ok(_) => ctx.wake.notify_one(),
             Err(e) => tracing::warn!(zone = %ctx.zone, "nodepool watch: {e}"),
+        }
+    }
+}
+
+/// Drops from the cached copy what the behaviour model never reads of a cached Node: system
+/// info, capacity (the scheduler reads allocatable), addresses after the first, condition
+/// messages and heartbeats. At 10k nodes that is about half of the cache. Whatever writes a
+/// Node reads it from the API server first, so nothing trimmed here is written back.
+fn trim(node: &mut Node) {
+    node.metadata.managed_fields = None;
+    if let Some(s) = node.status.as_mut() {
+        s.node_info = None;
+        s.capacity = None;
+        s.images = None;
+        if let Some(a) = s.addresses.as_mut() {
+            a.truncate(1);
+        }
+        for c in s.conditions.iter_mut().flatten() {
+            c.message = None;
+            c.last_heartbeat_time = None;
         }
     }
 }

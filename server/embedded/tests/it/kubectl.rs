@@ -30,6 +30,7 @@ impl Kubectl {
             seed: 1,
             speed: 1.0,
             extra_nodes: 0,
+            nodes_per_pool: 2_500,
             pods_per_node: 0,
             simulate: false,
             kubeconfig_path: kubeconfig.clone(),

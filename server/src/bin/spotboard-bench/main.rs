@@ -7,12 +7,17 @@
 //! - bytes a browser stream receives per node change (pools scope and pool scope);
 //! - node change → stream latency, p50/p99, while changes flow at the given rate;
 //! - the number of watches the API server has open with 1,000 streams open, and the
-//!   dashboard memory each of those streams costs.
+//!   dashboard memory each of those streams costs;
+//! - node change → stream latency again with those 1,000 streams open (fan-out), with the
+//!   dashboard on one core when `--one-core` (the default) and `taskset` is there;
+//! - the baselines (`baseline.rs`): a plain reflector's RSS over the same objects, and the
+//!   embedded cluster's objects' serialized size.
 //!
 //! Usage: `./tasks.sh bench [--quick] [--nodes 10000] [--pods-per-node 5] [--rate 1000]
 //! [--seconds 10] [--json FILE]`. `--json` also writes the figures as one JSON object, so two
 //! runs can be compared (`report.rs`).
 
+mod baseline;
 mod churn;
 mod procs;
 mod report;
@@ -21,6 +26,10 @@ mod sse;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+
+// The dashboard's allocator, so that the baseline reflector (this binary) is measured alike.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser, Debug)]
 struct Args {
@@ -46,11 +55,20 @@ struct Args {
     /// Also write the figures to this file as JSON.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// Pin the dashboard to one core (`taskset -c 0`) for the whole run.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    one_core: bool,
+    /// Internal: run as the baseline reflector over this kubeconfig's cluster.
+    #[arg(long, hide = true)]
+    baseline_reflector: Option<std::path::PathBuf>,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = Args::parse();
+    if let Some(kubeconfig) = &args.baseline_reflector {
+        return baseline::run_reflector(kubeconfig).await;
+    }
     if args.quick {
         args.nodes = 1_000;
         args.seconds = 5;
@@ -76,9 +94,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "embedded cluster seeded in {seeded:.1} s; its RSS {cluster_rss:.1} MB (a separate process, not the dashboard)"
     );
+    let mut serialized = 0;
+    for path in ["/api/v1/nodes", "/api/v1/pods"] {
+        serialized += baseline::list_bytes(&cluster.url, &cluster.token, path).await?;
+    }
+    let serialized = serialized as f64 / (1024.0 * 1024.0);
+    report.add("embedded_serialized_mb", serialized);
 
     let t = Instant::now();
-    let dash = procs::start_dashboard(&kubeconfig, args.streams + 10).await?;
+    let dash = procs::start_dashboard(&kubeconfig, args.streams + 10, args.one_core).await?;
     report.add("dashboard_listed_s", t.elapsed().as_secs_f64());
     println!(
         "dashboard listed everything in {:.1} s",
@@ -94,6 +118,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         rss as f64 / 1024.0,
         args.nodes,
         args.nodes * args.pods_per_node,
+    );
+    let reflector = baseline::Reflector::start(&kubeconfig).await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let base_rss = procs::rss_kib(reflector.pid())? as f64 / 1024.0;
+    report.add("baseline_reflector_rss_mb", base_rss);
+    println!(
+        "  baseline, a plain kube-rs reflector over the same Nodes and Pods: {base_rss:.1} MB (dashboard / baseline {:.2})",
+        rss as f64 / 1024.0 / base_rss
+    );
+    let settled = procs::rss_kib(cluster.pid())? as f64 / 1024.0;
+    report.add("embedded_rss_settled_mb", settled);
+    println!(
+        "RSS embedded cluster once settled: {settled:.1} MB (target ≤ 300); its Nodes and Pods serialized: {serialized:.1} MB (ratio {:.2})",
+        settled / serialized
     );
 
     let base = dash.base.clone();
@@ -158,10 +196,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     pools_stream.reset();
     pool_stream.reset();
 
+    let mut cordoned = std::collections::HashMap::new();
     let sent = churn::run(
         &admin,
         &nodes,
-        &mut Default::default(),
+        &mut cordoned,
         args.rate,
         Duration::from_secs(args.seconds),
     )
@@ -192,35 +231,113 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             high.as_secs_f64() * 1000.0
         );
     }
-    let mut lat = churn::latencies(&sent, &pool_stream.deltas());
-    lat.sort();
-    if lat.is_empty() {
-        println!("latency: no node deltas matched");
-    } else {
-        let p =
-            |q: f64| lat[((lat.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1000.0;
-        report.add("stream_latency_p50_ms", p(0.5));
-        report.add("stream_latency_p99_ms", p(0.99));
-        report.add("stream_latency_max_ms", p(1.0));
-        println!(
-            "node change → stream latency over {} deltas: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (target p99 ≤ 250)",
-            lat.len(),
-            p(0.5),
-            p(0.99),
-            p(1.0)
-        );
-    }
+    latency_figures(
+        "stream_latency",
+        "node change → stream latency",
+        &churn::latencies(&sent, &pool_stream.deltas()),
+        &mut report,
+    );
     let rss_after = procs::rss_kib(dash.pid())?;
+    let base_after = procs::rss_kib(reflector.pid())? as f64 / 1024.0;
     println!(
-        "RSS dashboard after the run: {:.1} MB",
-        rss_after as f64 / 1024.0
+        "RSS dashboard after the run: {:.1} MB (baseline reflector: {base_after:.1} MB, ratio {:.2})",
+        rss_after as f64 / 1024.0,
+        rss_after as f64 / 1024.0 / base_after
     );
     report.add("dashboard_rss_after_run_mb", rss_after as f64 / 1024.0);
+    report.add("baseline_reflector_rss_after_run_mb", base_after);
+    drop(reflector);
+
+    fan_out(
+        &args,
+        &admin,
+        &dash,
+        &nodes,
+        &mut cordoned,
+        (&cluster_name, &pool),
+        &mut report,
+    )
+    .await?;
     if let Some(path) = &args.json {
         report.write(path)?;
         println!("figures written to {}", path.display());
     }
     Ok(())
+}
+
+/// The latency run again with `--streams` dashboards open beside the pool page: the
+/// dashboard's fan-out to that many viewers (P6), on one core with `--one-core`.
+async fn fan_out(
+    args: &Args,
+    admin: &kube::Client,
+    dash: &procs::Dashboard,
+    nodes: &[(String, String)],
+    cordoned: &mut std::collections::HashMap<String, bool>,
+    (cluster, pool): (&str, &str),
+    report: &mut report::Report,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let base = &dash.base;
+    let pool_stream = sse::Counter::open(&format!(
+        "{base}/api/v1/stream?cluster={cluster}&pool={pool}"
+    ))
+    .await?;
+    let mut viewers = Vec::new();
+    for _ in 0..args.streams {
+        viewers.push(sse::Counter::open(&format!("{base}/api/v1/stream")).await?);
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for v in &viewers {
+        v.reset();
+    }
+    let sent = churn::run(
+        admin,
+        nodes,
+        cordoned,
+        args.rate,
+        Duration::from_secs(args.seconds),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let rss = procs::rss_kib(dash.pid())? as f64 / 1024.0;
+    report.add("fanout_dashboard_rss_mb", rss);
+    let behind = viewers.iter().filter(|v| v.bytes() == 0).count();
+    println!(
+        "fan-out: {} dashboards open{}, RSS {rss:.1} MB; {behind} of them received no delta during the run",
+        args.streams,
+        if args.one_core {
+            ", the server on one core"
+        } else {
+            ""
+        },
+    );
+    latency_figures(
+        "fanout_latency",
+        "  node change → pool page latency meanwhile",
+        &churn::latencies(&sent, &pool_stream.deltas()),
+        report,
+    );
+    Ok(())
+}
+
+/// Prints and records p50, p99 and max of `lat` as `{name}_p50_ms` and so on.
+fn latency_figures(name: &str, label: &str, lat: &[Duration], report: &mut report::Report) {
+    let mut lat = lat.to_vec();
+    lat.sort();
+    if lat.is_empty() {
+        println!("{label}: no node deltas matched");
+        return;
+    }
+    let p = |q: f64| lat[((lat.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1000.0;
+    report.add(&format!("{name}_p50_ms"), p(0.5));
+    report.add(&format!("{name}_p99_ms"), p(0.99));
+    report.add(&format!("{name}_max_ms"), p(1.0));
+    println!(
+        "{label} over {} deltas: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (target p99 ≤ 250)",
+        lat.len(),
+        p(0.5),
+        p(0.99),
+        p(1.0)
+    );
 }
 
 fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {

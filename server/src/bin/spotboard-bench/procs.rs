@@ -81,13 +81,29 @@ impl Dashboard {
 }
 
 /// Starts the dashboard against `kubeconfig`, allowing `streams` live streams from the
-/// benchmark's one client address.
-pub async fn start_dashboard(kubeconfig: &Path, streams: usize) -> Res<Dashboard> {
+/// benchmark's one client address; on CPU 0 alone when `one_core` (and `taskset` is there:
+/// without it, says so and runs unpinned).
+pub async fn start_dashboard(kubeconfig: &Path, streams: usize, one_core: bool) -> Res<Dashboard> {
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0")?;
         l.local_addr()?.port()
     };
-    let child = Command::new(spotboard_exe()?)
+    let pinned = one_core
+        && std::process::Command::new("taskset")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if one_core && !pinned {
+        println!("taskset is not installed: the dashboard runs on every core");
+    }
+    let mut command = if pinned {
+        let mut c = Command::new("taskset");
+        c.args(["-c", "0"]).arg(spotboard_exe()?);
+        c
+    } else {
+        Command::new(spotboard_exe()?)
+    };
+    let child = command
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .args(["--listen", &format!("127.0.0.1:{port}")])

@@ -74,6 +74,7 @@ async fn playing_cluster(kubeconfig: &std::path::Path, seed: u64, speed: f64) ->
         seed,
         speed,
         extra_nodes: 0,
+        nodes_per_pool: 2_500,
         pods_per_node: 2,
         simulate: true,
         kubeconfig_path: kubeconfig.to_path_buf(),
