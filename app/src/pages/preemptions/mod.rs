@@ -47,23 +47,33 @@ pub fn PreemptionsPage() -> impl IntoView {
     // Kept across the table's re-renders (each rates change builds it anew).
     let rates_scope = RwSignal::new("pool".to_string());
     let snapshot = use_live(Scope::preemptions);
+    // In a wave every card's row changes several times; the order is read from each row's
+    // few order fields in place, not from copies of whole rows (pods and all).
     let keys = Memo::new(move |_| {
-        in_order(live, None)
+        let mut order: Vec<_> = live
+            .preemptions
+            .signals()
             .into_iter()
-            .map(|v| v.uid)
-            .collect::<Vec<_>>()
+            .map(|row| {
+                row.with(|v| {
+                    (
+                        v.timeline.removed(),
+                        std::cmp::Reverse(v.timeline.t0),
+                        v.node.clone(),
+                        v.uid.clone(),
+                    )
+                })
+            })
+            .collect();
+        order.sort();
+        order.into_iter().map(|o| o.3).collect::<Vec<_>>()
     });
+    // Only the pools' providers matter to the signals table: a memo keeps a pool's counts
+    // changing (thousands of times in a wave) from rebuilding the table.
+    let providers = Memo::new(move |_| signals::providers(&live.pools.values()));
     crate::components::chart::dispose_on_unmount(chart::CHART_ID);
     #[cfg(feature = "hydrate")]
-    Effect::new(move |_| {
-        let nodes = in_order(live, None);
-        if !nodes.is_empty() {
-            crate::components::chart::draw(
-                chart::CHART_ID,
-                chart::timeline_chart(&nodes, Utc::now()),
-            );
-        }
-    });
+    draw_at_most_every(live, std::time::Duration::from_secs(1));
     view! {
         <leptos_meta::Script src=crate::components::chart::ECHARTS_SRC />
         <section class="page-head">
@@ -96,7 +106,7 @@ pub fn PreemptionsPage() -> impl IntoView {
                         </Show>
                         {move || {
                             rates_scope.track();
-                            let providers = signals::providers(&live.pools.values());
+                            let providers = providers.get();
                             view! { <signals::SignalsTable rates=live.rates.values() scope=rates_scope providers /> }
                         }}
                     }.into_any()
@@ -106,6 +116,47 @@ pub fn PreemptionsPage() -> impl IntoView {
         <lookup::PodLookup />
         <ReadinessSection />
     }
+}
+
+/// Draws the timeline chart of every preempted node when rows change, at most once per
+/// `every`: a wave of 2,000 notices changes rows thousands of times, and each drawing reads
+/// every row.
+#[cfg(feature = "hydrate")]
+fn draw_at_most_every(live: LiveStore, every: std::time::Duration) {
+    let scheduled = StoredValue::new(false);
+    let owner = Owner::current();
+    Effect::new(move |_| {
+        for row in live.preemptions.signals() {
+            row.track();
+        }
+        if scheduled.try_get_value() != Some(false) {
+            return;
+        }
+        scheduled.set_value(true);
+        let owner = owner.clone();
+        set_timeout(
+            move || {
+                // `Some`: the page is gone, and its chart with it.
+                if scheduled.try_set_value(false).is_some() {
+                    return;
+                }
+                let draw = || {
+                    let nodes = untrack(|| in_order(live, None));
+                    if !nodes.is_empty() {
+                        crate::components::chart::draw(
+                            chart::CHART_ID,
+                            chart::timeline_chart(&nodes, Utc::now()),
+                        );
+                    }
+                };
+                match &owner {
+                    Some(o) => o.with(draw),
+                    None => draw(),
+                }
+            },
+            every,
+        );
+    });
 }
 
 /// One preemption's card, re-rendered only when its own row changes.
