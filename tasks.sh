@@ -18,8 +18,12 @@ need_rust() {
     rustup target add wasm32-unknown-unknown
   fi
   if [ "$(cargo leptos --version 2>/dev/null | awk '{print $2}')" != "$CARGO_LEPTOS_VERSION" ]; then
-    log "installing cargo-leptos $CARGO_LEPTOS_VERSION (about 12 minutes on 2 cores, once)"
-    cargo install cargo-leptos --locked --version "$CARGO_LEPTOS_VERSION"
+    log "installing cargo-leptos $CARGO_LEPTOS_VERSION (once)"
+    # cargo-leptos's own release profile is fat LTO in one codegen unit: its last step then runs
+    # on one core for minutes, for a tool that only starts builds. Without them it installs
+    # faster and runs the same.
+    CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+      cargo install cargo-leptos --locked --version "$CARGO_LEPTOS_VERSION"
   fi
   # cargo-leptos would download wasm-bindgen from GitHub, which is unreachable here; it uses
   # the one on PATH when the version matches Cargo.lock exactly.

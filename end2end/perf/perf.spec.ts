@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
 
 // Figures for issue 13's P3, P3b and P5, in real Chromium against a release build serving a
@@ -63,6 +63,47 @@ function summary(xs: number[]): string {
 /** Long tasks (main thread busy > 50 ms) since the page loaded, in ms. */
 async function longTasks(page: Page): Promise<number[]> {
   return page.evaluate(() => (window as any).__longTasks ?? []);
+}
+
+/**
+ * Starts counting the renderer's main-thread time (CDP `Performance.getMetrics`); the returned
+ * function says how it was spent since. `TaskDuration` is wall time inside tasks, `ThreadTime`
+ * the CPU time the thread got: far apart, the tab waited for a core (the server, the embedded
+ * cluster and the load generator share the machine's two) rather than doing work.
+ */
+async function mainThread(page: Page): Promise<() => Promise<string>> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable");
+  const read = async () =>
+    Object.fromEntries((await cdp.send("Performance.getMetrics")).metrics.map((m) => [m.name, m.value]));
+  const [start, before] = [Date.now(), await read()];
+  return async () => {
+    const after = await read();
+    const s = (k: string) => `${((after[k] ?? 0) - (before[k] ?? 0)).toFixed(1)} s`;
+    return (
+      `renderer main thread over ${((Date.now() - start) / 1000).toFixed(0)} s: in tasks ${s("TaskDuration")} ` +
+      `(script ${s("ScriptDuration")}, layout ${s("LayoutDuration")}, style ${s("RecalcStyleDuration")}), ` +
+      `CPU ${s("ThreadTime")}`
+    );
+  };
+}
+
+/**
+ * With `SPOTBOARD_PERF_PROFILE=DIR`, records the tab's CPU profile until the returned function
+ * is called and writes it to `DIR/NAME.cpuprofile` (Chromium DevTools opens it). Wasm functions
+ * have names only in a site whose wasm kept its name section (not the release build's).
+ */
+async function cpuProfile(page: Page, name: string): Promise<() => Promise<void>> {
+  const dir = process.env.SPOTBOARD_PERF_PROFILE;
+  if (!dir) return async () => {};
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 1000 });
+  await cdp.send("Profiler.start");
+  return async () => {
+    const { profile } = await cdp.send("Profiler.stop");
+    writeFileSync(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+  };
 }
 
 test.beforeEach(async ({ page }) => {
@@ -163,8 +204,11 @@ test("P3: node change to DOM on a pool page while 1,000 node changes/s flow", as
   const sent: { name: string; cordoned: boolean; at: number }[] = [];
   const probes = Array.from({ length: 20 * seconds }, (_, i) => toggle(visible[i % visible.length], sent));
   const ticks = (await longTasks(page)).length;
+  const spent = await mainThread(page);
+  const profiled = await cpuProfile(page, "P3");
   await Promise.all([paced(load, 1000), paced(probes, 20, 1)]);
   await page.waitForTimeout(2000);
+  await profiled();
   const seen: { name: string; cordoned: boolean; at: number }[] = await page.evaluate(() => (window as any).__changes);
   const latencies: number[] = [];
   for (const s of sent) {
@@ -175,7 +219,7 @@ test("P3: node change to DOM on a pool page while 1,000 node changes/s flow", as
   console.log(
     `P3 node change → DOM on ${pool} (${visible.length} rows watched) at 1,000 changes/s for ${seconds} s: ` +
       `${summary(latencies)} (target p99 ≤ 250); ${sent.length - latencies.length} of ${sent.length} probes never shown; ` +
-      `long tasks meanwhile: ${tasks.length}, longest ${Math.max(0, ...tasks).toFixed(0)} ms`,
+      `long tasks meanwhile: ${tasks.length}, longest ${Math.max(0, ...tasks).toFixed(0)} ms; ${await spent()}`,
   );
   expect(latencies.length).toBeGreaterThan(0);
 });
@@ -204,6 +248,8 @@ test("P3b: a wave of 2,000 CKS notices within one minute on /preemptions", async
     }).observe(document.body, { subtree: true, childList: true });
   });
   const before = (await longTasks(page)).length;
+  const spent = await mainThread(page);
+  const profiled = await cpuProfile(page, "P3b");
   const sentAt = new Map<string, number>();
   const jobs = spot.map((name) => async () => {
     sentAt.set(name, Date.now());
@@ -220,6 +266,7 @@ test("P3b: a wave of 2,000 CKS notices within one minute on /preemptions", async
     if (shown >= spot.length) break;
     await page.waitForTimeout(1000);
   }
+  await profiled();
   const cards: Record<string, number> = await page.evaluate(() => (window as any).__cards);
   const delays = [...sentAt.entries()].filter(([n]) => n in cards).map(([n, at]) => cards[n] - at);
   const tasks = (await longTasks(page)).slice(before);
@@ -233,7 +280,7 @@ test("P3b: a wave of 2,000 CKS notices within one minute on /preemptions", async
       `card shown after the annotation (the simulator labels, then the ` +
       `dashboard shows): ${summary(delays)} (target p99 ≤ 1000 of the label); long tasks: ${tasks.length}, ` +
       `longest ${Math.max(0, ...tasks).toFixed(0)} ms, over 200 ms: ${tasks.filter((t) => t > 200).length} ` +
-      `(target none); next frame after the wave ${responsive.toFixed(0)} ms`,
+      `(target none); next frame after the wave ${responsive.toFixed(0)} ms; ${await spent()}`,
   );
   expect(delays.length).toBeGreaterThan(0);
 });

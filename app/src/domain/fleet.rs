@@ -44,37 +44,55 @@ pub struct FleetSummary {
 pub fn summarize<'a>(pools: impl IntoIterator<Item = &'a PoolRow>) -> FleetSummary {
     let mut s = FleetSummary::default();
     for p in pools {
-        s.pools += 1;
+        s.add(p);
+    }
+    s.finish()
+}
+
+impl FleetSummary {
+    /// Adds one pool to the sums; [`Self::finish`] completes them once every pool is in. For
+    /// rows that cannot be borrowed all at once (the browser's, one signal each).
+    pub fn add(&mut self, p: &PoolRow) {
+        self.pools += 1;
         let nodes = u32::try_from(p.current_nodes.unwrap_or(0)).unwrap_or(0);
-        s.nodes += nodes;
+        self.nodes += nodes;
         if p.has_problem() {
-            s.pools_with_problem += 1;
+            self.pools_with_problem += 1;
         }
-        s.preempting_now += p.nodes_preempting;
-        let i = match s.by_provider.iter().position(|e| e.provider == p.provider) {
+        self.preempting_now += p.nodes_preempting;
+        let i = match self
+            .by_provider
+            .iter()
+            .position(|e| e.provider == p.provider)
+        {
             Some(i) => i,
             None => {
-                s.by_provider.push(ProviderNodes {
+                self.by_provider.push(ProviderNodes {
                     provider: p.provider,
                     ..Default::default()
                 });
-                s.by_provider.len() - 1
+                self.by_provider.len() - 1
             }
         };
-        let entry = &mut s.by_provider[i];
+        let entry = &mut self.by_provider[i];
         match p.capacity_type {
             CapacityType::Spot => {
                 entry.spot += nodes;
-                s.spot_nodes += nodes;
+                self.spot_nodes += nodes;
             }
             CapacityType::OnDemand => entry.on_demand += nodes,
             CapacityType::Reserved => entry.reserved += nodes,
             CapacityType::Mixed | CapacityType::Unknown => entry.other += nodes,
         }
     }
-    s.by_provider.sort_by_key(|e| e.provider as u8);
-    s.spot_share_pct = (s.nodes > 0).then(|| f64::from(s.spot_nodes) * 100.0 / f64::from(s.nodes));
-    s
+
+    /// Puts the providers in [`Provider`] order and computes the spot share.
+    pub fn finish(mut self) -> Self {
+        self.by_provider.sort_by_key(|e| e.provider as u8);
+        self.spot_share_pct =
+            (self.nodes > 0).then(|| f64::from(self.spot_nodes) * 100.0 / f64::from(self.nodes));
+        self
+    }
 }
 
 #[cfg(test)]

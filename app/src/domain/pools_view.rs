@@ -242,17 +242,6 @@ impl PoolQuery {
     }
 }
 
-/// Distinct values of a field over the pools, sorted, for filter drop-downs.
-pub fn distinct<'a>(
-    rows: impl Iterator<Item = &'a PoolRow>,
-    f: impl Fn(&PoolRow) -> String,
-) -> Vec<String> {
-    let mut v: Vec<String> = rows.map(f).collect();
-    v.sort();
-    v.dedup();
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

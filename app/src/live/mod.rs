@@ -8,6 +8,8 @@
 //! what was missed, or sends a fresh snapshot when it no longer has it.
 
 mod api;
+#[cfg(any(feature = "hydrate", test))]
+mod inbox;
 pub mod patch;
 #[cfg(feature = "hydrate")]
 mod source;

@@ -1,6 +1,6 @@
 //! The tab's one EventSource (browser only).
 
-use std::cell::RefCell;
+use std::{cell::RefCell, rc::Rc, time::Duration};
 
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, closure::Closure};
@@ -8,10 +8,14 @@ use web_sys::{Event, EventSource, MessageEvent};
 
 use crate::model::{Delta, Scope, Snapshot, sse};
 
-use super::{ConnState, LiveStore};
+use super::{
+    ConnState, LiveStore,
+    inbox::{Inbox, Next},
+};
 
 struct Connection {
     source: EventSource,
+    inbox: Rc<RefCell<Inbox>>,
     // The closures must live as long as the EventSource calls them.
     _handlers: Vec<Closure<dyn FnMut(Event)>>,
 }
@@ -19,6 +23,57 @@ struct Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.source.close();
+        // A flush already scheduled must not apply this stream's deltas after another
+        // stream (another scope, or a resume from the store's revision) has taken over.
+        self.inbox.borrow_mut().close();
+    }
+}
+
+/// How often a hidden tab applies what it received: browsers draw no frames there.
+const HIDDEN_FLUSH: Duration = Duration::from_millis(500);
+
+/// Applies every queued delta in order. At the first one that does not fit the store, the
+/// rest are dropped and the stream starts over from a snapshot.
+fn flush(live: LiveStore, scope: &Scope, inbox: &Rc<RefCell<Inbox>>) {
+    let queue = inbox.borrow_mut().take();
+    if queue.is_empty() {
+        return;
+    }
+    for text in &queue {
+        let applied = serde_json::from_str::<Delta>(text)
+            .map_err(|e| e.to_string())
+            .and_then(|d| live.apply(&d));
+        if let Err(e) = applied {
+            // The store and the server disagree; start over from a snapshot rather than
+            // show a half-applied view.
+            leptos::logging::warn!("spotboard: {e}; reloading snapshot");
+            inbox.borrow_mut().close();
+            let scope = scope.clone();
+            leptos::task::spawn_local(async move { connect(live, scope, 0) });
+            return;
+        }
+    }
+    live.last_message.set(Some(chrono::Utc::now()));
+}
+
+/// Queues one delta and makes sure a flush comes: before the next frame, at once when the
+/// queue is full.
+fn receive(live: LiveStore, scope: &Scope, inbox: &Rc<RefCell<Inbox>>, text: String) {
+    let next = inbox.borrow_mut().push(text);
+    match next {
+        Next::Wait => {}
+        Next::FlushNow => flush(live, scope, inbox),
+        Next::Schedule => {
+            let (scope, inbox) = (scope.clone(), inbox.clone());
+            let hidden = web_sys::window()
+                .and_then(|w| w.document())
+                .is_some_and(|d| d.hidden());
+            if hidden {
+                set_timeout(move || flush(live, &scope, &inbox), HIDDEN_FLUSH);
+            } else {
+                request_animation_frame(move || flush(live, &scope, &inbox));
+            }
+        }
     }
 }
 
@@ -49,33 +104,30 @@ pub fn connect(live: LiveStore, scope: Scope, since: u64) {
         return;
     };
     let mut handlers: Vec<Closure<dyn FnMut(Event)>> = Vec::new();
+    let inbox = Rc::new(RefCell::new(Inbox::default()));
 
-    let on_snapshot = Closure::<dyn FnMut(Event)>::new(move |ev: Event| {
-        if let Some(text) = data_of(&ev) {
-            match serde_json::from_str::<Snapshot>(&text) {
-                Ok(snap) => {
-                    live.seed(snap);
-                    live.last_message.set(Some(chrono::Utc::now()));
-                    live.conn.set(ConnState::Live);
-                }
-                Err(e) => leptos::logging::error!("spotboard: bad snapshot: {e}"),
-            }
-        }
-    });
-    let on_delta = {
-        let scope = scope.clone();
+    let on_snapshot = {
+        let inbox = inbox.clone();
         Closure::<dyn FnMut(Event)>::new(move |ev: Event| {
-            let Some(text) = data_of(&ev) else { return };
-            let applied = serde_json::from_str::<Delta>(&text)
-                .map_err(|e| e.to_string())
-                .and_then(|d| live.apply(&d));
-            live.last_message.set(Some(chrono::Utc::now()));
-            if let Err(e) = applied {
-                // The store and the server disagree; start over from a snapshot rather than
-                // show a half-applied view.
-                leptos::logging::warn!("spotboard: {e}; reloading snapshot");
-                let scope = scope.clone();
-                leptos::task::spawn_local(async move { connect(live, scope, 0) });
+            if let Some(text) = data_of(&ev) {
+                // Whatever is queued came before this snapshot, which already holds it.
+                inbox.borrow_mut().clear();
+                match serde_json::from_str::<Snapshot>(&text) {
+                    Ok(snap) => {
+                        live.seed(snap);
+                        live.last_message.set(Some(chrono::Utc::now()));
+                        live.conn.set(ConnState::Live);
+                    }
+                    Err(e) => leptos::logging::error!("spotboard: bad snapshot: {e}"),
+                }
+            }
+        })
+    };
+    let on_delta = {
+        let (scope, inbox) = (scope.clone(), inbox.clone());
+        Closure::<dyn FnMut(Event)>::new(move |ev: Event| {
+            if let Some(text) = data_of(&ev) {
+                receive(live, &scope, &inbox, text);
             }
         })
     };
@@ -109,6 +161,7 @@ pub fn connect(live: LiveStore, scope: Scope, since: u64) {
     CURRENT.with(|c| {
         *c.borrow_mut() = Some(Connection {
             source,
+            inbox,
             _handlers: handlers,
         })
     });

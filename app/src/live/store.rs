@@ -67,6 +67,16 @@ where
         self.index.with(|m| m.values().copied().collect())
     }
 
+    /// Calls `f` with every row in key order, tracked on the index and every row. Nothing is
+    /// copied: views that sum or index all rows use this rather than [`Self::values`].
+    pub fn for_each(&self, mut f: impl FnMut(&T)) {
+        self.index.with(|m| {
+            for s in m.values() {
+                s.with(|row| f(row));
+            }
+        })
+    }
+
     /// Every row's current value, tracked on the index and every row.
     pub fn values(&self) -> Vec<T> {
         self.index.with(|m| m.values().map(|s| s.get()).collect())

@@ -142,8 +142,8 @@ impl UndeliveredAlert {
 }
 
 impl PreemptionView {
-    /// Active before removed, then newest T=0 first, then by node name: the order of
-    /// `/preemptions` and the pool page.
+    /// Active before removed, then newest T=0 first, then by node name: the order of the
+    /// JSON API's preemptions.
     pub fn order(a: &Self, b: &Self) -> std::cmp::Ordering {
         a.timeline
             .removed()

@@ -22,12 +22,14 @@ pub fn PoolPage() -> impl IntoView {
     let cluster = move || params.with(|p| p.get("cluster").unwrap_or_default());
     let name = move || params.with(|p| p.get("name").unwrap_or_default());
     let snapshot = use_live(move || Scope::pool(cluster(), name()));
+    // Tracks the index only: a row's cluster and name never change, and reading every row
+    // would re-run this on each change of any of the other pools (thousands a second).
     let pool = Memo::new(move |_| {
         let (c, n) = (cluster(), name());
         live.pools
             .signals()
             .into_iter()
-            .find(|s| s.with(|r| r.cluster == c && r.name == n))
+            .find(|s| s.with_untracked(|r| r.cluster == c && r.name == n))
     });
 
     view! {

@@ -103,9 +103,9 @@ fn form_or_reason(state: FormState, access: CreateAccess) -> impl IntoView {
     let problems = Memo::new(move |_| {
         state.problems(|cluster, name| {
             live.pools
-                .values()
+                .signals()
                 .iter()
-                .any(|p| p.cluster == cluster && p.name == name)
+                .any(|s| s.with_untracked(|p| p.cluster == cluster && p.name == name))
         })
     });
     view! {

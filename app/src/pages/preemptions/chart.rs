@@ -14,8 +14,14 @@ use crate::model::PreemptionView;
 /// The chart's element id.
 pub const CHART_ID: &str = "preemption-chart";
 
-/// The timeline of `nodes` as of `now`.
-pub fn timeline_chart(nodes: &[PreemptionView], now: DateTime<Utc>) -> Chart {
+/// Nodes charted at most: the first in page order (active first, oldest T=0 first). A chart
+/// of a 2,000-node wave has rows a pixel high and takes the tab a second to draw; the cards
+/// below list every node.
+pub const CHART_NODES: usize = 100;
+
+/// The timeline of `nodes` as of `now`; `of` is how many nodes the page lists, which the
+/// title names when the chart shows fewer.
+pub fn timeline_chart(nodes: &[PreemptionView], of: usize, now: DateTime<Utc>) -> Chart {
     let base = nodes.iter().map(|v| v.timeline.t0).min().unwrap_or(now);
     let secs = |t: DateTime<Utc>| (t - base).num_milliseconds() as f64 / 1000.0;
     let names: Vec<String> = nodes.iter().map(|v| v.node.clone()).collect();
@@ -29,7 +35,14 @@ pub fn timeline_chart(nodes: &[PreemptionView], now: DateTime<Utc>) -> Chart {
         }
     }
     let mut chart = Chart::new()
-        .title(Title::new().text("Notice windows, seconds since the first T=0"))
+        .title(Title::new().text(if of > nodes.len() {
+            format!(
+                "Notice windows of the first {} of {of} nodes below, seconds since the first T=0",
+                nodes.len()
+            )
+        } else {
+            "Notice windows, seconds since the first T=0".to_string()
+        }))
         .tooltip(Tooltip::new().trigger(Trigger::Axis))
         .legend(Legend::new().top("bottom"))
         .x_axis(Axis::new().type_(AxisType::Value).name("s"))
@@ -104,7 +117,7 @@ mod tests {
         };
         let nodes = [view("a", Provider::Cks, 0), view("b", Provider::Gke, 60)];
         let json =
-            serde_json::to_value(timeline_chart(&nodes, t0 + Duration::seconds(200))).unwrap();
+            serde_json::to_value(timeline_chart(&nodes, 2, t0 + Duration::seconds(200))).unwrap();
         let series = json["series"].as_array().unwrap();
         assert_eq!(
             series[0]["data"],
@@ -112,6 +125,15 @@ mod tests {
             "offsets from the first T=0"
         );
         assert_eq!(series[0]["markLine"]["data"][0]["xAxis"], 200.0);
+        assert_eq!(
+            json["title"][0]["text"],
+            "Notice windows, seconds since the first T=0"
+        );
+        let part = serde_json::to_value(timeline_chart(&nodes[..1], 2, t0)).unwrap();
+        assert_eq!(
+            part["title"][0]["text"],
+            "Notice windows of the first 1 of 2 nodes below, seconds since the first T=0"
+        );
         let by_name = |n: &str| series.iter().find(|s| s["name"] == n).unwrap()["data"].clone();
         // CKS: notice 120 s, draining 300 s; GKE rows have none of those.
         assert_eq!(by_name("notice"), serde_json::json!([120.0, 0.0]));

@@ -3,6 +3,7 @@
 //! with their SIGTERM, grace-period end and SIGKILL risk.
 
 mod alerts;
+mod cards;
 pub mod chart;
 mod evictions;
 mod lookup;
@@ -26,19 +27,6 @@ pub fn clock_s(s: i64) -> String {
     format!("{}:{:02}", s / 60, s % 60)
 }
 
-/// The preemptions in the tab's store, of one pool (`cluster`, `pool`) or all, in page order
-/// (tracks every row).
-pub fn in_order(live: LiveStore, pool: Option<(&str, &str)>) -> Vec<PreemptionView> {
-    let mut rows: Vec<PreemptionView> = live
-        .preemptions
-        .values()
-        .into_iter()
-        .filter(|v| pool.is_none_or(|(c, p)| v.cluster == c && v.pool.as_deref() == Some(p)))
-        .collect();
-    rows.sort_by(PreemptionView::order);
-    rows
-}
-
 /// The page. Everything on it arrives on the tab's one stream (scope
 /// [`Scope::preemptions`]); the countdowns tick on the browser's clock.
 #[component]
@@ -47,33 +35,13 @@ pub fn PreemptionsPage() -> impl IntoView {
     // Kept across the table's re-renders (each rates change builds it anew).
     let rates_scope = RwSignal::new("pool".to_string());
     let snapshot = use_live(Scope::preemptions);
-    // In a wave every card's row changes several times; the order is read from each row's
-    // few order fields in place, not from copies of whole rows (pods and all).
-    let keys = Memo::new(move |_| {
-        let mut order: Vec<_> = live
-            .preemptions
-            .signals()
-            .into_iter()
-            .map(|row| {
-                row.with(|v| {
-                    (
-                        v.timeline.removed(),
-                        std::cmp::Reverse(v.timeline.t0),
-                        v.node.clone(),
-                        v.uid.clone(),
-                    )
-                })
-            })
-            .collect();
-        order.sort();
-        order.into_iter().map(|o| o.3).collect::<Vec<_>>()
-    });
+    let keys = Memo::new(move |_| cards::card_order(live, None));
     // Only the pools' providers matter to the signals table: a memo keeps a pool's counts
     // changing (thousands of times in a wave) from rebuilding the table.
-    let providers = Memo::new(move |_| signals::providers(&live.pools.values()));
+    let providers = Memo::new(move |_| signals::providers(|f| live.pools.for_each(f)));
     crate::components::chart::dispose_on_unmount(chart::CHART_ID);
     #[cfg(feature = "hydrate")]
-    draw_at_most_every(live, std::time::Duration::from_secs(1));
+    draw_at_most_every(live, keys, chart::CHART_ID);
     view! {
         <leptos_meta::Script src=crate::components::chart::ECHARTS_SRC />
         <section class="page-head">
@@ -94,15 +62,11 @@ pub fn PreemptionsPage() -> impl IntoView {
                         <alerts::Undelivered />
                         <LatestWave />
                         <Show
-                            when=move || !keys.with(Vec::is_empty)
+                            when=move || !keys.with(cards::CardOrder::is_empty)
                             fallback=|| view! { <p class="empty" data-testid="no-preemptions">"No preemption in the last hour."</p> }
                         >
                             <div id=chart::CHART_ID class="chart" role="img" aria-label="Preempted nodes' phases over time"></div>
-                            <div class="preemptions">
-                                <For each=move || keys.get() key=|k| k.clone() let:uid>
-                                    <LiveTimeline uid />
-                                </For>
-                            </div>
+                            <cards::Cards order=keys />
                         </Show>
                         {move || {
                             rates_scope.track();
@@ -118,14 +82,18 @@ pub fn PreemptionsPage() -> impl IntoView {
     }
 }
 
-/// Draws the timeline chart of every preempted node when rows change, at most once per
-/// `every`: a wave of 2,000 notices changes rows thousands of times, and each drawing reads
-/// every row.
+/// Draws the timeline chart of the first [`chart::CHART_NODES`] of `keys` (page order) in
+/// element `id`: at once, then when rows change, at most once a second. A wave of 2,000
+/// notices changes rows thousands of times; each drawing copies the rows it shows and hands
+/// ECharts a bar per phase of each.
 #[cfg(feature = "hydrate")]
-fn draw_at_most_every(live: LiveStore, every: std::time::Duration) {
+pub(crate) fn draw_at_most_every(live: LiveStore, keys: Memo<cards::CardOrder>, id: &'static str) {
+    const EVERY: std::time::Duration = std::time::Duration::from_secs(1);
     let scheduled = StoredValue::new(false);
+    let drawn = StoredValue::new(false);
     let owner = Owner::current();
     Effect::new(move |_| {
+        keys.track();
         for row in live.preemptions.signals() {
             row.track();
         }
@@ -134,18 +102,33 @@ fn draw_at_most_every(live: LiveStore, every: std::time::Duration) {
         }
         scheduled.set_value(true);
         let owner = owner.clone();
+        let delay = if drawn.get_value() {
+            EVERY
+        } else {
+            std::time::Duration::ZERO
+        };
         set_timeout(
             move || {
                 // `Some`: the page is gone, and its chart with it.
                 if scheduled.try_set_value(false).is_some() {
                     return;
                 }
+                drawn.set_value(true);
                 let draw = || {
-                    let nodes = untrack(|| in_order(live, None));
+                    let (nodes, of) = untrack(|| {
+                        keys.with(|order| {
+                            let nodes: Vec<PreemptionView> = order
+                                .iter()
+                                .take(chart::CHART_NODES)
+                                .filter_map(|k| live.preemptions.get(k).map(|r| r.get()))
+                                .collect();
+                            (nodes, order.len())
+                        })
+                    });
                     if !nodes.is_empty() {
                         crate::components::chart::draw(
-                            chart::CHART_ID,
-                            chart::timeline_chart(&nodes, Utc::now()),
+                            id,
+                            chart::timeline_chart(&nodes, of, Utc::now()),
                         );
                     }
                 };
@@ -154,7 +137,7 @@ fn draw_at_most_every(live: LiveStore, every: std::time::Duration) {
                     None => draw(),
                 }
             },
-            every,
+            delay,
         );
     });
 }
@@ -211,19 +194,21 @@ pub fn NodeTimeline(v: PreemptionView) -> impl IntoView {
             view! { <div class=class style=format!("width:{width:.1}%") title=format!("{} from T+{}", p.name, clock_s((start - t0).num_seconds()))>{p.name.clone()}</div> }
         })
         .collect_view();
+    // The phase, the time to the next one and the "now" marker as of the ticking clock, in one
+    // memo: the card is one reader of the page's clock, not three. Leptos keeps a signal's
+    // readers in an ordered set that re-running readers leave and re-join, so a tick costs the
+    // square of the readers: 6,000 in a 2,000-node wave made each tick take most of a second.
+    // A removed node's card does not tick at all.
+    let removed = tl.removed();
     let tl_now = tl.clone();
-    let marker = move || {
-        let pos = ((now.get() - t0).num_milliseconds() as f64 / span * 100.0).clamp(0.0, 100.0);
-        format!("left:{pos:.1}%")
-    };
-    // The phase as of the ticking clock: the row changes only when a signal does.
-    let status = move || {
-        let n = now.get();
+    let status = Memo::new(move |_| {
+        let n = if removed { end } else { now.get() };
         let phase = tl_now.phase_at(n).to_string();
         let left = tl_now.next_in_s(n).map(|(next, s)| (next.to_string(), s));
-        (phase, left)
-    };
-    let status2 = status.clone();
+        let pos = ((n - t0).num_milliseconds() as f64 / span * 100.0).clamp(0.0, 100.0);
+        (phase, left, format!("left:{pos:.1}%"))
+    });
+    let marker = move || status.with(|s| s.2.clone());
     let pods = v.pods.clone();
     view! {
         <article class="preemption" data-node=v.node.clone() data-testid="preemption">
@@ -238,8 +223,8 @@ pub fn NodeTimeline(v: PreemptionView) -> impl IntoView {
                     tl.provider.as_str(),
                     v.capacity_type
                 )}</span>
-                <span class="badge phase-badge" data-testid="phase">{move || status().0}</span>
-                <span class="countdown" data-testid="countdown">{move || match status2().1 {
+                <span class="badge phase-badge" data-testid="phase">{move || status.with(|s| s.0.clone())}</span>
+                <span class="countdown" data-testid="countdown">{move || match status.with(|s| s.1.clone()) {
                     Some((next, s)) => format!("{next} in {}", clock_s(s)),
                     None => format!("removed at T+{}", clock_s((end - t0).num_seconds())),
                 }}</span>

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::{LiveTimeline, in_order};
+use super::cards::{CardOrder, Cards, card_order};
 use crate::live::LiveStore;
 
 /// The element the pool page's timeline chart is drawn in.
@@ -13,38 +13,19 @@ const POOL_CHART_ID: &str = "pool-preemption-chart";
 #[component]
 pub fn PoolPreemptions(cluster: String, name: String) -> impl IntoView {
     let live = expect_context::<LiveStore>();
-    let keys = Memo::new(move |_| {
-        in_order(live, Some((&cluster, &name)))
-            .into_iter()
-            .map(|v| v.uid)
-            .collect::<Vec<_>>()
-    });
+    let keys = Memo::new(move |_| card_order(live, Some((&cluster, &name))));
     crate::components::chart::dispose_on_unmount(POOL_CHART_ID);
     #[cfg(feature = "hydrate")]
-    Effect::new(move |_| {
-        let uids = keys.get();
-        let nodes: Vec<_> = uids
-            .iter()
-            .filter_map(|k| live.preemptions.get(k).map(|r| r.get()))
-            .collect();
-        if !nodes.is_empty() {
-            crate::components::chart::draw(
-                POOL_CHART_ID,
-                super::chart::timeline_chart(&nodes, chrono::Utc::now()),
-            );
-        }
-    });
+    super::draw_at_most_every(live, keys, POOL_CHART_ID);
     view! {
         <section class="pool-preemptions" data-testid="pool-preemptions">
             <h2>"Preemptions"</h2>
             <Show
-                when=move || !keys.with(Vec::is_empty)
+                when=move || !keys.with(CardOrder::is_empty)
                 fallback=|| view! { <p class="empty">"No preemption in this pool in the last hour."</p> }
             >
                 <div id=POOL_CHART_ID class="chart" role="img" aria-label="This pool's preempted nodes' phases over time"></div>
-                <For each=move || keys.get() key=|k| k.clone() let:uid>
-                    <LiveTimeline uid />
-                </For>
+                <Cards order=keys />
             </Show>
         </section>
     }

@@ -24,7 +24,10 @@ const EVICTIONS_WINDOW: &str = "7d";
 
 /// The provider of each key the table can show, from the pools in the store: a pool's
 /// `cluster/name`, a zone, an instance type. A key two providers share has none.
-pub fn providers(pools: &[PoolRow]) -> HashMap<String, Provider> {
+///
+/// `each_pool` calls what it is given with every pool: the browser's rows are one signal
+/// each, read in place rather than copied.
+pub fn providers(each_pool: impl FnOnce(&mut dyn FnMut(&PoolRow))) -> HashMap<String, Provider> {
     let mut out: HashMap<String, Option<Provider>> = HashMap::new();
     let mut note = |k: String, p: Provider| {
         out.entry(k)
@@ -35,7 +38,7 @@ pub fn providers(pools: &[PoolRow]) -> HashMap<String, Provider> {
             })
             .or_insert(Some(p));
     };
-    for p in pools {
+    each_pool(&mut |p| {
         note(format!("{}/{}", p.cluster, p.name), p.provider);
         if let Some(z) = &p.zone {
             note(z.clone(), p.provider);
@@ -43,7 +46,7 @@ pub fn providers(pools: &[PoolRow]) -> HashMap<String, Provider> {
         if !p.instance_type.is_empty() {
             note(p.instance_type.clone(), p.provider);
         }
-    }
+    });
     out.into_iter().filter_map(|(k, v)| Some((k, v?))).collect()
 }
 
@@ -189,7 +192,7 @@ mod tests {
 
     #[test]
     fn each_key_knows_its_provider_unless_two_share_it() {
-        let p = providers(&[
+        let pools = [
             pool(
                 "cks-a",
                 "spot",
@@ -211,7 +214,8 @@ mod tests {
                 "g2-standard-8",
                 Provider::Gke,
             ),
-        ]);
+        ];
+        let p = providers(|f| pools.iter().for_each(f));
         assert_eq!(p.get("cks-a/spot"), Some(&Provider::Cks));
         assert_eq!(p.get("US-EAST-04A"), Some(&Provider::Cks));
         assert_eq!(p.get("m5.xlarge"), Some(&Provider::Karpenter));
