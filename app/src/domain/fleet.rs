@@ -41,18 +41,17 @@ pub struct FleetSummary {
 }
 
 /// Sums `pools` into the summary. A pool that has not reported `currentNodes` counts no nodes.
-pub fn summarize<'a>(pools: impl IntoIterator<Item = &'a PoolRow>) -> FleetSummary {
+///
+/// `each_pool` calls what it is given with every pool: the browser's rows are one signal
+/// each, read in place rather than copied.
+pub fn summarize(each_pool: impl FnOnce(&mut dyn FnMut(&PoolRow))) -> FleetSummary {
     let mut s = FleetSummary::default();
-    for p in pools {
-        s.add(p);
-    }
+    each_pool(&mut |p| s.add(p));
     s.finish()
 }
 
 impl FleetSummary {
-    /// Adds one pool to the sums; [`Self::finish`] completes them once every pool is in. For
-    /// rows that cannot be borrowed all at once (the browser's, one signal each).
-    pub fn add(&mut self, p: &PoolRow) {
+    fn add(&mut self, p: &PoolRow) {
         self.pools += 1;
         let nodes = u32::try_from(p.current_nodes.unwrap_or(0)).unwrap_or(0);
         self.nodes += nodes;
@@ -87,7 +86,7 @@ impl FleetSummary {
     }
 
     /// Puts the providers in [`Provider`] order and computes the spot share.
-    pub fn finish(mut self) -> Self {
+    fn finish(mut self) -> Self {
         self.by_provider.sort_by_key(|e| e.provider as u8);
         self.spot_share_pct =
             (self.nodes > 0).then(|| f64::from(self.spot_nodes) * 100.0 / f64::from(self.nodes));
@@ -124,7 +123,7 @@ mod tests {
             // A negative count from a broken status is no nodes, not a wrap-around.
             pool(Provider::Karpenter, CapacityType::OnDemand, Some(-1)),
         ];
-        let s = summarize(&pools);
+        let s = summarize(|f| pools.iter().for_each(f));
         assert_eq!((s.pools, s.nodes, s.spot_nodes), (6, 10, 5));
         assert_eq!(s.spot_share_pct, Some(50.0));
         assert_eq!((s.pools_with_problem, s.preempting_now), (2, 2));
@@ -141,7 +140,7 @@ mod tests {
 
     #[test]
     fn an_empty_fleet_has_no_spot_share() {
-        let s = summarize(&[]);
+        let s = summarize(|_| {});
         assert_eq!((s.nodes, s.spot_share_pct), (0, None));
         assert!(s.by_provider.is_empty());
     }

@@ -9,18 +9,14 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-use crate::domain::fleet::{FleetSummary, ProviderNodes};
+use crate::domain::fleet::{FleetSummary, ProviderNodes, summarize};
 use crate::live::LiveStore;
 
 /// The band, above the pools table.
 #[component]
 pub fn FleetSummaryBand() -> impl IntoView {
     let live = expect_context::<LiveStore>();
-    let summary = Memo::new(move |_| {
-        let mut s = FleetSummary::default();
-        live.pools.for_each(|p| s.add(p));
-        s.finish()
-    });
+    let summary = Memo::new(move |_| summarize(|f| live.pools.for_each(f)));
     let figure = |label: &'static str, testid: &'static str, value: Signal<String>| {
         view! {
             <div class="figure" data-testid=testid>

@@ -93,7 +93,7 @@ pub(crate) fn draw_at_most_every(live: LiveStore, keys: Memo<cards::CardOrder>, 
     let drawn = StoredValue::new(false);
     let owner = Owner::current();
     Effect::new(move |_| {
-        keys.track();
+        // The index and every row: `keys` changes with them, and a row's other fields too.
         for row in live.preemptions.signals() {
             row.track();
         }
