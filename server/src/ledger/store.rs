@@ -6,6 +6,7 @@ use app::domain::preemption::CapacityType;
 use app::domain::preemption::evictions::EvictionCounts;
 use app::model::Lifetime;
 use chrono::{DateTime, TimeZone, Utc};
+use futures::TryStreamExt;
 use sqlx::{AnyPool, Row, any::AnyPoolOptions};
 
 use super::lock::{lock_sqlite, sqlite_path};
@@ -344,15 +345,16 @@ impl Ledger {
 
     /// Uids of this run's open lifetimes of `cluster`.
     pub async fn open_uids(&self, cluster: &str) -> Result<Vec<String>> {
-        let rows = sqlx::query(
+        sqlx::query(
             "SELECT uid FROM node_lifetimes WHERE cluster = $1 AND cluster_uid = $2 AND ended_at IS NULL",
         )
         .bind(cluster)
         .bind(&self.identity)
-        .fetch_all(&self.pool)
+        .fetch(&self.pool)
+        .map_ok(|r| r.get::<String, _>(0))
+        .try_collect()
         .await
-        .map_err(db("listing open nodes"))?;
-        Ok(rows.iter().map(|r| r.get::<String, _>(0)).collect())
+        .map_err(db("listing open nodes"))
     }
 
     /// Ends the lifetimes of `cluster` that other embedded runs left open, once that run's
@@ -394,6 +396,9 @@ impl Ledger {
     }
 
     /// Lifetimes overlapping `[from, to]`, oldest first.
+    ///
+    /// Rows are converted as they arrive: collected first, 10k rows of the driver's own
+    /// representation were 16 MB of a dashboard's 58 MB peak heap, on every savings read.
     pub async fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Lifetime>> {
         let query = format!(
             "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at,
@@ -401,13 +406,14 @@ impl Ledger {
              FROM node_lifetimes WHERE started_at < $1 AND (ended_at IS NULL OR ended_at > $2)
              ORDER BY started_at, uid"
         );
-        let rows = sqlx::query(&query)
+        sqlx::query(&query)
             .bind(secs(to))
             .bind(secs(from))
-            .fetch_all(&self.pool)
+            .fetch(&self.pool)
+            .map_ok(|r| lifetime(&r))
+            .try_collect()
             .await
-            .map_err(db("reading the ledger"))?;
-        Ok(rows.iter().map(lifetime).collect())
+            .map_err(db("reading the ledger"))
     }
 
     /// Runs the idempotent `write` until it goes through: every 2 s at first, doubling to once

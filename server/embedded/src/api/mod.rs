@@ -18,7 +18,8 @@
 //! # Layout
 //! - [`resources`]: the served kinds and what discovery and storage know of each.
 //! - [`store`]: objects per kind, the resourceVersion counter, reads and writes; [`stored`]
-//!   how one object is kept (JSON bytes and an index); [`history`] the bounded change log
+//!   how one object is kept (JSON bytes and an index); [`packing`] the per-kind compression
+//!   of that JSON; [`history`] the bounded change log
 //!   watches replay; [`object`] metadata rules on create and update; [`deletion`] graceful
 //!   deletion and finalizers; [`patch`] the patch formats; [`paging`] `limit`/`continue`;
 //!   [`selectors`] label and field selectors.
@@ -39,6 +40,7 @@ mod history;
 mod jsonpath;
 mod object;
 mod openapi;
+mod packing;
 mod paging;
 mod patch;
 mod pod_printer;

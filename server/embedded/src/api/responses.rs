@@ -32,7 +32,7 @@ pub fn json(code: StatusCode, value: &Value) -> Response {
 /// One object, as itself, as `PartialObjectMetadata`, or as a one-row `Table`.
 pub fn object(code: StatusCode, kind: Kind, obj: &Stored, format: Format) -> Response {
     match format {
-        Format::Plain => json_bytes(code, obj.json().clone()),
+        Format::Plain => json_bytes(code, obj.json()),
         Format::Metadata => json(code, &table::partial_metadata(&obj.value())),
         Format::Table(include) => {
             let meta = json!({"resourceVersion": obj.resource_version()});
@@ -86,7 +86,7 @@ pub fn list(kind: Kind, listing: &Listing, format: Format) -> Response {
 /// Writes a list from the stored JSON of its items, without parsing them or copying them
 /// into one big tree: a 50k-pod list is a concatenation.
 pub fn plain_list(list_kind: &str, api_version: &str, meta: &Value, items: &[Obj]) -> Vec<u8> {
-    let size: usize = items.iter().map(|i| i.json().len() + 1).sum();
+    let size: usize = items.iter().map(|i| i.json_len() + 1).sum();
     let mut buf = Vec::with_capacity(128 + size);
     let head = json!({"kind": list_kind, "apiVersion": api_version, "metadata": meta});
     let head = serde_json::to_vec(&head).expect("a JSON value serializes");
@@ -96,7 +96,7 @@ pub fn plain_list(list_kind: &str, api_version: &str, meta: &Value, items: &[Obj
         if i > 0 {
             buf.push(b',');
         }
-        buf.extend_from_slice(item.json());
+        item.write_json(&mut buf);
     }
     buf.extend_from_slice(b"]}");
     buf

@@ -1,5 +1,6 @@
-//! How the store keeps an object: its serialized JSON, plus the labels and the few fields
-//! that lists and watches filter on.
+//! How the store keeps an object: its serialized JSON (compressed once its kind has a
+//! dictionary: [`super::packing`]), plus the labels and the few fields that lists and watches
+//! filter on.
 //!
 //! Why not a `serde_json::Value`: its maps are B-trees whose nodes are allocated at full
 //! capacity, so a pod of 1.3 KB of JSON takes about 11 KB as a tree; the scale benchmark's
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::Value;
 
+use super::packing::{Dictionary, Packed};
 use super::selectors::{FieldSelector, LabelSelector, field_string, scalar_string};
 
 /// A stored object, shared by the store, the change history and every watcher.
@@ -41,7 +43,7 @@ const INDEXED: [&str; 10] = [
 /// at 10k nodes and 50k pods.
 #[derive(Debug)]
 pub struct Stored {
-    json: Bytes,
+    json: Packed,
     /// The [`INDEXED`] fields in that order, then each label's key and value.
     text: Box<str>,
     /// Where each of the strings in `text` ends.
@@ -49,14 +51,21 @@ pub struct Stored {
 }
 
 impl Stored {
-    /// Serializes `value` and indexes it.
+    /// Serializes `value` and indexes it; the JSON is kept as it is.
     pub fn new(value: &Value) -> Self {
+        Self::packed(value, None)
+    }
+
+    /// Serializes `value`, compresses it with `dictionary` when there is one, and indexes it.
+    pub fn packed(value: &Value, dictionary: Option<&Arc<Dictionary>>) -> Self {
         let mut json = serde_json::to_vec(value).expect("a JSON value serializes");
-        // The serializer doubles its buffer as it goes; kept as is, the spare half of every
-        // object stays allocated for as long as the object is stored (a third of the
-        // embedded cluster's heap at 50k pods).
-        json.shrink_to_fit();
-        let json = Bytes::from(json);
+        if dictionary.is_none() {
+            // The serializer doubles its buffer as it goes; kept as is, the spare half of every
+            // object stays allocated for as long as the object is stored (a third of the
+            // embedded cluster's heap at 50k pods).
+            json.shrink_to_fit();
+        }
+        let json = Packed::new(json, dictionary);
         let mut text = String::new();
         let mut ends = Vec::new();
         let mut put = |s: &str| {
@@ -95,14 +104,30 @@ impl Stored {
             .map(|i| self.piece(i + 1))
     }
 
-    /// The object as JSON bytes.
-    pub fn json(&self) -> &Bytes {
-        &self.json
+    /// The object as JSON bytes (decompressed anew on each call when compressed).
+    pub fn json(&self) -> Bytes {
+        self.json.bytes()
+    }
+
+    /// Length of the object's JSON, bytes.
+    pub fn json_len(&self) -> usize {
+        self.json.len()
+    }
+
+    /// Appends the object's JSON to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        self.json.write_to(out);
+    }
+
+    /// Whether the JSON is kept compressed.
+    #[cfg(test)]
+    pub fn is_compressed(&self) -> bool {
+        self.json.is_compressed()
     }
 
     /// The object as a tree (parsed anew on each call).
     pub fn value(&self) -> Value {
-        serde_json::from_slice(&self.json).expect("stored JSON parses")
+        serde_json::from_slice(&self.json()).expect("stored JSON parses")
     }
 
     fn indexed(&self, path: &str) -> Option<&str> {
@@ -163,7 +188,7 @@ mod tests {
             ("p", "ns", "u", "7")
         );
         assert_eq!(p.value()["spec"]["nodeName"], "g1");
-        let back: Value = serde_json::from_slice(p.json()).unwrap();
+        let back: Value = serde_json::from_slice(&p.json()).unwrap();
         assert_eq!(back, p.value());
     }
 

@@ -113,7 +113,7 @@ impl WatchSpec {
     /// requested format (the stored JSON as it is for plain watches).
     pub fn encode(&self, kind: EventType, obj: &Stored) -> Bytes {
         match self.format {
-            Format::Plain => raw_line(kind.as_str(), obj.json()),
+            Format::Plain => raw_line(kind.as_str(), obj.json_len(), |b| obj.write_json(b)),
             Format::Metadata => line(kind.as_str(), &table::partial_metadata(&obj.value())),
             Format::Table(include) => {
                 let meta = json!({"resourceVersion": obj.resource_version()});
@@ -137,16 +137,17 @@ impl WatchSpec {
 
 fn line(event_type: &str, obj: &Value) -> Bytes {
     let json = serde_json::to_vec(obj).expect("a JSON value serializes");
-    raw_line(event_type, &json)
+    raw_line(event_type, json.len(), |b| b.extend_from_slice(&json))
 }
 
-/// `{"type":"…","object":<json>}` and a newline around already-serialized JSON.
-fn raw_line(event_type: &str, json: &[u8]) -> Bytes {
-    let mut buf = Vec::with_capacity(json.len() + 32);
+/// `{"type":"…","object":<json>}` and a newline around already-serialized JSON of `len`
+/// bytes, which `write_json` appends.
+fn raw_line(event_type: &str, len: usize, write_json: impl FnOnce(&mut Vec<u8>)) -> Bytes {
+    let mut buf = Vec::with_capacity(len + 32);
     buf.extend_from_slice(b"{\"type\":\"");
     buf.extend_from_slice(event_type.as_bytes());
     buf.extend_from_slice(b"\",\"object\":");
-    buf.extend_from_slice(json);
+    write_json(&mut buf);
     buf.extend_from_slice(b"}\n");
     Bytes::from(buf)
 }

@@ -396,3 +396,57 @@ fn delete_preconditions_and_dry_run() {
         404
     );
 }
+
+#[test]
+fn a_kind_is_compressed_from_its_thousandth_object_and_reads_back_unchanged() {
+    let s = store();
+    let n = crate::api::packing::TRAIN_AT + 200;
+    let created: Vec<Obj> = (0..n)
+        .map(|i| {
+            s.create(
+                test_nodepools(),
+                "",
+                pool(&format!("p{i:05}"), i as i64),
+                false,
+            )
+            .unwrap()
+        })
+        .collect();
+    assert!(!created[0].is_compressed(), "before the dictionary");
+    assert!(created[n - 1].is_compressed(), "after it");
+    let got = s
+        .get(test_nodepools(), "", &format!("p{:05}", n - 1))
+        .unwrap();
+    assert_eq!(got.value()["spec"]["targetNodes"], n as i64 - 1);
+    assert_eq!(got.json(), created[n - 1].json());
+
+    let listing = s.list(test_nodepools(), &query());
+    let body = crate::api::responses::plain_list("NodePoolList", "v1", &json!({}), &listing.items);
+    let list: Value = serde_json::from_slice(&body).unwrap();
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.len(), n);
+    for (item, c) in items.iter().zip(&created) {
+        assert_eq!(item, &c.value());
+    }
+
+    let tiered = ListQuery {
+        labels: LabelSelector::parse("tier=gpu").unwrap(),
+        ..query()
+    };
+    assert_eq!(
+        s.list(test_nodepools(), &tiered).items.len(),
+        n,
+        "labels stay indexed"
+    );
+
+    let mut first = created[0].value();
+    first["spec"]["targetNodes"] = json!(7);
+    let updated = s
+        .update(test_nodepools(), "", "p00000", first, Target::Main, false)
+        .unwrap();
+    assert!(
+        updated.is_compressed(),
+        "an older object is compressed when next written"
+    );
+    assert_eq!(updated.value()["spec"]["targetNodes"], 7);
+}
