@@ -146,14 +146,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{base}/api/v1/stream?cluster={cluster_name}&pool={pool}"
     ))
     .await?;
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let rss_streams = procs::rss_kib(dash.pid())?;
+    let rss_streams = procs::settled_rss_kib(dash.pid()).await?;
     let mut extra = Vec::new();
     for _ in 0..args.streams {
         extra.push(sse::Counter::open(&format!("{base}/api/v1/stream")).await?);
     }
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let rss_with = procs::rss_kib(dash.pid())?;
+    let rss_with = procs::settled_rss_kib(dash.pid()).await?;
     report.add(
         "dashboard_rss_before_streams_mb",
         rss_streams as f64 / 1024.0,
@@ -163,8 +161,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "kib_per_stream",
         (rss_with as f64 - rss_streams as f64) / args.streams as f64,
     );
-    // RSS, not heap: the allocator may return the listing's memory meanwhile, so this is a
-    // rough figure (it can even come out below zero).
+    // RSS, not heap, even once settled: the allocator may still return the listing's memory
+    // meanwhile, so this is a rough figure.
     println!(
         "RSS dashboard before / with {} open streams: {:.1} / {:.1} MB ({:.1} KiB per stream; target ≤ 64)",
         args.streams,

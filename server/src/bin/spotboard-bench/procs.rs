@@ -54,6 +54,8 @@ pub async fn start_embedded(
         }
     }
     let url = url.ok_or("embedded cluster did not print its URL")?;
+    // Read whatever else it prints: a pipe closed here makes its next line a panic.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let text = std::fs::read_to_string(kubeconfig)?;
     let token = text
         .lines()
@@ -135,6 +137,23 @@ pub fn rss_kib(pid: u32) -> Res<u64> {
         .find(|l| l.starts_with("VmRSS:"))
         .ok_or("no VmRSS")?;
     Ok(line.split_whitespace().nth(1).ok_or("bad VmRSS")?.parse()?)
+}
+
+/// Resident set size once it stops moving, KiB: sampled every second until two samples in a
+/// row are within 1 % of each other, for at most 15 s. Why: the allocator hands a burst's memory
+/// back a moment later (a snapshot sent to each new stream is one), and a single sample read
+/// during one made the bench's per-stream figure come out below zero.
+pub async fn settled_rss_kib(pid: u32) -> Res<u64> {
+    let mut last = rss_kib(pid)?;
+    for _ in 0..15 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = rss_kib(pid)?;
+        if now.abs_diff(last) * 100 <= last {
+            return Ok(now);
+        }
+        last = now;
+    }
+    Ok(last)
 }
 
 /// The embedded API server's count of open watches per kind.
