@@ -58,13 +58,7 @@ impl Stored {
 
     /// Serializes `value`, compresses it with `dictionary` when there is one, and indexes it.
     pub fn packed(value: &Value, dictionary: Option<&Arc<Dictionary>>) -> Self {
-        let mut json = serde_json::to_vec(value).expect("a JSON value serializes");
-        if dictionary.is_none() {
-            // The serializer doubles its buffer as it goes; kept as is, the spare half of every
-            // object stays allocated for as long as the object is stored (a third of the
-            // embedded cluster's heap at 50k pods).
-            json.shrink_to_fit();
-        }
+        let json = serde_json::to_vec(value).expect("a JSON value serializes");
         let json = Packed::new(json, dictionary);
         let mut text = String::new();
         let mut ends = Vec::new();
