@@ -25,10 +25,7 @@ async fn run_cli() -> std::process::ExitCode {
     server::logging::init();
     let cli = Cli::parse();
     let result = match cli.command.unwrap_or(Command::Serve) {
-        Command::Crd => {
-            print!("{}", crd::yaml());
-            Ok(())
-        }
+        Command::Crd => print_crd(),
         Command::Embedded => embedded(&cli.serve).await,
         Command::Serve => serve(&cli.serve).await,
     };
@@ -38,6 +35,21 @@ async fn run_cli() -> std::process::ExitCode {
             eprintln!("spotboard: {e}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// `spotboard crd | head` closes the pipe early; that is the reader's choice, not an error.
+fn print_crd() -> server::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out
+        .write_all(crd::yaml().as_bytes())
+        .and_then(|()| out.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(server::Error::io("printing the CRD", e))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -56,12 +68,25 @@ async fn embedded(_: &server::cli::ServeArgs) -> server::Result<()> {
 async fn embedded(args: &server::cli::ServeArgs) -> server::Result<()> {
     let cluster =
         spotboard_embedded::EmbeddedCluster::start(run::embedded_options(args, true)).await?;
-    println!("KUBECONFIG={}", cluster.kubeconfig_path.display());
-    for z in &cluster.zones {
-        println!("{} {} {}", z.context, z.zone, z.url);
-    }
+    announce(&cluster);
     shutdown_signal().await;
     Ok(())
+}
+
+/// Prints where the embedded cluster listens. A script that read what it needed and closed
+/// the pipe must not end the cluster (`println!` panics on a closed stdout), so a failed write
+/// is logged instead.
+#[cfg(feature = "embedded")]
+fn announce(cluster: &spotboard_embedded::EmbeddedCluster) {
+    use std::io::Write;
+    let mut text = format!("KUBECONFIG={}\n", cluster.kubeconfig_path.display());
+    for z in &cluster.zones {
+        text.push_str(&format!("{} {} {}\n", z.context, z.zone, z.url));
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        tracing::warn!("could not print the embedded cluster's addresses to stdout: {e}");
+    }
 }
 
 /// Ctrl-C or SIGTERM (what Kubernetes and systemd send before killing).

@@ -152,3 +152,55 @@ async fn one_process_per_ledger_and_sigterm_ends_streams_and_writes_the_heartbea
         "heartbeat {beat} written at exit (asked at {asked})"
     );
 }
+
+/// `spotboard embedded` started by a script that reads nothing of its stdout (or stops reading
+/// after the first line) keeps serving: a closed stdout used to panic it at its first print.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedded_cluster_outlives_a_closed_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("embedded.kubeconfig");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spotboard"))
+        .arg("embedded")
+        .args(["--zones", "US-EAST-04A,US-WEST-01A"])
+        .args(["--gke-zones", "", "--karpenter-zones", ""])
+        .arg("--embedded-kubeconfig")
+        .arg(&kubeconfig)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Closed before the cluster can have printed anything.
+    drop(child.stdout.take());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !kubeconfig.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        kubeconfig.exists(),
+        "the embedded cluster wrote its kubeconfig"
+    );
+    // The addresses are printed right after the kubeconfig is written.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let exited = child.try_wait().unwrap();
+    let mut stderr = String::new();
+    if exited.is_some()
+        && let Some(mut e) = child.stderr.take()
+    {
+        let _ = e.read_to_string(&mut stderr).await;
+    }
+    assert!(exited.is_none(), "exited with {exited:?}: {stderr}");
+
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&kubeconfig).unwrap(),
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let nodes: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(client);
+    let listed = nodes.list(&Default::default()).await.unwrap();
+    assert!(!listed.items.is_empty(), "the cluster still answers");
+}
