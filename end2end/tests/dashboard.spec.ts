@@ -108,3 +108,44 @@ test("a pool page shows how long each condition held, from the ledger", async ({
   await history.locator('select[name="history-range"]').selectOption("24h");
   await expect(history.locator('tr[data-condition="Validated"]').first()).toBeVisible();
 });
+
+test("the table pages: page and rows per page live in the URL, a new filter starts at page 1", async ({ page, request }) => {
+  const api = await pools(request);
+  expect(api.length, "more pools than the smallest page holds").toBeGreaterThan(10);
+  const rows = page.locator("table.pools tbody tr");
+  const shown = () =>
+    rows.evaluateAll((trs) => trs.map((tr) => `${tr.getAttribute("data-cluster")}/${tr.getAttribute("data-pool")}`));
+
+  await page.goto("/?per=10");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await expect(rows).toHaveCount(10);
+  await expect(page.getByTestId("page-range")).toHaveText(`1–10 of ${api.length}`);
+  await expect(page.getByRole("button", { name: "‹ Previous" })).toBeDisabled();
+  const first = await shown();
+
+  await page.getByRole("button", { name: "Next ›" }).click();
+  await expect(page).toHaveURL(/page=2/);
+  const second = Math.min(10, api.length - 10);
+  await expect(page.getByTestId("page-range")).toHaveText(`11–${10 + second} of ${api.length}`);
+  await expect(rows).toHaveCount(second);
+  const next = await shown();
+  const all = new Set(api.map((p) => `${p.cluster}/${p.name}`));
+  expect(next.filter((k) => first.includes(k)), "no row on both pages").toEqual([]);
+  expect([...first, ...next].every((k) => all.has(k)), "every row is a pool of the API").toBe(true);
+
+  // A bookmark of page 2 opens page 2.
+  await page.reload();
+  await expect(page.getByTestId("page-range")).toHaveText(`11–${10 + second} of ${api.length}`);
+
+  // A filter makes a new list: page 1 of it.
+  const spot = api.filter((p) => p.compute_class === "spot").length;
+  await page.locator('select[name="class"]').selectOption("spot");
+  await expect(page).toHaveURL(/class=spot/);
+  await expect(page).not.toHaveURL(/page=/);
+  await expect(page.getByTestId("page-range")).toHaveText(`1–${Math.min(10, spot)} of ${spot}`);
+
+  // The default page size drops out of the URL.
+  await page.locator('select[name="per"]').selectOption("100");
+  await expect(page).not.toHaveURL(/per=/);
+  await expect(rows).toHaveCount(Math.min(100, spot));
+});

@@ -1,11 +1,12 @@
 //! The Node Pools dashboard's filters and sort order, as pure functions of the URL query.
 //!
-//! Filters, sort and the hidden columns live in the URL
-//! (`?zone=US-EAST-04A&provider=cks&capacity=spot&problem=1&sort=current&desc=1&hide=class,age`)
+//! Filters, sort, the hidden columns and the page live in the URL
+//! (`?zone=US-EAST-04A&provider=cks&capacity=spot&problem=1&sort=current&desc=1&hide=class,age&page=2&per=50`)
 //! so a filtered view can be bookmarked and shared.
 
 use std::cmp::Ordering;
 
+use super::paging::{DEFAULT_PAGE_SIZE, Page, page_size};
 use crate::model::PoolRow;
 
 /// Columns the dashboard can sort by.
@@ -81,7 +82,7 @@ pub const OPTIONAL_COLUMNS: [(&str, &str); 13] = [
 ];
 
 /// The dashboard's filter and sort state, as held in the URL query.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolQuery {
     /// Keep only pools in this zone (or, when the zone is unknown, this cluster).
     pub zone: Option<String>,
@@ -101,6 +102,16 @@ pub struct PoolQuery {
     pub desc: bool,
     /// Columns hidden, by their [`OPTIONAL_COLUMNS`] id, in that list's order.
     pub hidden: Vec<String>,
+    /// The page of the table asked for, 1-based (`page=`).
+    pub page: usize,
+    /// Rows per page, one of [`super::paging::PAGE_SIZES`] (`per=`).
+    pub per_page: usize,
+}
+
+impl Default for PoolQuery {
+    fn default() -> Self {
+        Self::from_params(|_| None)
+    }
 }
 
 impl PoolQuery {
@@ -127,7 +138,29 @@ impl PoolQuery {
                     .map(|(id, _)| id.to_string())
                     .collect()
             },
+            page: get("page").and_then(|p| p.parse().ok()).unwrap_or(1).max(1),
+            per_page: page_size(get("per").as_deref()),
         }
+    }
+
+    /// The page of `total` matching rows this query shows.
+    pub fn page_of(&self, total: usize) -> Page {
+        Page::of(self.page, self.per_page, total)
+    }
+
+    /// This query, set by a person who was looking at `before`: a new filter, sort or page
+    /// size starts again at page 1 (page 7 of a different list means nothing); showing or
+    /// hiding a column keeps the page.
+    pub fn navigated_from(mut self, before: &PoolQuery) -> Self {
+        let same_list = Self {
+            page: before.page,
+            hidden: before.hidden.clone(),
+            ..self.clone()
+        } == *before;
+        if !same_list {
+            self.page = 1;
+        }
+        self
     }
 
     /// Whether column `id` is shown.
@@ -182,6 +215,12 @@ impl PoolQuery {
         }
         if !self.hidden.is_empty() {
             p.push(("hide", self.hidden.join(",")));
+        }
+        if self.page > 1 {
+            p.push(("page", self.page.to_string()));
+        }
+        if self.per_page != DEFAULT_PAGE_SIZE {
+            p.push(("per", self.per_page.to_string()));
         }
         p
     }
@@ -356,5 +395,50 @@ mod tests {
         // Equal counts fall back to cluster, then name, whichever the direction.
         assert_eq!(sorted(true), ["b", "a", "c"]);
         assert_eq!(sorted(false), ["c", "b", "a"]);
+    }
+
+    #[test]
+    fn the_page_round_trips_and_a_new_filter_starts_at_page_one() {
+        let on_page_3 = PoolQuery::from_params(|k| match k {
+            "page" => Some("3".into()),
+            "per" => Some("50".into()),
+            _ => None,
+        });
+        assert_eq!((on_page_3.page, on_page_3.per_page), (3, 50));
+        assert_eq!(
+            on_page_3.to_params(),
+            [("page", "3".to_string()), ("per", "50".to_string())]
+        );
+        assert_eq!(on_page_3.page_of(120).rows, 100..120);
+
+        let hid_a_column = on_page_3.with_column("age", false);
+        assert_eq!(hid_a_column.navigated_from(&on_page_3).page, 3);
+        let next = PoolQuery {
+            page: 4,
+            ..on_page_3.clone()
+        };
+        assert_eq!(next.navigated_from(&on_page_3).page, 4);
+        for changed in [
+            PoolQuery {
+                zone: Some("US-EAST-04A".into()),
+                ..on_page_3.clone()
+            },
+            PoolQuery {
+                sort: SortKey::Current,
+                ..on_page_3.clone()
+            },
+            PoolQuery {
+                per_page: 25,
+                ..on_page_3.clone()
+            },
+        ] {
+            assert_eq!(
+                changed.clone().navigated_from(&on_page_3).page,
+                1,
+                "{changed:?}"
+            );
+        }
+        let bogus = PoolQuery::from_params(|k| (k == "page").then(|| "0".into()));
+        assert_eq!(bogus.page, 1);
     }
 }

@@ -11,7 +11,10 @@ use crate::{
         badges::{ClassBadge, ClusterBadge, ConditionBadge},
         time::{age, use_now},
     },
-    domain::pools_view::{OPTIONAL_COLUMNS, PoolQuery, SortKey},
+    domain::{
+        paging::{PAGE_SIZES, Page, page_size},
+        pools_view::{OPTIONAL_COLUMNS, PoolQuery, SortKey},
+    },
     live::{LiveStore, use_live},
     model::{PoolRow, Scope, encode_component},
 };
@@ -26,6 +29,7 @@ pub fn Dashboard() -> impl IntoView {
 
     let navigate = use_navigate();
     let set_query = move |q: PoolQuery| {
+        let q = q.navigated_from(&query.get_untracked());
         let params: Vec<String> = q
             .to_params()
             .into_iter()
@@ -63,6 +67,13 @@ pub fn Dashboard() -> impl IntoView {
             .map(|s| s.with_untracked(|r| r.key.clone()))
             .collect::<Vec<_>>()
     });
+    // The page's rows alone are rendered: a change elsewhere in the list that does not move
+    // this page's rows re-renders nothing.
+    let page = Memo::new(move |_| keys.with(|k| query.with(|q| q.page_of(k.len()))));
+    let shown = Memo::new(move |_| {
+        let rows = page.get().rows;
+        keys.with(|k| k[rows].to_vec())
+    });
 
     view! {
         <Suspense fallback=|| view! {
@@ -83,7 +94,8 @@ pub fn Dashboard() -> impl IntoView {
                         </section>
                         <crate::pages::fleet_summary::FleetSummaryBand />
                         <Filters query set_query=set_query.clone() />
-                        <PoolTable keys query set_query=set_query.clone() />
+                        <PoolTable keys=shown query set_query=set_query.clone() />
+                        <Pager page query set_query=set_query.clone() />
                     }.into_any()
                 }
             })}
@@ -239,6 +251,50 @@ where
                 })}
             </fieldset>
         </details>
+    }
+}
+
+/// Previous / next, where this page is, and how many rows a page holds.
+#[component]
+fn Pager<F>(page: Memo<Page>, query: Memo<PoolQuery>, set_query: F) -> impl IntoView
+where
+    F: Fn(PoolQuery) + Clone + Send + Sync + 'static,
+{
+    let to_page = {
+        let set_query = set_query.clone();
+        move |number: usize| {
+            set_query(PoolQuery {
+                page: number,
+                ..query.get_untracked()
+            })
+        }
+    };
+    let (previous, next) = (to_page.clone(), to_page);
+    let number = move || page.get().number;
+    view! {
+        <nav class="pager" aria-label="Pages of node pools" data-testid="pager" hidden=move || page.with(|p| p.total == 0)>
+            <span class="range" data-testid="page-range">{move || page.get().label()}</span>
+            <button type="button" disabled=move || page.with(|p| p.number == 1) on:click=move |_| previous(number() - 1)>
+                "‹ Previous"
+            </button>
+            <span class="muted">{move || format!("Page {} of {}", number(), page.get().count)}</span>
+            <button type="button" disabled=move || page.with(|p| p.number == p.count) on:click=move |_| next(number() + 1)>
+                "Next ›"
+            </button>
+            <label>
+                "Rows per page"
+                <select
+                    name="per"
+                    prop:value=move || query.get().per_page.to_string()
+                    on:change=move |ev| {
+                        let per = page_size(Some(&event_target_value(&ev)));
+                        set_query(PoolQuery { per_page: per, ..query.get_untracked() });
+                    }
+                >
+                    {PAGE_SIZES.map(|n| view! { <option value=n.to_string()>{n}</option> })}
+                </select>
+            </label>
+        </nav>
     }
 }
 
