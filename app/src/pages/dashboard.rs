@@ -291,7 +291,10 @@ where
                         set_query(PoolQuery { per_page: per, ..query.get_untracked() });
                     }
                 >
-                    {PAGE_SIZES.map(|n| view! { <option value=n.to_string()>{n}</option> })}
+                    // `selected` as well: the server-rendered page shows the size before hydration.
+                    {PAGE_SIZES.map(|n| view! {
+                        <option value=n.to_string() selected=move || query.with(|q| q.per_page == n)>{n}</option>
+                    })}
                 </select>
             </label>
         </nav>
