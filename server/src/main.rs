@@ -40,12 +40,7 @@ async fn run_cli() -> std::process::ExitCode {
 
 /// `spotboard crd | head` closes the pipe early; that is the reader's choice, not an error.
 fn print_crd() -> server::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out
-        .write_all(crd::yaml().as_bytes())
-        .and_then(|()| out.flush())
-    {
+    match print(&crd::yaml()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(server::Error::io("printing the CRD", e))
         }
@@ -78,15 +73,21 @@ async fn embedded(args: &server::cli::ServeArgs) -> server::Result<()> {
 /// is logged instead.
 #[cfg(feature = "embedded")]
 fn announce(cluster: &spotboard_embedded::EmbeddedCluster) {
-    use std::io::Write;
     let mut text = format!("KUBECONFIG={}\n", cluster.kubeconfig_path.display());
     for z in &cluster.zones {
         text.push_str(&format!("{} {} {}\n", z.context, z.zone, z.url));
     }
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    if let Err(e) = print(&text) {
         tracing::warn!("could not print the embedded cluster's addresses to stdout: {e}");
     }
+}
+
+/// Writes `text` to stdout. Unlike `print!`, a closed stdout is an error to handle, not a panic.
+fn print(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }
 
 /// Ctrl-C or SIGTERM (what Kubernetes and systemd send before killing).

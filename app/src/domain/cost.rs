@@ -140,13 +140,7 @@ pub fn usd(amount: Option<Decimal>) -> String {
     let rounded = cents(a);
     let text = format!("{:.2}", rounded.abs());
     let (int, frac) = text.split_once('.').unwrap_or((&text, "00"));
-    let mut grouped = String::new();
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
+    let grouped = super::numbers::thousands(int);
     let sign = if rounded.is_sign_negative() && !rounded.is_zero() {
         "-"
     } else {

@@ -8,6 +8,7 @@ pub mod cost;
 pub mod fleet;
 pub mod form_text;
 pub mod manifest;
+pub mod numbers;
 pub mod paging;
 pub mod pools_view;
 pub mod preemption;

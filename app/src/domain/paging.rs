@@ -6,6 +6,8 @@
 
 use std::ops::Range;
 
+use super::numbers::thousands;
+
 /// Rows per page a person can choose (`per=` in the URL).
 pub const PAGE_SIZES: [usize; 6] = [10, 25, 50, 100, 250, 500];
 
@@ -49,9 +51,9 @@ impl Page {
         }
         format!(
             "{}–{} of {}",
-            grouped(self.rows.start + 1),
-            grouped(self.rows.end),
-            grouped(self.total)
+            thousands(&(self.rows.start + 1).to_string()),
+            thousands(&self.rows.end.to_string()),
+            thousands(&self.total.to_string())
         )
     }
 }
@@ -62,19 +64,6 @@ pub fn page_size(asked: Option<&str>) -> usize {
         .and_then(|s| s.parse().ok())
         .filter(|n| PAGE_SIZES.contains(n))
         .unwrap_or(DEFAULT_PAGE_SIZE)
-}
-
-/// `n` with thousands separated by commas (2000 → "2,000").
-pub fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -89,6 +78,7 @@ mod tests {
         assert_eq!(pages[2].rows, 200..250);
         assert!(pages.iter().all(|p| p.count == 3 && p.total == 250));
         assert_eq!(pages[2].label(), "201–250 of 250");
+        assert_eq!(Page::of(2, 100, 2000).label(), "101–200 of 2,000");
     }
 
     #[test]
@@ -115,13 +105,5 @@ mod tests {
         assert_eq!(page_size(Some("7")), DEFAULT_PAGE_SIZE);
         assert_eq!(page_size(Some("many")), DEFAULT_PAGE_SIZE);
         assert_eq!(page_size(None), DEFAULT_PAGE_SIZE);
-    }
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(grouped(0), "0");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(2000), "2,000");
-        assert_eq!(grouped(1234567), "1,234,567");
     }
 }
