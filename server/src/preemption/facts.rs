@@ -1,6 +1,6 @@
 //! Pods and PodDisruptionBudgets as the readiness audit and the blast radius read them.
 
-use app::domain::preemption::readiness::{PdbFacts, PodFacts, pdb_selector};
+use app::domain::preemption::readiness::{PdbFacts, PodFacts, pdb_selector, replicas};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -88,21 +88,55 @@ pub async fn pods(
     namespace: Option<&str>,
     lp: ListParams,
 ) -> Result<Vec<PodFacts>, String> {
+    let mut out = Vec::new();
+    each_page(client, namespace, lp, |page| {
+        out.extend(page.iter().map(pod))
+    })
+    .await?;
+    Ok(out)
+}
+
+/// The active pods of `workload` (namespace, `Kind/name` as [`PodFacts::workload`] writes
+/// it) among those `lp` selects in its namespace. Counted page by page and nothing else
+/// kept: an owner's siblings can be most of a 50,000-pod cluster.
+///
+/// Errors: the API server could not be asked.
+pub async fn replicas_of(
+    client: &kube::Client,
+    workload: &(String, String),
+    lp: ListParams,
+) -> Result<u32, String> {
+    let mut n = 0;
+    each_page(client, Some(&workload.0), lp, |page| {
+        let facts: Vec<PodFacts> = page.iter().map(pod).collect();
+        n += replicas(&facts).get(workload).copied().unwrap_or(0);
+    })
+    .await?;
+    Ok(n)
+}
+
+/// Lists the pods `lp` selects [`PAGE`] at a time, handing each page to `visit` before the
+/// next is read.
+async fn each_page(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    lp: ListParams,
+    mut visit: impl FnMut(&[Pod]),
+) -> Result<(), String> {
     let api: Api<Pod> = match namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
     };
     let mut lp = lp.limit(PAGE);
-    let mut out = Vec::new();
     loop {
         let page = api
             .list(&lp)
             .await
             .map_err(|e| format!("could not list pods: {e}"))?;
-        out.extend(page.items.iter().map(pod));
+        visit(&page.items);
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => lp = lp.continue_token(&token),
-            None => return Ok(out),
+            None => return Ok(()),
         }
     }
 }

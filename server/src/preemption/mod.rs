@@ -5,7 +5,8 @@
 //! # Layout
 //! - `tracker`: observations → timelines (pure derivation in `app::domain::preemption`).
 //! - `metrics`: `spotboard_preemptions_total`, `spotboard_preemption_waves_total`.
-//! - `pods`: reading a node's pods into blast-radius rows.
+//! - `pods`: reading a node's pods into blast-radius rows; `shared_reads`: what a wave's
+//!   reads share (a cap on how many run at once, replica counts, budgets).
 //! - `facts`, `readiness`: the spot readiness audit (pure part in
 //!   `app::domain::preemption::readiness`).
 //! - `alerting`: the alert episodes (waves, rates, replacement latency, eviction errors,
@@ -17,6 +18,7 @@ mod facts;
 mod metrics;
 mod pods;
 mod readiness;
+mod shared_reads;
 mod tracker;
 mod webhook;
 
@@ -58,6 +60,7 @@ pub struct PreemptionWatch {
     alerting: Arc<std::sync::Mutex<alerting::Alerting>>,
     /// Rates above this percent on a key still running spot nodes are flagged.
     rate_alert_pct: f64,
+    blast_radius: Arc<shared_reads::SharedReads>,
 }
 
 /// How the preemption watch judges and announces.
@@ -103,6 +106,7 @@ impl PreemptionWatch {
                 settings.thresholds,
             ))),
             rate_alert_pct: settings.rate_alert_pct,
+            blast_radius: Arc::default(),
         };
         let w = watch.clone();
         // Ends with the process, like the loop below; it holds no state worth a clean stop.
@@ -246,7 +250,13 @@ impl PreemptionWatch {
     /// The pods `need`'s node held at T=0, then how each ended once the node is gone; both
     /// shown on its card and kept in the ledger.
     async fn pods_of(&self, client: kube::Client, need: tracker::NeedsPods) {
-        let read = pods::on_node(client.clone(), &need.node).await;
+        let read = pods::on_node(
+            client.clone(),
+            &need.cluster,
+            &need.node,
+            &self.blast_radius,
+        )
+        .await;
         let impacts = read.clone();
         // The ledger's writes are kept trying in their own task, in order (the outcomes
         // update the linked rows): the card must not wait for the database, and a database

@@ -2,12 +2,13 @@
 //! covers them, grace period and CKS eviction label.
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use app::domain::preemption::evictions::{
     OUTCOME_PAST_GRACE, OUTCOME_STILL_RUNNING, OUTCOME_TERMINATING,
 };
-use app::domain::preemption::readiness::{covering_pdb, replicas};
+use app::domain::preemption::readiness::covering_pdb;
 use app::labels::{POD_GRACEFUL_INTERRUPTIBLE, POD_INTERRUPTABLE};
 use app::model::PodImpact;
 use chrono::Utc;
@@ -16,20 +17,30 @@ use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
 use super::facts;
+use super::shared_reads::SharedReads;
 use crate::hub::Hub;
 
-/// The pods bound to `node`, with their owners' replica counts (active pods of the same
-/// owner in the namespace, found by the template labels they share, never by listing the
-/// whole namespace) and covering PodDisruptionBudget, each with its uid.
+/// The pods bound to `node` of `cluster`, with their owners' replica counts (active pods of
+/// the same owner in the namespace, found by the template labels they share, never by
+/// listing the whole namespace) and covering PodDisruptionBudget, each with its uid.
+///
+/// Waits its turn in `shared` (a wave's reads run a few at a time) and takes the replica
+/// counts and budgets another node of the wave read moments ago from there.
 ///
 /// Errors: the pods could not be listed (the message is shown in place of the pods). A
 /// failure to list budgets leaves `pdb` empty and is logged.
-pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<(PodImpact, String)>, String> {
+pub async fn on_node(
+    client: kube::Client,
+    cluster: &str,
+    node: &str,
+    shared: &SharedReads,
+) -> Result<Vec<(PodImpact, String)>, String> {
+    let _turn = shared.turn().await;
     let on_node = ListParams::default().fields(&format!("spec.nodeName={node}"));
     let mine = facts::pods(&client, None, on_node)
         .await
         .map_err(|e| format!("{e} (node {node})"))?;
-    // One list per owner on the node, of that owner's siblings only.
+    // One count per owner on the node, of that owner's siblings only.
     let mut counts: HashMap<(String, String), u32> = HashMap::new();
     // DaemonSet pods are one per node by design: their count says nothing about this loss.
     for p in mine
@@ -40,24 +51,36 @@ pub async fn on_node(client: kube::Client, node: &str) -> Result<Vec<(PodImpact,
         if counts.contains_key(&key) {
             continue;
         }
+        let shared_key = (cluster.to_string(), key.0.clone(), key.1.clone());
+        if let Some(n) = shared.replicas(&shared_key, Instant::now()) {
+            counts.insert(key, n);
+            continue;
+        }
         let Some(selector) = facts::sibling_selector(p) else {
             continue;
         };
         let lp = ListParams::default().labels(&selector);
-        match facts::pods(&client, Some(&p.namespace), lp).await {
-            Ok(siblings) => {
-                let n = replicas(&siblings).get(&key).copied().unwrap_or(0);
+        match facts::replicas_of(&client, &key, lp).await {
+            Ok(n) => {
+                shared.put_replicas(shared_key, n, Instant::now());
                 counts.insert(key, n);
             }
             Err(e) => tracing::warn!(error = %e, node, "replica count unknown"),
         }
     }
-    let pdbs = match facts::pdbs(&client).await {
-        Ok(b) => b,
-        Err(e) => {
-            tracing::warn!(error = %e, node, "blast radius without PodDisruptionBudgets");
-            Vec::new()
-        }
+    let pdbs = match shared.pdbs(cluster, Instant::now()) {
+        Some(b) => b,
+        None => match facts::pdbs(&client).await {
+            Ok(b) => {
+                let b = Arc::new(b);
+                shared.put_pdbs(cluster, b.clone(), Instant::now());
+                b
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, node, "blast radius without PodDisruptionBudgets");
+                Arc::default()
+            }
+        },
     };
     let mut out: Vec<(PodImpact, String)> = mine
         .iter()

@@ -27,6 +27,45 @@ fn find<'a>(p: &'a Value, node: &str) -> Option<&'a Value> {
     p["nodes"].as_array()?.iter().find(|n| n["node"] == node)
 }
 
+/// Each owned pod's replica count is its owner's active pods in the cluster, give or take
+/// the owner's pods on the preempted node (evicted and replaced since T=0).
+async fn replicas_match_the_cluster(admin: &kube::Client, pods: &[Value]) {
+    use k8s_openapi::api::core::v1::Pod;
+    let mut checked = 0;
+    for p in pods.iter().filter(|p| p["replicas"].is_u64()) {
+        let (ns, kind, name) = (
+            p["namespace"].as_str().unwrap(),
+            p["owner_kind"].as_str().unwrap(),
+            p["owner_name"].as_str().unwrap(),
+        );
+        let owned_by = |x: &Value| x["owner_kind"] == kind && x["owner_name"] == name;
+        let here = pods
+            .iter()
+            .filter(|x| x["namespace"] == ns && owned_by(x))
+            .count() as i64;
+        let active = Api::<Pod>::namespaced(admin.clone(), ns)
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|q| {
+                let phase = q.status.as_ref().and_then(|s| s.phase.as_deref());
+                let owner = q.owner_references().first().cloned();
+                !matches!(phase, Some("Succeeded" | "Failed"))
+                    && owner.is_some_and(|o| o.kind == kind && o.name == name)
+            })
+            .count() as i64;
+        let counted = p["replicas"].as_i64().unwrap();
+        assert!(
+            (counted - active).abs() <= here && counted >= here,
+            "{ns} {kind}/{name}: {counted} replicas on the card, {active} in the cluster, {here} on the node"
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "some pod of the node has an owner: {pods:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
     let d = common::start(&[ZONE], 120.0).await;
@@ -61,6 +100,7 @@ async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
         );
     }
     assert!(pods.iter().any(|p| p["namespace"] == "ml-training"));
+    replicas_match_the_cluster(&d.admin(ZONE), pods).await;
     // The same pods are linked to the node's lifetime in the ledger, beyond the event TTL.
     let uid = first["uid"].as_str().unwrap();
     let linked = eventually(Duration::from_secs(5), "pods in the ledger", || async {
