@@ -49,6 +49,13 @@ pub const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 /// How long a SQLite ledger's single connection is waited for (sqlx's default).
 const SQLITE_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// Set on each SQLite connection. SQLite's defaults (a rollback journal, synced on every
+/// commit) wrote a first list's 10,000 node lifetimes at about 800 a second, holding them
+/// queued in memory for 13 s; with a write-ahead log synced at checkpoints, a commit costs no
+/// disk flush. What this risks is the last commits before a power loss, not a process
+/// crash (SQLite: "Write-Ahead Logging", "PRAGMA synchronous").
+const SQLITE_PRAGMAS: [&str; 2] = ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"];
+
 /// How long [`Ledger::until_written`] keeps trying one write (the recorder's own queue
 /// covers node lifetimes for longer, up to its size).
 pub const RETRY_WRITES_FOR: std::time::Duration = std::time::Duration::from_secs(6 * 3600);
@@ -167,6 +174,16 @@ impl Ledger {
                 SQLITE_ACQUIRE_TIMEOUT
             } else {
                 ACQUIRE_TIMEOUT
+            })
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == "sqlite" {
+                        for pragma in SQLITE_PRAGMAS {
+                            sqlx::query(pragma).execute(&mut *conn).await?;
+                        }
+                    }
+                    Ok(())
+                })
             })
             .connect_lazy(&url)
             .map_err(db("opening the ledger"))?;
