@@ -18,7 +18,9 @@
 //! - [`crd`]: the NodePool CRD as YAML.
 //! - [`logging`]: `RUST_LOG`, with the audit trail always on.
 //! - [`error`]: this crate's error type.
+//! - [`allocator`]: the allocator's settings (set by running the binary again once).
 
+pub mod allocator;
 pub mod capacity;
 pub mod cli;
 pub mod crd;

@@ -12,6 +12,7 @@ use server::{
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    server::allocator::purge_freed_pages_at_once();
     match run::runtime() {
         Ok(rt) => rt.block_on(run_cli()),
         Err(e) => {

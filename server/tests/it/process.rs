@@ -75,6 +75,15 @@ async fn one_process_per_ledger_and_sigterm_ends_streams_and_writes_the_heartbea
         .spawn()
         .unwrap();
     let addr = served_address(&mut first).await;
+    // The process that serves is the one spawned, run again with the allocator's setting.
+    let environ = std::fs::read(format!("/proc/{}/environ", first.id().unwrap())).unwrap();
+    assert!(
+        environ
+            .split(|b| *b == 0)
+            .any(|v| v == b"MIMALLOC_PURGE_DELAY=0"),
+        "{}",
+        String::from_utf8_lossy(&environ)
+    );
 
     // A second process on the same file stops before it starts anything, and says why.
     let second = spotboard(dir.path(), &ledger, "b.kubeconfig")
