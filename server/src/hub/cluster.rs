@@ -9,6 +9,7 @@ use app::domain::preemption::{CapacityType, Provider};
 use app::model::RowKind;
 use chrono::{DateTime, Utc};
 
+use super::pod_nodes::PodNodes;
 use crate::{
     projection::{self, NodeAggregate},
     watch::records::{
@@ -49,8 +50,7 @@ pub struct ClusterData {
     nodes: HashMap<String, NodeRecord>,
     node_uid_by_name: HashMap<String, String>,
     nodes_by_pool: HashMap<String, BTreeSet<String>>,
-    pods: HashMap<String, Option<String>>,
-    pods_per_node: HashMap<String, u32>,
+    pods: PodNodes,
     /// Terminating pods bound to a node: uid -> (node, end of the grace period). Few at a
     /// time (a drain's), so kept apart from `pods`.
     terminating: HashMap<String, (String, DateTime<Utc>)>,
@@ -270,7 +270,7 @@ impl ClusterData {
     pub fn pods(&mut self, change: Observed<PodRecord>) -> Vec<Dirty> {
         self.observe(
             change,
-            |s| s.pods.keys().cloned().collect(),
+            |s| s.pods.uids(),
             |r| &r.uid,
             Self::put_pod,
             Self::drop_pod,
@@ -287,16 +287,10 @@ impl ClusterData {
                 self.terminating.remove(&rec.uid);
             }
         }
-        let old = self.pods.insert(rec.uid, rec.node.clone());
-        if old.as_ref() == Some(&rec.node) {
-            return;
-        }
-        if let Some(Some(old_node)) = old {
-            self.uncount(&old_node, dirty);
-        }
-        if let Some(node) = rec.node {
-            *self.pods_per_node.entry(node.clone()).or_default() += 1;
-            self.dirty_node_named(&node, dirty);
+        if let Some((was, is)) = self.pods.bind(&rec.uid, rec.node.as_deref()) {
+            for node in was.iter().chain(is.iter()) {
+                self.dirty_node_named(node, dirty);
+            }
         }
     }
 
@@ -311,19 +305,9 @@ impl ClusterData {
 
     fn drop_pod(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
         self.terminating.remove(uid);
-        if let Some(Some(node)) = self.pods.remove(uid) {
-            self.uncount(&node, dirty);
+        if let Some(node) = self.pods.unbind(uid) {
+            self.dirty_node_named(&node, dirty);
         }
-    }
-
-    fn uncount(&mut self, node: &str, dirty: &mut Vec<Dirty>) {
-        if let Some(n) = self.pods_per_node.get_mut(node) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.pods_per_node.remove(node);
-            }
-        }
-        self.dirty_node_named(node, dirty);
     }
 
     pub fn events(&mut self, change: Observed<EventRecord>) -> Vec<Dirty> {
@@ -444,7 +428,7 @@ impl ClusterData {
     /// The current node row of `uid`, if the node exists.
     pub fn node_row(&self, cluster: &str, uid: &str) -> Option<app::model::NodeRow> {
         let rec = self.nodes.get(uid)?;
-        let pods = self.pods_per_node.get(&rec.name).copied().unwrap_or(0);
+        let pods = self.pods.on_node(&rec.name);
         let mut row = projection::node_row(cluster, rec, pods);
         row.notice = self.notice_of(rec);
         row.capacity_type = self.capacity_of(rec);

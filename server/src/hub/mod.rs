@@ -8,13 +8,14 @@
 //! ever-growing queue. A ring of recent deltas lets a reconnecting browser resume.
 //!
 //! # Layout
-//! - `cluster`: one cluster's records and indexes.
+//! - `cluster`: one cluster's records and indexes; `pod_nodes`: its pods (uid → node).
 //! - `views`: the published rows, diffing and the resume ring.
 //! - `facts`: the same changes, typed, for the server's own followers.
 
 mod cluster;
 mod derived;
 mod facts;
+mod pod_nodes;
 mod views;
 
 use std::sync::{Arc, RwLock};
