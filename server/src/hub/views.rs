@@ -60,8 +60,9 @@ pub struct Views {
     deferred: BTreeMap<String, BTreeSet<String>>,
     pool_published: HashMap<String, Instant>,
     clusters: BTreeMap<String, ClusterRow>,
-    pools: HashMap<String, PoolRow>,
-    nodes: HashMap<String, NodeRow>,
+    // Boxed: a map keeps a third of its slots empty, and a row is hundreds of bytes.
+    pools: HashMap<String, Box<PoolRow>>,
+    nodes: HashMap<String, Box<NodeRow>>,
     events: HashMap<String, EventRow>,
     derived: Derived,
     ring: VecDeque<Arc<Published>>,
@@ -142,31 +143,31 @@ impl Views {
                     if let Some(set) = self.deferred.get_mut(cluster) {
                         set.remove(&key);
                     }
-                    let new = data.pool_row(cluster, &key);
+                    let new = data.pool_row(cluster, &key).map(Box::new);
                     let old = sync(&mut self.pools, &key, new.clone());
                     if new.is_none() {
                         self.pool_published.remove(&key);
                     }
-                    if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
+                    if let Some(c) = change_of(old.as_deref(), new.as_deref()) {
                         self.pool_published.insert(key.clone(), Instant::now());
                         if following {
                             send(Fact::Pool {
                                 key: key.clone(),
-                                row: new.map(Box::new),
+                                row: new,
                             });
                         }
                         self.publish(kind, key, cluster.to_string(), None, c, tx);
                     }
                 }
                 RowKind::Node => {
-                    let new = data.node_row(cluster, &key);
+                    let new = data.node_row(cluster, &key).map(Box::new);
                     let old = sync(&mut self.nodes, &key, new.clone());
                     let pool = new.as_ref().or(old.as_ref()).and_then(|r| r.pool.clone());
-                    if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
+                    if let Some(c) = change_of(old.as_deref(), new.as_deref()) {
                         if following {
                             send(Fact::Node {
                                 key: key.clone(),
-                                row: new.map(Box::new),
+                                row: new,
                             });
                         }
                         self.publish(kind, key, cluster.to_string(), pool, c, tx);
@@ -264,7 +265,7 @@ impl Views {
                 .values()
                 .filter_map(|c| Some((c.name.clone(), c.zone.clone()?)))
                 .collect(),
-            pools: self.pools.values().cloned().collect(),
+            pools: self.pools.values().map(|r| PoolRow::clone(r)).collect(),
             rates: self.derived.rates.values().cloned().collect(),
         }
     }
@@ -276,8 +277,8 @@ impl Views {
     /// Every node and pool, and the events whose reason is `reason`: the ledger's view.
     pub fn ledger_inputs(&self, reason: &str) -> (Vec<NodeRow>, Vec<PoolRow>, Vec<EventRow>) {
         (
-            self.nodes.values().cloned().collect(),
-            self.pools.values().cloned().collect(),
+            self.nodes.values().map(|r| NodeRow::clone(r)).collect(),
+            self.pools.values().map(|r| PoolRow::clone(r)).collect(),
             self.events_with_reason(reason),
         )
     }
@@ -300,13 +301,13 @@ impl Views {
     }
 
     pub fn snapshot(&self, scope: &Scope) -> Snapshot {
-        let mut pools: Vec<PoolRow> = self.pools.values().cloned().collect();
+        let mut pools: Vec<PoolRow> = self.pools.values().map(|r| PoolRow::clone(r)).collect();
         pools.sort_by(|a, b| (&a.cluster, &a.name).cmp(&(&b.cluster, &b.name)));
         let mut nodes: Vec<NodeRow> = self
             .nodes
             .values()
             .filter(|n| scope.wants(&n.cluster, n.pool.as_deref()))
-            .cloned()
+            .map(|r| NodeRow::clone(r))
             .collect();
         nodes.sort_by(|a, b| a.name.cmp(&b.name));
         let mut events: Vec<EventRow> = self
