@@ -24,8 +24,9 @@ use crate::hub::Hub;
 /// the same owner in the namespace, found by the template labels they share, never by
 /// listing the whole namespace) and covering PodDisruptionBudget, each with its uid.
 ///
-/// Waits its turn in `shared` (a wave's reads run a few at a time) and takes the replica
-/// counts and budgets another node of the wave read moments ago from there.
+/// Waits its turn in `shared` (a wave's reads run [`super::shared_reads::READS_AT_ONCE`] at
+/// a time) and takes the replica counts and budgets another node of the wave read moments
+/// ago from there.
 ///
 /// Errors: the pods could not be listed (the message is shown in place of the pods). A
 /// failure to list budgets leaves `pdb` empty and is logged.
