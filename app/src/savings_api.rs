@@ -61,6 +61,17 @@ pub async fn load_savings(
         .map_err(crate::api_error::ApiError::unavailable)
 }
 
+/// The headline of [`load_savings`]'s report over a named `range`: totals only, no rows.
+///
+/// Errors: as [`load_savings`].
+#[server(endpoint = "savings-headline", input = Json)]
+pub async fn load_savings_headline(
+    range: String,
+) -> Result<crate::model::SavingsHeadline, crate::api_error::ApiError> {
+    let report = load_savings(Some(range), None, None).await?;
+    Ok(crate::model::SavingsHeadline::from(&report))
+}
+
 /// A NodePool's condition history over `range` (`24h`, `7d`, `30d`): its transitions, newest
 /// first, and the time spent in each status and reason, from the ledger.
 ///

@@ -132,6 +132,28 @@ pub struct PreemptionCost {
     pub lost_usd: Decimal,
 }
 
+/// The savings report's one line on the Node Pools page: its totals without its rows. The
+/// report of a 10,000-node fleet carries a priced line per node (3 MB of JSON), which the
+/// page would otherwise embed for hydration and parse before it answers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SavingsHeadline {
+    /// USD saved over the range against the same node-hours on-demand.
+    pub savings_usd: Decimal,
+    /// Lifetimes left out because a price is unknown.
+    pub unpriced_nodes: u32,
+    pub run_rate: RunRate,
+}
+
+impl From<&SavingsReport> for SavingsHeadline {
+    fn from(r: &SavingsReport) -> Self {
+        Self {
+            savings_usd: r.savings_usd,
+            unpriced_nodes: r.unpriced_nodes,
+            run_rate: r.run_rate.clone(),
+        }
+    }
+}
+
 /// `GET /api/v1/savings?from=…&to=…`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SavingsReport {

@@ -234,7 +234,7 @@ fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
 pub fn SavingsSummary(#[prop(into)] fleet: Signal<(u32, u32)>) -> impl IntoView {
     let report = Resource::new(
         move || fleet.get(),
-        |_| load_savings(Some("24h".into()), None, None),
+        |_| crate::savings_api::load_savings_headline("24h".into()),
     );
     view! {
         <Suspense fallback=|| ()>
