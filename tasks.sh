@@ -175,7 +175,10 @@ cmd_bench() { # Scale benchmark: RSS, bytes per node change, stream latency, wat
   need_rust
   # With the name cargo-leptos gives the site: a plain build would otherwise replace the served
   # `target/release/spotboard` with one whose pages ask for `spotboard_bg.wasm` and never load.
-  LEPTOS_OUTPUT_NAME=spotboard cargo build --release --locked -p server --bins
+  # The same type-erased components as `cargo leptos build --release` (Cargo.toml's
+  # `always-erase-components`): the same binary is measured, and the build reuses its cache.
+  LEPTOS_OUTPUT_NAME=spotboard RUSTFLAGS="--cfg erase_components" \
+    cargo build --release --locked -p server --bins
   target/release/spotboard-bench "$@"
 }
 
