@@ -16,6 +16,18 @@ pub trait SavingsSource: Send + Sync {
         to: chrono::DateTime<chrono::Utc>,
     ) -> crate::create_api::BoxFuture<'a, Result<SavingsReport, String>>;
 
+    /// The headline of the report over the named `range` ending now (see
+    /// [`load_savings_headline`]). The server answers every tab from one report a few seconds
+    /// old at most: each Node Pools tab asks again when the fleet's node counts change, so a
+    /// preemption wave seen by many tabs would otherwise price the ledger once per tab per
+    /// change.
+    fn headline<'a>(
+        &'a self,
+        range: &'a str,
+        from: chrono::DateTime<chrono::Utc>,
+        to: chrono::DateTime<chrono::Utc>,
+    ) -> crate::create_api::BoxFuture<'a, Result<crate::model::SavingsHeadline, String>>;
+
     /// The price catalog in force, user rows first.
     fn prices(&self) -> Vec<crate::model::PriceEntry>;
 
@@ -61,15 +73,26 @@ pub async fn load_savings(
         .map_err(crate::api_error::ApiError::unavailable)
 }
 
-/// The headline of [`load_savings`]'s report over a named `range`: totals only, no rows.
+/// The headline of [`load_savings`]'s report over a named `range` (`1h`, `24h`, `7d`,
+/// `30d`) ending now: totals only, no rows. May be up to a few seconds old (the server shares
+/// one report among the tabs that ask at once).
 ///
 /// Errors: as [`load_savings`].
 #[server(endpoint = "savings-headline", input = Json)]
 pub async fn load_savings_headline(
     range: String,
 ) -> Result<crate::model::SavingsHeadline, crate::api_error::ApiError> {
-    let report = load_savings(Some(range), None, None).await?;
-    Ok(crate::model::SavingsHeadline::from(&report))
+    let source = use_context::<SavingsSourceHandle>()
+        .ok_or_else(|| crate::api_error::ApiError::internal("no savings source in context"))?;
+    // An unknown range is refused here, so the server's cache has one entry per named range.
+    let (from, to) =
+        crate::domain::savings::range::resolve(Some(&range), None, None, chrono::Utc::now())
+            .map_err(crate::api_error::ApiError::invalid)?;
+    source
+        .0
+        .headline(&range, from, to)
+        .await
+        .map_err(crate::api_error::ApiError::unavailable)
 }
 
 /// A NodePool's condition history over `range` (`24h`, `7d`, `30d`): its transitions, newest

@@ -1,23 +1,66 @@
 //! The server's [`SavingsSource`]: the ledger's lifetimes priced with the catalog in force.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use app::create_api::BoxFuture;
 use app::domain::prices::PriceCatalog;
 use app::domain::savings::{ReportInput, report};
-use app::model::{PriceEntry, SavingsReport};
+use app::model::{PriceEntry, SavingsHeadline, SavingsReport};
 use app::savings_api::SavingsSource;
 use chrono::{DateTime, Utc};
 
 use super::Ledger;
 
+/// How old a headline may be when served. The run rate is per hour and the range a day or
+/// more, so a few seconds change nothing a person reads.
+pub const HEADLINE_FRESH_FOR: Duration = Duration::from_secs(5);
+
 /// Lifetimes from the ledger, prices from the catalog.
 pub struct Savings {
     pub ledger: Ledger,
     pub prices: Arc<PriceCatalog>,
+    /// The last headline per named range and when it was made. An async lock, held while a
+    /// report is made, so tabs asking at once wait for one report instead of each making
+    /// their own.
+    headlines: tokio::sync::Mutex<HashMap<String, (Instant, SavingsHeadline)>>,
+    /// [`HEADLINE_FRESH_FOR`], shorter in tests.
+    fresh_for: Duration,
 }
 
 impl Savings {
+    pub fn new(ledger: Ledger, prices: Arc<PriceCatalog>) -> Self {
+        Self {
+            ledger,
+            prices,
+            headlines: Default::default(),
+            fresh_for: HEADLINE_FRESH_FOR,
+        }
+    }
+
+    /// The headline of the report over `[from, to]`, shared by every caller for
+    /// [`HEADLINE_FRESH_FOR`] under the name `range`. A failed read is not kept: the next
+    /// caller tries the ledger again.
+    ///
+    /// Errors: as [`Savings::report`].
+    pub async fn headline(
+        &self,
+        range: &str,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> crate::Result<SavingsHeadline> {
+        let mut kept = self.headlines.lock().await;
+        if let Some((made, h)) = kept.get(range)
+            && made.elapsed() < self.fresh_for
+        {
+            return Ok(h.clone());
+        }
+        let h = SavingsHeadline::from(&self.report(from, to).await?);
+        kept.insert(range.to_string(), (Instant::now(), h.clone()));
+        Ok(h)
+    }
+
     /// The report over `[from, to]`, now.
     ///
     /// Errors: the ledger could not be read ("ledger unavailable since …").
@@ -59,6 +102,19 @@ impl SavingsSource for Savings {
         })
     }
 
+    fn headline<'a>(
+        &'a self,
+        range: &'a str,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> BoxFuture<'a, Result<SavingsHeadline, String>> {
+        Box::pin(async move {
+            Savings::headline(self, range, from, to)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
     fn prices(&self) -> Vec<PriceEntry> {
         self.prices.entries.clone()
     }
@@ -76,3 +132,6 @@ impl SavingsSource for Savings {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -227,11 +227,17 @@ fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
     }
 }
 
+/// How often, at most, the dashboard's savings line is read again while the fleet changes, ms.
+/// A preemption wave changes the node counts many times a second; the run rate is per hour.
+pub const SUMMARY_REFRESH_MS: f64 = 10_000.0;
+
 /// One line on the dashboard: what spot saves now and over the last 24 hours. Read again
-/// whenever `fleet` changes (the fleet's node counts from the stream), so the run rate follows
-/// the fleet without polling.
+/// when `fleet` changes (the fleet's node counts from the stream), at once for the first
+/// change and then at most every [`SUMMARY_REFRESH_MS`], so the run rate follows the fleet
+/// without polling.
 #[component]
 pub fn SavingsSummary(#[prop(into)] fleet: Signal<(u32, u32)>) -> impl IntoView {
+    let fleet: Signal<(u32, u32)> = leptos_use::signal_throttled(fleet, SUMMARY_REFRESH_MS);
     let report = Resource::new(
         move || fleet.get(),
         |_| crate::savings_api::load_savings_headline("24h".into()),
