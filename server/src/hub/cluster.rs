@@ -4,6 +4,7 @@
 //! exactly those and publishes the ones that really differ.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use app::domain::preemption::{CapacityType, Provider};
 use app::model::RowKind;
@@ -50,7 +51,7 @@ pub struct ClusterData {
     // Boxed: the map keeps a third of its slots empty, and a record is 200 bytes.
     nodes: HashMap<String, Box<NodeRecord>>,
     node_uid_by_name: HashMap<String, String>,
-    nodes_by_pool: HashMap<String, BTreeSet<String>>,
+    nodes_by_pool: HashMap<Arc<str>, BTreeSet<String>>,
     pods: PodNodes,
     /// Terminating pods bound to a node: uid -> (node, end of the grace period). Few at a
     /// time (a drain's), so kept apart from `pods`.
@@ -58,7 +59,7 @@ pub struct ClusterData {
     events: HashMap<String, EventRecord>,
     // Events about a node arrive after the node is gone (e.g. "Deleted for preemption"), so
     // the node's pool is remembered past its deletion to attribute them.
-    node_pool_seen: HashMap<String, String>,
+    node_pool_seen: HashMap<String, Arc<str>>,
     // GKE node pools and Karpenter NodePools exist here through their nodes' labels: key ->
     // (provider, name), and name -> key.
     provider_pools: HashMap<String, (Provider, String)>,
@@ -441,7 +442,10 @@ impl ClusterData {
         let rec = self.events.get(uid)?;
         let pool = match rec.kind.as_str() {
             "NodePool" => Some(rec.object_name.clone()),
-            _ => self.node_pool_seen.get(&rec.object_name).cloned(),
+            _ => self
+                .node_pool_seen
+                .get(&rec.object_name)
+                .map(|p| p.to_string()),
         };
         Some(projection::event_row(cluster, rec, pool))
     }

@@ -25,9 +25,10 @@ use crate::hub::Fact;
 
 #[derive(Clone)]
 struct Seen {
-    cluster: String,
+    // Shared copies: every node of a cluster, and of a pool, names the same one.
+    cluster: std::sync::Arc<str>,
     node: String,
-    pool: Option<String>,
+    pool: Option<std::sync::Arc<str>>,
     preempting: bool,
     /// Its Ready time is queued.
     ready: bool,
@@ -243,7 +244,7 @@ impl Recorder {
         let gone: Vec<String> = self
             .seen
             .iter()
-            .filter(|(uid, s)| self.synced.contains(&s.cluster) && !present.contains(uid.as_str()))
+            .filter(|(uid, s)| self.synced.contains(&*s.cluster) && !present.contains(uid.as_str()))
             .map(|(u, _)| u.clone())
             .collect();
         for uid in gone {
@@ -275,7 +276,7 @@ impl Recorder {
                     let uid = self
                         .seen
                         .iter()
-                        .find(|(_, s)| s.cluster == cluster && s.node == node && !s.preempting)
+                        .find(|(_, s)| *s.cluster == *cluster && s.node == node && !s.preempting)
                         .map(|(u, _)| u.clone());
                     if let Some(uid) = uid {
                         self.preempting(&uid, t0);
@@ -355,9 +356,9 @@ impl Recorder {
                 self.seen.insert(
                     n.key.clone(),
                     Seen {
-                        cluster: n.cluster.clone(),
+                        cluster: crate::watch::names::shared(&n.cluster),
                         node: n.name.clone(),
-                        pool: n.pool.clone(),
+                        pool: n.pool.as_deref().map(crate::watch::names::shared),
                         preempting: false,
                         ready: false,
                     },
@@ -407,7 +408,7 @@ impl Recorder {
             };
             let signal = self
                 .pending
-                .get(&(s.cluster.clone(), s.node.clone()))
+                .get(&(s.cluster.to_string(), s.node.clone()))
                 .map(|(_, at)| *at);
             if signal.is_none() && !s.preempting && now - missed < END_GRACE {
                 continue;
@@ -421,7 +422,7 @@ impl Recorder {
             let pool_exists = s.pool.as_ref().is_some_and(|p| {
                 self.pools
                     .values()
-                    .any(|(c, name)| c == &s.cluster && name == p)
+                    .any(|(c, name)| **c == *s.cluster && **name == **p)
             });
             let reason = if preempted {
                 "preempted"

@@ -8,6 +8,7 @@
 //! - `runner`: the watch tasks, their backoff, and the per-cluster health probe.
 
 mod lenient;
+pub mod names;
 pub mod records;
 mod runner;
 pub mod trim;

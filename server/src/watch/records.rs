@@ -7,6 +7,7 @@
 use app::domain::preemption::{CapacityType, Provider};
 use app::nodepool::{NodePoolSpec, NodePoolStatus};
 use chrono::{DateTime, Utc};
+use std::sync::Arc;
 
 /// A NodePool as stored: its spec and status, or why they could not be read.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,17 +46,19 @@ pub struct KarpenterPoolRecord {
     pub malformed: Option<String>,
 }
 
-/// A Node as stored.
+/// A Node as stored. The values its pool's other nodes repeat are shared copies
+/// ([`super::names::shared`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeRecord {
     pub uid: String,
     pub name: String,
-    /// `compute.coreweave.com/node-pool`.
-    pub pool: Option<String>,
-    pub instance_type: Option<String>,
-    pub zone: Option<String>,
+    /// `compute.coreweave.com/node-pool` (CKS), `cloud.google.com/gke-nodepool` (GKE) or
+    /// `karpenter.sh/nodepool` (Karpenter).
+    pub pool: Option<Arc<str>>,
+    pub instance_type: Option<Arc<str>>,
+    pub zone: Option<Arc<str>>,
     /// `node.coreweave.cloud/state`.
-    pub state: Option<String>,
+    pub state: Option<Arc<str>>,
     pub ready: Option<bool>,
     /// When the `Ready` condition last turned True (its lastTransitionTime); `None` while not
     /// Ready or when the kubelet gave no time.

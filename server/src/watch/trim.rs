@@ -140,6 +140,7 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
     let uid = n.uid()?;
     let l = n.labels();
     let label = |k: &str| l.get(k).cloned();
+    let shared = |k: &str| l.get(k).map(|v| super::names::shared(v));
     let (provider, provider_pool, capacity) = preemption::classify(l);
     let taints: Vec<String> = n
         .spec
@@ -159,10 +160,10 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
     Some(NodeRecord {
         uid,
         name: n.name_any(),
-        pool: provider_pool,
-        instance_type: label(labels::INSTANCE_TYPE),
-        zone: label(labels::ZONE),
-        state: label(labels::NODE_STATE),
+        pool: provider_pool.as_deref().map(super::names::shared),
+        instance_type: shared(labels::INSTANCE_TYPE),
+        zone: shared(labels::ZONE),
+        state: shared(labels::NODE_STATE),
         ready,
         ready_since,
         cordoned: n
