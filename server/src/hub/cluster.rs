@@ -49,9 +49,10 @@ pub struct ClusterData {
     pools: HashMap<String, PoolRecord>,
     pool_uid_by_name: HashMap<String, String>,
     // Boxed: the map keeps a third of its slots empty, and a record is 200 bytes.
-    nodes: HashMap<String, Box<NodeRecord>>,
-    node_uid_by_name: HashMap<String, String>,
-    nodes_by_pool: HashMap<Arc<str>, BTreeSet<String>>,
+    // Keys and values are the record's own uid and name, shared.
+    nodes: HashMap<Arc<str>, Box<NodeRecord>>,
+    node_uid_by_name: HashMap<Arc<str>, Arc<str>>,
+    nodes_by_pool: HashMap<Arc<str>, BTreeSet<Arc<str>>>,
     pods: PodNodes,
     /// Terminating pods bound to a node: uid -> (node, end of the grace period). Few at a
     /// time (a drain's), so kept apart from `pods`.
@@ -59,7 +60,7 @@ pub struct ClusterData {
     events: HashMap<String, EventRecord>,
     // Events about a node arrive after the node is gone (e.g. "Deleted for preemption"), so
     // the node's pool is remembered past its deletion to attribute them.
-    node_pool_seen: HashMap<String, Arc<str>>,
+    node_pool_seen: HashMap<Arc<str>, Arc<str>>,
     // GKE node pools and Karpenter NodePools exist here through their nodes' labels: key ->
     // (provider, name), and name -> key.
     provider_pools: HashMap<String, (Provider, String)>,
@@ -134,7 +135,7 @@ impl ClusterData {
 
     fn dirty_node_named(&self, name: &str, out: &mut Vec<Dirty>) {
         if let Some(uid) = self.node_uid_by_name.get(name) {
-            out.push((RowKind::Node, uid.clone()));
+            out.push((RowKind::Node, uid.to_string()));
         }
     }
 
@@ -183,7 +184,10 @@ impl ClusterData {
         let old = self.pools.get(&rec.uid).map(class);
         if old != Some(class(&rec)) {
             // Its nodes take their capacity type from the pool's computeClass.
-            let nodes: Vec<String> = self.nodes_of(&rec.name).map(|n| n.uid.clone()).collect();
+            let nodes: Vec<String> = self
+                .nodes_of(&rec.name)
+                .map(|n| n.uid.to_string())
+                .collect();
             dirty.extend(nodes.into_iter().map(|u| (RowKind::Node, u)));
         }
         self.pools.insert(rec.uid.clone(), rec);
@@ -204,7 +208,7 @@ impl ClusterData {
     pub fn nodes(&mut self, change: Observed<NodeRecord>) -> Vec<Dirty> {
         self.observe(
             change,
-            |s| s.nodes.keys().cloned().collect(),
+            |s| s.nodes.keys().map(|k| k.to_string()).collect(),
             |r| &r.uid,
             Self::put_node,
             Self::drop_node,
@@ -212,7 +216,7 @@ impl ClusterData {
     }
 
     fn put_node(&mut self, rec: NodeRecord, dirty: &mut Vec<Dirty>) {
-        dirty.push((RowKind::Node, rec.uid.clone()));
+        dirty.push((RowKind::Node, rec.uid.to_string()));
         self.note_provider_pool(&rec);
         let old = self.nodes.get(&rec.uid);
         let aggregate_changed = old.is_none_or(|o| {
@@ -256,10 +260,10 @@ impl ClusterData {
         if self
             .node_uid_by_name
             .get(&rec.name)
-            .is_some_and(|u| u == uid)
+            .is_some_and(|u| **u == *uid)
         {
             self.node_uid_by_name.remove(&rec.name);
-            self.interrupted.remove(&rec.name);
+            self.interrupted.remove(&*rec.name);
         }
         if let Some(pool) = &rec.pool {
             if let Some(set) = self.nodes_by_pool.get_mut(pool) {
@@ -345,7 +349,7 @@ impl ClusterData {
             && self.interrupted.insert(rec.object_name.clone())
         {
             self.dirty_node_named(&rec.object_name, dirty);
-            if let Some(pool) = self.node_pool_seen.get(&rec.object_name).cloned() {
+            if let Some(pool) = self.node_pool_seen.get(rec.object_name.as_str()).cloned() {
                 self.dirty_pool_named(&pool, dirty);
             }
         }
@@ -363,7 +367,7 @@ impl ClusterData {
     /// pool counts, the ledger and the preemption tracker read it from there.
     fn notice_of(&self, n: &NodeRecord) -> bool {
         let signal =
-            n.notice && (n.provider != Provider::Karpenter || self.interrupted.contains(&n.name));
+            n.notice && (n.provider != Provider::Karpenter || self.interrupted.contains(&*n.name));
         // `evicted_at` is read only from CKS's own label.
         signal || n.evicted_at.is_some()
     }
@@ -444,7 +448,7 @@ impl ClusterData {
             "NodePool" => Some(rec.object_name.clone()),
             _ => self
                 .node_pool_seen
-                .get(&rec.object_name)
+                .get(rec.object_name.as_str())
                 .map(|p| p.to_string()),
         };
         Some(projection::event_row(cluster, rec, pool))

@@ -16,9 +16,9 @@ use crate::watch::records::{EventRecord, NodeRecord};
 /// A Node's row: its record plus the number of pods bound to it.
 pub fn node_row(cluster: &str, rec: &NodeRecord, pods: u32) -> NodeRow {
     NodeRow {
-        key: rec.uid.clone(),
+        key: rec.uid.to_string(),
         cluster: cluster.to_string(),
-        name: rec.name.clone(),
+        name: rec.name.to_string(),
         pool: rec.pool.as_deref().map(str::to_string),
         instance_type: rec.instance_type.as_deref().map(str::to_string),
         zone: rec.zone.as_deref().map(str::to_string),

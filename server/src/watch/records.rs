@@ -50,8 +50,9 @@ pub struct KarpenterPoolRecord {
 /// ([`super::names::shared`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeRecord {
-    pub uid: String,
-    pub name: String,
+    /// Shared by the hub's maps of the node (by uid, by name, by pool).
+    pub uid: Arc<str>,
+    pub name: Arc<str>,
     /// `compute.coreweave.com/node-pool` (CKS), `cloud.google.com/gke-nodepool` (GKE) or
     /// `karpenter.sh/nodepool` (Karpenter).
     pub pool: Option<Arc<str>>,

@@ -158,8 +158,8 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
         .filter(|c| c.status == "True")
         .and_then(|c| time(c.last_transition_time.as_ref()));
     Some(NodeRecord {
-        uid,
-        name: n.name_any(),
+        uid: uid.into(),
+        name: n.name_any().into(),
         pool: provider_pool.as_deref().map(super::names::shared),
         instance_type: shared(labels::INSTANCE_TYPE),
         zone: shared(labels::ZONE),
