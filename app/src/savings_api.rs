@@ -46,6 +46,25 @@ pub trait SavingsSource: Send + Sync {
 #[derive(Clone)]
 pub struct SavingsSourceHandle(pub std::sync::Arc<dyn SavingsSource>);
 
+/// The server's [`SavingsSource`], or a 500 when the server was wired without one.
+#[cfg(feature = "ssr")]
+fn savings_source() -> Result<SavingsSourceHandle, crate::api_error::ApiError> {
+    use_context::<SavingsSourceHandle>()
+        .ok_or_else(|| crate::api_error::ApiError::internal("no savings source in context"))
+}
+
+/// `[from, to]` of a named `range` (`1h`, `24h`, `7d`, `30d`) ending now, or a 400.
+#[cfg(feature = "ssr")]
+fn named_range(
+    range: &str,
+) -> Result<
+    (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
+    crate::api_error::ApiError,
+> {
+    crate::domain::savings::range::resolve(Some(range), None, None, chrono::Utc::now())
+        .map_err(crate::api_error::ApiError::invalid)
+}
+
 /// The savings report for a named `range` (`1h`, `24h`, `7d`, `30d`) or RFC 3339 `from`/`to`,
 /// resolved on the server so the page's URL means the same thing on both sides.
 ///
@@ -57,8 +76,7 @@ pub async fn load_savings(
     from: Option<String>,
     to: Option<String>,
 ) -> Result<SavingsReport, crate::api_error::ApiError> {
-    let source = use_context::<SavingsSourceHandle>()
-        .ok_or_else(|| crate::api_error::ApiError::internal("no savings source in context"))?;
+    let source = savings_source()?;
     let (from, to) = crate::domain::savings::range::resolve(
         range.as_deref(),
         from.as_deref(),
@@ -82,12 +100,9 @@ pub async fn load_savings(
 pub async fn load_savings_headline(
     range: String,
 ) -> Result<crate::model::SavingsHeadline, crate::api_error::ApiError> {
-    let source = use_context::<SavingsSourceHandle>()
-        .ok_or_else(|| crate::api_error::ApiError::internal("no savings source in context"))?;
-    // An unknown range is refused here, so the server's cache has one entry per named range.
-    let (from, to) =
-        crate::domain::savings::range::resolve(Some(&range), None, None, chrono::Utc::now())
-            .map_err(crate::api_error::ApiError::invalid)?;
+    let source = savings_source()?;
+    // An unknown range is refused here, so the server keeps one headline per range it accepts.
+    let (from, to) = named_range(&range)?;
     source
         .0
         .headline(&range, from, to)
@@ -105,11 +120,8 @@ pub async fn load_condition_history(
     pool: String,
     range: String,
 ) -> Result<crate::model::ConditionHistory, crate::api_error::ApiError> {
-    let source = use_context::<SavingsSourceHandle>()
-        .ok_or_else(|| crate::api_error::ApiError::internal("no savings source in context"))?;
-    let (from, to) =
-        crate::domain::savings::range::resolve(Some(&range), None, None, chrono::Utc::now())
-            .map_err(crate::api_error::ApiError::invalid)?;
+    let source = savings_source()?;
+    let (from, to) = named_range(&range)?;
     let transitions = source
         .0
         .conditions(&cluster, &pool, from, to)
