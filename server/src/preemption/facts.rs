@@ -89,11 +89,24 @@ pub async fn pods(
     lp: ListParams,
 ) -> Result<Vec<PodFacts>, String> {
     let mut out = Vec::new();
-    each_page(client, namespace, lp, |page| {
-        out.extend(page.iter().map(pod))
-    })
-    .await?;
+    each_pod(client, namespace, lp, |p| out.push(p)).await?;
     Ok(out)
+}
+
+/// Hands the facts of each pod `lp` selects to `visit`, [`PAGE`] pods at a time, keeping
+/// none: for a caller that folds a whole cluster's pods into something smaller.
+///
+/// Errors: the API server could not be asked; the message names what was listed.
+pub async fn each_pod(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    lp: ListParams,
+    mut visit: impl FnMut(PodFacts),
+) -> Result<(), String> {
+    each_page(client, namespace, lp, |page| {
+        page.iter().map(pod).for_each(&mut visit)
+    })
+    .await
 }
 
 /// The active pods of `workload` (namespace, `Kind/name` as [`PodFacts::workload`] writes

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use app::domain::preemption::{
     CapacityType,
-    readiness::{NodeFacts, audit},
+    readiness::{AuditFold, NodeFacts},
 };
 use app::model::{ClusterAudit, PoolReadiness, Readiness};
 use chrono::Utc;
@@ -146,16 +146,18 @@ async fn audit_cluster(
     client: &kube::Client,
     nodes: Vec<NodeFacts>,
 ) -> (Vec<PoolReadiness>, Vec<String>) {
+    // Folded page by page: the cluster's pods are never all held at once.
+    let mut fold = AuditFold::new(cluster, &nodes);
     let listed = tokio::time::timeout(CLUSTER_TIMEOUT, async {
-        let pods = facts::pods(client, None, ListParams::default()).await?;
-        Ok::<_, String>((pods, facts::pdbs(client).await))
+        facts::each_pod(client, None, ListParams::default(), |p| fold.add(&p)).await?;
+        Ok::<_, String>(facts::pdbs(client).await)
     })
     .await
     .unwrap_or_else(|_| Err(format!("no answer within {} s", CLUSTER_TIMEOUT.as_secs())));
     match listed {
-        Ok((pods, Ok(pdbs))) => (audit(cluster, &nodes, &pods, Some(&pdbs)), Vec::new()),
-        Ok((pods, Err(e))) => (
-            audit(cluster, &nodes, &pods, None),
+        Ok(Ok(pdbs)) => (fold.finish(Some(&pdbs)), Vec::new()),
+        Ok(Err(e)) => (
+            fold.finish(None),
             vec![format!("{cluster}: {e}; budget findings are left out")],
         ),
         Err(e) => (Vec::new(), vec![format!("{cluster}: {e}")]),

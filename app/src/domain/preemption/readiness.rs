@@ -129,177 +129,227 @@ pub fn shutdown_budget_s(provider: Provider) -> i64 {
     }
 }
 
-#[derive(Default)]
-struct Group<'a> {
-    pods: Vec<&'a PodFacts>,
+/// One workload's pods on one pool's spot nodes, as far as the checks need them: the first
+/// pod whole (its owner and labels pick the budget), the rest folded into counts.
+struct Group<'n> {
+    first: PodFacts,
+    provider: Provider,
+    pods: u32,
+    max_grace_s: i64,
+    graceful: u32,
+    without_pre_stop: bool,
+    /// Pods per node, by node name (a node the audit was given).
+    per_node: BTreeMap<&'n str, u32>,
 }
 
-/// Audits every pool with spot nodes in one cluster. Pools come sorted by name, findings by
-/// check then namespace and workload. DaemonSet pods are skipped (one per node by design).
-/// `pdbs` is `None` when the budgets could not be read: no budget finding is made then.
+/// The audit of one cluster folded one pod at a time, so a caller reading pods a page at a
+/// time holds one entry per workload and node rather than every pod: at 50,000 pods the
+/// pods' facts were 27 MB of the dashboard's heap each time the audit ran.
+///
+/// [`audit`] is this fold over a slice; the result does not depend on how the pods arrive,
+/// only on their order (the first pod of a workload on a pool picks its budget).
+pub struct AuditFold<'n> {
+    by_name: HashMap<&'n str, &'n NodeFacts>,
+    /// Active pods per `(namespace, workload)`, as [`replicas`] counts them.
+    replicas: HashMap<(String, String), u32>,
+    /// The zones of every workload, over all its active pods.
+    zones: HashMap<(String, String), BTreeSet<&'n str>>,
+    pools: BTreeMap<String, PoolReadiness>,
+    groups: BTreeMap<(String, String, String), Group<'n>>,
+}
+
+impl<'n> AuditFold<'n> {
+    /// A fold over `nodes`, the cluster's nodes as the hub has them; every pool with spot
+    /// nodes gets a row, with or without pods.
+    pub fn new(cluster: &str, nodes: &'n [NodeFacts]) -> Self {
+        let mut pools = BTreeMap::new();
+        for n in nodes.iter().filter(|n| n.spot) {
+            let pool = n.pool.clone().unwrap_or_else(|| "(no pool)".into());
+            let entry = pools.entry(pool.clone()).or_insert_with(|| PoolReadiness {
+                cluster: cluster.to_string(),
+                pool,
+                provider: n.provider,
+                ..Default::default()
+            });
+            entry.nodes += 1;
+        }
+        Self {
+            by_name: nodes.iter().map(|n| (n.name.as_str(), n)).collect(),
+            replicas: HashMap::new(),
+            zones: HashMap::new(),
+            pools,
+            groups: BTreeMap::new(),
+        }
+    }
+
+    /// Counts one pod. Finished pods and pods on nodes the fold was not given count nowhere;
+    /// DaemonSet pods count as replicas only (one per node by design).
+    pub fn add(&mut self, p: &PodFacts) {
+        if !p.active {
+            return;
+        }
+        let key = (p.namespace.clone(), p.workload());
+        *self.replicas.entry(key.clone()).or_default() += 1;
+        let Some(&node) = p.node.as_deref().and_then(|n| self.by_name.get(n)) else {
+            return;
+        };
+        if let Some(z) = node.zone.as_deref() {
+            self.zones.entry(key.clone()).or_default().insert(z);
+        }
+        if p.owner_kind.as_deref() == Some("DaemonSet") || !node.spot {
+            return;
+        }
+        let pool = node.pool.clone().unwrap_or_else(|| "(no pool)".into());
+        if let Some(r) = self.pools.get_mut(&pool) {
+            r.pods += 1;
+        }
+        let g = self
+            .groups
+            .entry((pool, key.0, key.1))
+            .or_insert_with(|| Group {
+                first: p.clone(),
+                provider: node.provider,
+                pods: 0,
+                max_grace_s: p.grace_s,
+                graceful: 0,
+                without_pre_stop: false,
+                per_node: BTreeMap::new(),
+            });
+        g.pods += 1;
+        g.max_grace_s = g.max_grace_s.max(p.grace_s);
+        g.graceful += u32::from(
+            p.labels
+                .contains_key(crate::labels::POD_GRACEFUL_INTERRUPTIBLE),
+        );
+        g.without_pre_stop |= !p.pre_stop;
+        *g.per_node.entry(node.name.as_str()).or_default() += 1;
+    }
+
+    /// The findings, pools sorted by name and findings by check then namespace and workload.
+    /// `pdbs` is `None` when the budgets could not be read: no budget finding is made then.
+    pub fn finish(self, pdbs: Option<&[PdbFacts]>) -> Vec<PoolReadiness> {
+        // "All in one zone" is a finding only where the cluster offers more than one (a CKS
+        // cluster is zonal: everything in it shares its zone).
+        let cluster_zones: BTreeSet<&str> = self
+            .by_name
+            .values()
+            .filter_map(|n| n.zone.as_deref())
+            .collect();
+        let mut out = self.pools;
+        for ((pool, namespace, workload), g) in self.groups {
+            let Some(report) = out.get_mut(&pool) else {
+                continue;
+            };
+            let key = (namespace, workload);
+            let n = g.pods;
+            let mut add = |check: Check, detail: String| {
+                report.findings.push(Finding {
+                    check,
+                    namespace: key.0.clone(),
+                    workload: key.1.clone(),
+                    pods: n,
+                    detail,
+                });
+            };
+            let count = self.replicas.get(&key).copied().unwrap_or(n);
+            let first = &g.first;
+            let is_job = first.owner_kind.as_deref() == Some("Job");
+            if count <= 1 && !is_job {
+                add(
+                    Check::SingleReplica,
+                    "1 pod of this workload runs in the cluster".into(),
+                );
+            }
+            if !is_job && pdbs.is_some_and(|b| covering_pdb(b, first).is_none()) {
+                add(
+                    Check::NoPdb,
+                    format!("no PodDisruptionBudget in {} selects its pods", key.0),
+                );
+            }
+            // GKE's graceful node shutdown asks no budget (GKE: Spot VMs): nothing to refuse.
+            if let Some(b) = pdbs
+                .and_then(|b| covering_pdb(b, first))
+                .filter(|_| g.provider != Provider::Gke)
+            {
+                blocks_drain(b, &g.per_node, count, &mut add);
+            }
+            let budget = shutdown_budget_s(g.provider);
+            if g.max_grace_s > budget {
+                add(
+                    Check::GraceExceedsNotice,
+                    format!(
+                        "terminationGracePeriodSeconds {} s; {budget} s from SIGTERM to removal on {}",
+                        g.max_grace_s,
+                        g.provider.as_str()
+                    ),
+                );
+            }
+            if let Some(z) = self
+                .zones
+                .get(&key)
+                .filter(|z| z.len() == 1 && count > 1 && cluster_zones.len() > 1 && !is_job)
+            {
+                let zone = z.iter().next().copied().unwrap_or_default();
+                add(Check::OneZone, format!("{count} replicas, all in {zone}"));
+            }
+            if first.owner_kind.as_deref() == Some("StatefulSet") {
+                add(Check::StatefulSet, format!("{n} pod(s) on spot nodes"));
+            }
+            if g.graceful > 0 {
+                add(
+                    Check::GracefulInterruptible,
+                    format!(
+                        "{} pod(s) labelled qos.coreweave.com/graceful-interruptible",
+                        g.graceful
+                    ),
+                );
+            }
+            if !is_job && g.without_pre_stop {
+                add(
+                    Check::NoPreStop,
+                    "no container declares lifecycle.preStop".into(),
+                );
+            }
+        }
+        let mut pools: Vec<PoolReadiness> = out.into_values().collect();
+        for p in &mut pools {
+            p.findings.sort_by(|a, b| {
+                (a.check, &a.namespace, &a.workload).cmp(&(b.check, &b.namespace, &b.workload))
+            });
+        }
+        pools
+    }
+}
+
+/// Audits every pool with spot nodes in one cluster: [`AuditFold`] over `pods` in order.
+/// Pools come sorted by name, findings by check then namespace and workload. DaemonSet pods
+/// are skipped (one per node by design). `pdbs` is `None` when the budgets could not be
+/// read: no budget finding is made then.
 pub fn audit(
     cluster: &str,
     nodes: &[NodeFacts],
     pods: &[PodFacts],
     pdbs: Option<&[PdbFacts]>,
 ) -> Vec<PoolReadiness> {
-    let by_name: HashMap<&str, &NodeFacts> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
-    let replicas = replicas(pods);
-    // "All in one zone" is a finding only where the cluster offers more than one (a CKS
-    // cluster is zonal: everything in it shares its zone).
-    let cluster_zones: BTreeSet<&str> = nodes.iter().filter_map(|n| n.zone.as_deref()).collect();
-    // The zones of every workload, over all its active pods.
-    let mut zones: HashMap<(String, String), BTreeSet<String>> = HashMap::new();
-    for p in pods.iter().filter(|p| p.active) {
-        if let Some(z) = p.node.as_deref().and_then(|n| by_name.get(n)?.zone.clone()) {
-            zones
-                .entry((p.namespace.clone(), p.workload()))
-                .or_default()
-                .insert(z);
-        }
+    let mut fold = AuditFold::new(cluster, nodes);
+    for p in pods {
+        fold.add(p);
     }
-
-    let mut out: BTreeMap<String, PoolReadiness> = BTreeMap::new();
-    let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
-    for n in nodes.iter().filter(|n| n.spot) {
-        let pool = n.pool.clone().unwrap_or_else(|| "(no pool)".into());
-        let entry = out.entry(pool.clone()).or_insert_with(|| PoolReadiness {
-            cluster: cluster.to_string(),
-            pool,
-            provider: n.provider,
-            ..Default::default()
-        });
-        entry.nodes += 1;
-    }
-    for p in pods.iter().filter(|p| p.active) {
-        if p.owner_kind.as_deref() == Some("DaemonSet") {
-            continue;
-        }
-        let Some(node) = p.node.as_deref().and_then(|n| by_name.get(n)) else {
-            continue;
-        };
-        if !node.spot {
-            continue;
-        }
-        let pool = node.pool.clone().unwrap_or_else(|| "(no pool)".into());
-        if let Some(r) = out.get_mut(&pool) {
-            r.pods += 1;
-        }
-        groups
-            .entry((pool, p.namespace.clone(), p.workload()))
-            .or_default()
-            .pods
-            .push(p);
-    }
-
-    for ((pool, namespace, workload), g) in groups {
-        let Some(report) = out.get_mut(&pool) else {
-            continue;
-        };
-        let provider = by_name
-            .get(g.pods[0].node.as_deref().unwrap_or_default())
-            .map_or(Provider::Unknown, |n| n.provider);
-        let key = (namespace.clone(), workload.clone());
-        let n = g.pods.len() as u32;
-        let mut add = |check: Check, detail: String| {
-            report.findings.push(Finding {
-                check,
-                namespace: namespace.clone(),
-                workload: workload.clone(),
-                pods: n,
-                detail,
-            });
-        };
-        let count = replicas.get(&key).copied().unwrap_or(n);
-        let first = g.pods[0];
-        let is_job = first.owner_kind.as_deref() == Some("Job");
-        if count <= 1 && !is_job {
-            add(
-                Check::SingleReplica,
-                "1 pod of this workload runs in the cluster".into(),
-            );
-        }
-        if !is_job && pdbs.is_some_and(|b| covering_pdb(b, first).is_none()) {
-            add(
-                Check::NoPdb,
-                format!("no PodDisruptionBudget in {namespace} selects its pods"),
-            );
-        }
-        // GKE's graceful node shutdown asks no budget (GKE: Spot VMs): nothing to refuse.
-        if let Some(b) = pdbs
-            .and_then(|b| covering_pdb(b, first))
-            .filter(|_| provider != Provider::Gke)
-        {
-            blocks_drain(b, &g, count, &mut add);
-        }
-        let budget = shutdown_budget_s(provider);
-        if let Some(grace) = g
-            .pods
-            .iter()
-            .map(|p| p.grace_s)
-            .max()
-            .filter(|g| *g > budget)
-        {
-            add(
-                Check::GraceExceedsNotice,
-                format!(
-                    "terminationGracePeriodSeconds {grace} s; {budget} s from SIGTERM to removal on {}",
-                    provider.as_str()
-                ),
-            );
-        }
-        if let Some(z) = zones
-            .get(&key)
-            .filter(|z| z.len() == 1 && count > 1 && cluster_zones.len() > 1 && !is_job)
-        {
-            let zone = z.iter().next().cloned().unwrap_or_default();
-            add(Check::OneZone, format!("{count} replicas, all in {zone}"));
-        }
-        if first.owner_kind.as_deref() == Some("StatefulSet") {
-            add(Check::StatefulSet, format!("{n} pod(s) on spot nodes"));
-        }
-        let graceful = g
-            .pods
-            .iter()
-            .filter(|p| {
-                p.labels
-                    .contains_key(crate::labels::POD_GRACEFUL_INTERRUPTIBLE)
-            })
-            .count();
-        if graceful > 0 {
-            add(
-                Check::GracefulInterruptible,
-                format!("{graceful} pod(s) labelled qos.coreweave.com/graceful-interruptible"),
-            );
-        }
-        if !is_job && g.pods.iter().any(|p| !p.pre_stop) {
-            add(
-                Check::NoPreStop,
-                "no container declares lifecycle.preStop".into(),
-            );
-        }
-    }
-    let mut pools: Vec<PoolReadiness> = out.into_values().collect();
-    for p in &mut pools {
-        p.findings.sort_by(|a, b| {
-            (a.check, &a.namespace, &a.workload).cmp(&(b.check, &b.namespace, &b.workload))
-        });
-    }
-    pools
+    fold.finish(pdbs)
 }
 
 /// The [`Check::PdbBlocksDrain`] finding of a workload's group on a pool's spot nodes, when
 /// its budget `b` allows fewer disruptions (with all `count` replicas healthy) than the pods
 /// it has on one node.
-fn blocks_drain(b: &PdbFacts, g: &Group, count: u32, add: &mut impl FnMut(Check, String)) {
-    let mut per_node: BTreeMap<&str, u32> = BTreeMap::new();
-    for p in &g.pods {
-        *per_node
-            .entry(p.node.as_deref().unwrap_or_default())
-            .or_default() += 1;
-    }
+fn blocks_drain(
+    b: &PdbFacts,
+    per_node: &BTreeMap<&str, u32>,
+    count: u32,
+    add: &mut impl FnMut(Check, String),
+) {
     let Some((node, most)) = per_node
-        .into_iter()
+        .iter()
+        .map(|(n, c)| (*n, *c))
         .max_by_key(|(n, c)| (*c, std::cmp::Reverse(*n)))
     else {
         return;
