@@ -11,6 +11,7 @@ use app::model::RowKind;
 use chrono::{DateTime, Utc};
 
 use super::pod_nodes::PodNodes;
+use super::pools_seen::PoolsSeen;
 use crate::{
     projection::{self, NodeAggregate},
     watch::records::{
@@ -60,7 +61,7 @@ pub struct ClusterData {
     events: HashMap<String, EventRecord>,
     // Events about a node arrive after the node is gone (e.g. "Deleted for preemption"), so
     // the node's pool is remembered past its deletion to attribute them.
-    node_pool_seen: HashMap<Arc<str>, Arc<str>>,
+    node_pool_seen: PoolsSeen,
     // GKE node pools and Karpenter NodePools exist here through their nodes' labels: key ->
     // (provider, name), and name -> key.
     provider_pools: HashMap<String, (Provider, String)>,
@@ -242,7 +243,7 @@ impl ClusterData {
                 .entry(pool.clone())
                 .or_default()
                 .insert(rec.uid.clone());
-            self.node_pool_seen.insert(rec.name.clone(), pool.clone());
+            self.node_pool_seen.present(rec.name.clone(), pool.clone());
             if aggregate_changed {
                 self.dirty_pool_named(pool, dirty);
             }
@@ -264,6 +265,7 @@ impl ClusterData {
         {
             self.node_uid_by_name.remove(&rec.name);
             self.interrupted.remove(&*rec.name);
+            self.node_pool_seen.gone(&rec.name, Utc::now());
         }
         if let Some(pool) = &rec.pool {
             if let Some(set) = self.nodes_by_pool.get_mut(pool) {
@@ -349,7 +351,7 @@ impl ClusterData {
             && self.interrupted.insert(rec.object_name.clone())
         {
             self.dirty_node_named(&rec.object_name, dirty);
-            if let Some(pool) = self.node_pool_seen.get(rec.object_name.as_str()).cloned() {
+            if let Some(pool) = self.node_pool_seen.pool(&rec.object_name).cloned() {
                 self.dirty_pool_named(&pool, dirty);
             }
         }
@@ -448,7 +450,7 @@ impl ClusterData {
             "NodePool" => Some(rec.object_name.clone()),
             _ => self
                 .node_pool_seen
-                .get(rec.object_name.as_str())
+                .pool(&rec.object_name)
                 .map(|p| p.to_string()),
         };
         Some(projection::event_row(cluster, rec, pool))

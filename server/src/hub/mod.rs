@@ -16,6 +16,7 @@ mod cluster;
 mod derived;
 mod facts;
 mod pod_nodes;
+mod pools_seen;
 mod views;
 
 use std::sync::{Arc, RwLock};
