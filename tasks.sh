@@ -103,8 +103,9 @@ cmd_serve() { # Serve the dashboard on the embedded cluster at http://127.0.0.1:
   need_rust
   need_node_modules
   # Release assets go out precompressed (brotli and gzip files beside each one; the server
-  # picks by Accept-Encoding): the wasm is about a third of its size in brotli.
-  cargo leptos serve --release --precompress -- "$@"
+  # picks by Accept-Encoding): the wasm is about a third of its size in brotli. `--split`: the
+  # pages other than `/` are lazy routes, each in its own part of the wasm (app/src/pages/lazy.rs).
+  cargo leptos serve --release --precompress --split -- "$@"
 }
 
 cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright in Chromium
@@ -134,7 +135,8 @@ cmd_e2e() { # Build the site and run only the Playwright tests
   SPOTBOARD_LEDGER="$(mktemp -d)/ledger.sqlite"
   export SPOTBOARD_LEDGER
   # Debug build: it shares compiled dependencies with `cargo test`, which halves CI time.
-  cargo leptos end-to-end
+  # Split as the release build is: the lazy routes' loader is only there when split.
+  cargo leptos end-to-end --split
 }
 
 cmd_faults() { # The fault suite: injects each fault and prints one table (README "Reliability")
@@ -210,7 +212,7 @@ cmd_perf() { # Browser figures (P3, P3b, P5): release build, 10k nodes in 2,000 
 cmd_release() { # Build the release binary and the precompressed site (what server/Containerfile copies)
   need_rust
   need_node_modules
-  cargo leptos build --release --precompress
+  cargo leptos build --release --precompress --split
 }
 
 need_deploy_tools() {
@@ -247,6 +249,7 @@ cmd_deploy() { # Render every kustomize overlay, validate it (Kubernetes 1.33 sc
     [ -e "$path" ] || { echo "server/Containerfile copies $path, which the release build did not make" >&2; exit 1; }
   done
   [ -f target/site/pkg/spotboard.wasm ] || { echo "the site has no pkg/spotboard.wasm" >&2; exit 1; }
+  [ -f target/site/pkg/__wasm_split_manifest.json ] || { echo "the site was built without --split: its lazy routes cannot load" >&2; exit 1; }
   target/release/spotboard --help >/dev/null
   # The image's default command: its flags must parse (exit 2 is a usage error). Outside a
   # pod it then stops on the missing in-cluster credentials, which is expected here.

@@ -37,10 +37,11 @@ mod shell;
 pub use error::{Error, Result};
 pub use shell::{App, shell};
 
-/// The browser entry point: hydrates the server-rendered page.
+/// The browser entry point: hydrates the server-rendered page, once the part of the wasm its
+/// route needs has loaded (the routes other than `/` are lazy: `pages::lazy`).
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(App);
+    leptos::mount::hydrate_lazy(App);
 }

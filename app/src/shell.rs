@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
+    Lazy,
     components::{Route, Router, Routes},
     path,
 };
@@ -47,12 +48,26 @@ pub fn App() -> impl IntoView {
             <main id="main">
                 <Routes fallback=|| view! { <pages::NotFound /> }>
                     <Route path=path!("/") view=pages::Dashboard />
-                    <Route path=path!("/pools/new") view=pages::CreatePoolPage />
-                    <Route path=path!("/capacity") view=pages::CapacityPage />
-                    <Route path=path!("/preemptions") view=pages::PreemptionsPage />
-                    <Route path=path!("/savings") view=pages::SavingsPage />
-                    <Route path=path!("/capacity-finder") view=pages::CapacityFinderPage />
-                    <Route path=path!("/pools/:cluster/:name") view=pages::PoolPage />
+                    // The other pages load their part of the wasm when first visited
+                    // (`pages::lazy`).
+                    <Route
+                        path=path!("/pools/new")
+                        view={Lazy::<pages::CreatePoolRoute>::new()}
+                    />
+                    <Route path=path!("/capacity") view={Lazy::<pages::CapacityRoute>::new()} />
+                    <Route
+                        path=path!("/preemptions")
+                        view={Lazy::<pages::PreemptionsRoute>::new()}
+                    />
+                    <Route path=path!("/savings") view={Lazy::<pages::SavingsRoute>::new()} />
+                    <Route
+                        path=path!("/capacity-finder")
+                        view={Lazy::<pages::CapacityFinderRoute>::new()}
+                    />
+                    <Route
+                        path=path!("/pools/:cluster/:name")
+                        view={Lazy::<pages::PoolRoute>::new()}
+                    />
                 </Routes>
             </main>
         </Router>

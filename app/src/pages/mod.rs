@@ -5,6 +5,7 @@ pub mod condition_history;
 mod create;
 mod dashboard;
 mod fleet_summary;
+mod lazy;
 mod not_found;
 mod pool;
 mod pool_parts;
@@ -14,6 +15,9 @@ pub mod savings;
 pub use capacity::{CapacityFinderPage, CapacityPage};
 pub use create::CreatePoolPage;
 pub use dashboard::Dashboard;
+pub use lazy::{
+    CapacityFinderRoute, CapacityRoute, CreatePoolRoute, PoolRoute, PreemptionsRoute, SavingsRoute,
+};
 pub use not_found::NotFound;
 pub use pool::PoolPage;
 pub use preemptions::PreemptionsPage;

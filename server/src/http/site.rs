@@ -19,19 +19,36 @@ pub fn wasm_path(site_root: &Path, pkg_dir: &str, output_name: &str) -> PathBuf 
         .join(format!("{output_name}{suffix}.wasm"))
 }
 
-/// `None` when the wasm the pages ask for exists; otherwise what to tell the person starting
-/// the server (the dashboard's API and streams still work without it).
+/// The manifest of the wasm's lazily loaded parts under `site_root`, which `cargo leptos build
+/// --split` writes beside the loader the wasm imports.
+pub fn split_manifest_path(site_root: &Path, pkg_dir: &str) -> PathBuf {
+    site_root.join(pkg_dir).join("__wasm_split_manifest.json")
+}
+
+/// `None` when the wasm the pages ask for exists and was split; otherwise what to tell the
+/// person starting the server (the dashboard's API and streams still work without it).
+///
+/// The pages other than `/` are lazy routes (`app::pages::lazy`): a wasm built without
+/// `--split` imports a loader that is not there, and no page hydrates.
 pub fn missing_wasm(site_root: &Path, pkg_dir: &str, output_name: &str) -> Option<String> {
     let path = wasm_path(site_root, pkg_dir, output_name);
     if path.is_file() {
-        return None;
+        let manifest = split_manifest_path(site_root, pkg_dir);
+        return (!manifest.is_file()).then(|| {
+            format!(
+                "the pages will not become interactive: {} does not exist, so the site was built \
+                 without `--split`; build it with `cargo leptos build --release --split` \
+                 (`./tasks.sh serve` does)",
+                manifest.display()
+            )
+        });
     }
     let how = if option_env!("LEPTOS_OUTPUT_NAME").is_some() {
-        "build the site with `cargo leptos build --release` (`./tasks.sh serve` does), or point \
+        "build the site with `cargo leptos build --release --split` (`./tasks.sh serve` does), or point \
          --site-root at a built one"
     } else {
         "this binary was built with a plain `cargo build`, which makes the pages ask for \
-         `*_bg.wasm`; build with `cargo leptos build --release` (`./tasks.sh serve` does) or set \
+         `*_bg.wasm`; build with `cargo leptos build --release --split` (`./tasks.sh serve` does) or set \
          LEPTOS_OUTPUT_NAME when building"
     };
     Some(format!(
@@ -45,13 +62,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_site_without_the_wasm_is_reported_with_its_path_and_one_with_it_is_not() {
+    fn a_site_without_the_wasm_or_its_split_is_reported_with_the_path_and_a_split_one_is_not() {
         let dir = tempfile::tempdir().unwrap();
         let msg = missing_wasm(dir.path(), "pkg", "spotboard").expect("nothing is built here");
         let expected = wasm_path(dir.path(), "pkg", "spotboard");
         assert!(msg.contains(&expected.display().to_string()), "{msg}");
         std::fs::create_dir_all(expected.parent().unwrap()).unwrap();
         std::fs::write(&expected, b"\0asm").unwrap();
+        let msg = missing_wasm(dir.path(), "pkg", "spotboard").expect("built without --split");
+        assert!(msg.contains("--split"), "{msg}");
+        std::fs::write(split_manifest_path(dir.path(), "pkg"), b"{}").unwrap();
         assert_eq!(missing_wasm(dir.path(), "pkg", "spotboard"), None);
     }
 }
