@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, type Page, test } from "@playwright/test";
 import { pools } from "./helpers";
 
 test("fill the form, the YAML follows, dry run, create, and the pool appears live", async ({ page, request }) => {
@@ -62,4 +62,52 @@ test("a foreign Origin cannot drive the create server function", async ({ reques
     data: { draft: { cluster: "x", name: "evil", spec: { instanceType: "turin-gp", targetNodes: 1 } }, mode: "create", confirm: null },
   });
   expect(r.status()).toBe(403);
+});
+
+// The server renders every form, so a person can type while the wasm is still loading.
+// Hydration then sets each field from the form's state; what was typed must survive it and
+// reach that state. The wasm is held back until the typing is done.
+async function holdWasm(page: Page): Promise<() => void> {
+  let release = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  await page.route(/\/pkg\/.*\.wasm$/, async (route) => {
+    await gate;
+    await route.continue();
+  });
+  return release;
+}
+
+test("what is typed before the page hydrates is kept", async ({ page }) => {
+  const name = `e2e-early-${Date.now() % 100000}`;
+  let release = await holdWasm(page);
+  await page.goto("/pools/new?instanceType=gd-8xa100-i128&targetNodes=2", { waitUntil: "domcontentloaded" });
+  await expect(page.getByTestId("conn")).not.toHaveText("live");
+  // The server's page already shows the values the query asked for.
+  const target = page.getByLabel("targetNodes", { exact: true });
+  await expect(target).toHaveValue("2");
+  await page.getByLabel("Name", { exact: true }).fill(name);
+  await target.fill("3");
+  await expect(page.getByTestId("conn")).not.toHaveText("live");
+  release();
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await expect(page.getByLabel("Name", { exact: true })).toHaveValue(name);
+  await expect(target).toHaveValue("3");
+  const yaml = page.getByLabel("NodePool YAML");
+  await expect(yaml).toHaveValue(new RegExp(`name: ${name}`));
+  await expect(yaml).toHaveValue(/targetNodes: 3/);
+  await expect(yaml).toHaveValue(/instanceType: gd-8xa100-i128/);
+
+  // The pod lookup on /preemptions, a lazy route: its inputs are required, so a lookup whose
+  // text was lost would not even be sent.
+  await page.unrouteAll();
+  release = await holdWasm(page);
+  await page.goto("/preemptions", { waitUntil: "domcontentloaded" });
+  const lookup = page.getByTestId("pod-lookup");
+  await lookup.getByLabel("Namespace").fill("nowhere");
+  await lookup.getByLabel("Pod name or prefix").fill("no-such-pod");
+  await expect(page.getByTestId("conn")).not.toHaveText("live");
+  release();
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await lookup.getByRole("button", { name: "Look up" }).click();
+  await expect(lookup.getByRole("status")).toContainText("No preemption hit nowhere/no-such-pod");
 });

@@ -61,9 +61,8 @@ test("a Karpenter interruption plays its 2-minute window, with the blast radius 
   // Karpenter's own NodePool fields, read from karpenter.sh/v1.
   await expect(page.locator("dl.spec")).toContainText("disruption.consolidationPolicy");
 
-  // "Why did my pod stop?": the worker's pods, by name prefix, with how they ended. Typed
-  // once the page is live: /preemptions hydrates when its part of the wasm has loaded, and
-  // text typed before that does not reach the form's state.
+  // "Why did my pod stop?": the worker's pods, by name prefix, with how they ended. (Typing
+  // before the page hydrates is create.spec's "what is typed before the page hydrates".)
   await page.goto("/preemptions");
   await expect(page.getByTestId("conn")).toHaveText("live");
   const lookup = page.getByTestId("pod-lookup");

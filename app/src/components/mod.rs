@@ -4,3 +4,4 @@ pub mod badges;
 pub mod chart;
 pub mod header;
 pub mod time;
+pub mod typed;

@@ -129,6 +129,7 @@ where
     F: Fn(PoolQuery) + Clone + Send + Sync + 'static,
 {
     let live = expect_context::<LiveStore>();
+    crate::components::typed::keep_typed("form[role=search] :is(input, select)");
     // A memo per drop-down: its options re-render only when the set of values changes, not
     // on every pool change.
     let options = move |f: fn(&PoolRow) -> String| {
@@ -193,6 +194,7 @@ where
                 <input
                     type="checkbox"
                     name="problem"
+                    checked=query.with_untracked(|q| q.problem)
                     prop:checked=move || query.get().problem
                     on:change=move |ev| {
                         let mut q = query.get_untracked();
@@ -208,6 +210,7 @@ where
                     type="search"
                     name="q"
                     placeholder="filter by name"
+                    value=query.with_untracked(|q| q.text.clone())
                     prop:value=move || query.get().text.unwrap_or_default()
                     on:input=move |ev| {
                         let v = event_target_value(&ev);
@@ -240,6 +243,7 @@ where
                             <input
                                 type="checkbox"
                                 name=format!("col-{id}")
+                                checked=query.with_untracked(|q| q.shows(id))
                                 prop:checked=move || query.with(|q| q.shows(id))
                                 on:change=move |ev| {
                                     set_query(query.get_untracked().with_column(id, event_target_checked(&ev)));

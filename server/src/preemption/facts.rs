@@ -1,6 +1,6 @@
 //! Pods and PodDisruptionBudgets as the readiness audit and the blast radius read them.
 
-use app::domain::preemption::readiness::{PdbFacts, PodFacts, pdb_selector, replicas};
+use app::domain::preemption::readiness::{PdbFacts, PodFacts, pdb_selector};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -120,9 +120,10 @@ pub async fn replicas_of(
     lp: ListParams,
 ) -> Result<u32, String> {
     let mut n = 0;
-    each_page(client, Some(&workload.0), lp, |page| {
-        let facts: Vec<PodFacts> = page.iter().map(pod).collect();
-        n += replicas(&facts).get(workload).copied().unwrap_or(0);
+    each_pod(client, Some(&workload.0), lp, |p| {
+        if p.replica_of().as_ref() == Some(workload) {
+            n += 1;
+        }
     })
     .await?;
     Ok(n)

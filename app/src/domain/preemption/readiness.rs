@@ -43,6 +43,15 @@ impl PodFacts {
             _ => format!("Pod/{}", self.name),
         }
     }
+
+    /// The `(namespace, workload)` this pod is a replica of, or `None` for a finished pod.
+    /// A workload's replicas are its active pods as running now (the owner's desired count
+    /// is not read; a crash-looping replica still counts). The audit and the blast radius's
+    /// sibling count both count with this.
+    pub fn replica_of(&self) -> Option<(String, String)> {
+        self.active
+            .then(|| (self.namespace.clone(), self.workload()))
+    }
 }
 
 /// What the audit needs of a node (from the hub's node rows).
@@ -107,16 +116,6 @@ pub fn covering_pdb<'a>(pdbs: &'a [PdbFacts], pod: &PodFacts) -> Option<&'a PdbF
         .min_by(|a, b| a.name.cmp(&b.name))
 }
 
-/// Active pods per `(namespace, workload)` across the cluster: the workload's replicas as
-/// running now (the owner's desired count is not read; a crash-looping replica still counts).
-pub fn replicas(pods: &[PodFacts]) -> HashMap<(String, String), u32> {
-    let mut out = HashMap::new();
-    for p in pods.iter().filter(|p| p.active) {
-        *out.entry((p.namespace.clone(), p.workload())).or_default() += 1;
-    }
-    out
-}
-
 /// Seconds a pod has from SIGTERM to the node's removal: CKS 300 (drain at T+2 min, gone by
 /// T+7 min), GKE 15 (the kubelet's share for ordinary pods), Karpenter 120.
 pub fn shutdown_budget_s(provider: Provider) -> i64 {
@@ -150,7 +149,7 @@ struct Group<'n> {
 /// only on their order (the first pod of a workload on a pool picks its budget).
 pub struct AuditFold<'n> {
     by_name: HashMap<&'n str, &'n NodeFacts>,
-    /// Active pods per `(namespace, workload)`, as [`replicas`] counts them.
+    /// Replicas per `(namespace, workload)` ([`PodFacts::replica_of`]).
     replicas: HashMap<(String, String), u32>,
     /// The zones of every workload, over all its active pods.
     zones: HashMap<(String, String), BTreeSet<&'n str>>,
@@ -185,10 +184,9 @@ impl<'n> AuditFold<'n> {
     /// Counts one pod. Finished pods and pods on nodes the fold was not given count nowhere;
     /// DaemonSet pods count as replicas only (one per node by design).
     pub fn add(&mut self, p: &PodFacts) {
-        if !p.active {
+        let Some(key) = p.replica_of() else {
             return;
-        }
-        let key = (p.namespace.clone(), p.workload());
+        };
         *self.replicas.entry(key.clone()).or_default() += 1;
         let Some(&node) = p.node.as_deref().and_then(|n| self.by_name.get(n)) else {
             return;

@@ -223,7 +223,7 @@ fn pod_lookups_take_kubernetes_names_only() {
 }
 
 #[test]
-fn replicas_count_active_pods_per_owner() {
+fn a_replica_is_an_active_pod_of_its_owner_in_its_namespace() {
     let mut done = pod("web", "api-3", Some(("ReplicaSet", "api-1")), "a");
     done.active = false;
     let pods = [
@@ -232,9 +232,19 @@ fn replicas_count_active_pods_per_owner() {
         done,
         pod("ml", "api-1", Some(("ReplicaSet", "api-1")), "a"),
     ];
-    let r = replicas(&pods);
-    assert_eq!(r[&("web".to_string(), "ReplicaSet/api-1".to_string())], 2);
-    assert_eq!(r[&("ml".to_string(), "ReplicaSet/api-1".to_string())], 1);
+    let count = |ns: &str| {
+        let key = (ns.to_string(), "ReplicaSet/api-1".to_string());
+        pods.iter()
+            .filter(|p| p.replica_of().as_ref() == Some(&key))
+            .count()
+    };
+    assert_eq!(count("web"), 2, "the finished pod is not a replica");
+    assert_eq!(count("ml"), 1, "nor is a namesake in another namespace");
+    let bare = pod("web", "one-off", None, "a");
+    assert_eq!(
+        bare.replica_of(),
+        Some(("web".into(), "Pod/one-off".into()))
+    );
 }
 
 #[test]

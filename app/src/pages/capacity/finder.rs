@@ -49,6 +49,7 @@ pub fn CapacityFinderPage() -> impl IntoView {
             region: q.get("region").unwrap_or_default(),
         })
     });
+    crate::components::typed::keep_typed("form[aria-label=Request] :is(input, select)");
     let navigate = use_navigate();
     let set = move |f: &dyn Fn(&mut Inputs)| {
         let mut next = inputs.get_untracked();
@@ -113,6 +114,7 @@ pub fn CapacityFinderPage() -> impl IntoView {
             <label>
                 "Nodes"
                 <input type="number" name="count" min="1" step="1"
+                    value=inputs.with_untracked(|i| i.count.to_string())
                     prop:value=move || inputs.with(|i| i.count.to_string())
                     on:change=move |ev| {
                         let n = event_target_value(&ev).trim().parse::<u32>().unwrap_or(1).max(1);

@@ -64,6 +64,7 @@ pub fn PoolForm(
                     placeholder="h100-spot-east"
                     aria-invalid=invalid(problems, "metadata.name")
                     aria-describedby="err-metadata.name"
+                    value=d.with_untracked(|d| d.name.clone())
                     prop:value=move || d.with(|d| d.name.clone())
                     on:input=move |ev| state.edit(|d| d.name = event_target_value(&ev)) />
             </label>
@@ -96,6 +97,7 @@ pub fn PoolForm(
                 {["spot", "default"].into_iter().map(|class| view! {
                     <label class="check">
                         <input type="radio" name="computeClass" value=class
+                            checked=d.with_untracked(|d| d.spec.compute_class.as_str() == class)
                             prop:checked=move || d.with(|d| d.spec.compute_class.as_str() == class)
                             on:change=move |_| state.edit(|d| d.spec.compute_class = class.into()) />
                         {class}
@@ -147,6 +149,7 @@ pub fn PoolForm(
                 <input type="number" name="targetNodes" min="0" step="1"
                     aria-invalid=invalid(problems, "spec.targetNodes")
                     aria-describedby="err-spec.targetNodes"
+                    value=d.with_untracked(|d| d.spec.target_nodes.to_string())
                     prop:value=move || d.with(|d| d.spec.target_nodes.to_string())
                     on:input=move |ev| state.edit(|d| d.spec.target_nodes = number(&event_target_value(&ev)).unwrap_or(0)) />
             </label>
@@ -154,6 +157,7 @@ pub fn PoolForm(
 
             <label class="check">
                 <input type="checkbox" name="autoscaling"
+                    checked=autoscaling.get_untracked()
                     prop:checked=move || autoscaling.get()
                     on:change=move |ev| state.edit(|d| d.spec.autoscaling = event_target_checked(&ev)) />
                 "autoscaling (the cluster autoscaler moves targetNodes between minNodes and maxNodes)"
@@ -227,6 +231,7 @@ fn OptionalCount(
             <span>{label}</span>
             <input type="number" name=label min="0" step="1"
                 aria-invalid=invalid(problems, field)
+                value=d.with_untracked(|d| get(&d.spec).map(|n| n.to_string()))
                 prop:value=move || d.with(|d| get(&d.spec).map(|n| n.to_string()).unwrap_or_default())
                 on:input=move |ev| state.edit(|d| set(&mut d.spec, number(&event_target_value(&ev)))) />
         </label>
@@ -298,6 +303,7 @@ fn Strategies(state: FormState, problems: Memo<Vec<FieldError>>) -> impl IntoVie
             <label>
                 <span>"gpu.version"</span>
                 <input type="text" name="gpuVersion" placeholder="e.g. 570"
+                    value=d.with_untracked(|d| d.spec.gpu.as_ref().and_then(|g| g.version.clone()))
                     prop:value=move || d.with(|d| d.spec.gpu.as_ref().and_then(|g| g.version.clone()).unwrap_or_default())
                     on:input=move |ev| {
                         let v = event_target_value(&ev);
@@ -307,6 +313,7 @@ fn Strategies(state: FormState, problems: Memo<Vec<FieldError>>) -> impl IntoVie
             <label>
                 <span>"image.name"</span>
                 <input type="text" name="imageName" placeholder="only when CoreWeave support says so"
+                    value=d.with_untracked(|d| d.spec.image.as_ref().and_then(|i| i.name.clone()))
                     prop:value=move || d.with(|d| d.spec.image.as_ref().and_then(|i| i.name.clone()).unwrap_or_default())
                     on:input=move |ev| {
                         let v = event_target_value(&ev);

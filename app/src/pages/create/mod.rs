@@ -98,6 +98,9 @@ fn form_or_reason(state: FormState, access: CreateAccess) -> impl IntoView {
         }
         .into_any();
     }
+    crate::components::typed::keep_typed(
+        "form.pool-form :is(input, select, textarea), textarea.yaml-text",
+    );
     let access = StoredValue::new(access);
     let live = expect_context::<LiveStore>();
     let problems = Memo::new(move |_| {

@@ -18,6 +18,7 @@ pub fn PodLookup() -> impl IntoView {
     let asked = RwSignal::new(String::new());
     // Answers can arrive out of order: only the latest question's answer is shown.
     let latest = StoredValue::new(0u64);
+    crate::components::typed::keep_typed("[data-testid=pod-lookup] input");
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let (ns, n) = (namespace.get_untracked(), name.get_untracked());

@@ -13,6 +13,7 @@ pub fn WhatIf(fleet: Vec<FleetGroup>) -> impl IntoView {
     let percent = RwSignal::new(true);
     let value = RwSignal::new(20u32);
     let fleet = StoredValue::new(fleet);
+    crate::components::typed::keep_typed("section[aria-labelledby=whatif-h] :is(input, select)");
     let result = Memo::new(move |_| {
         let floor = if percent.get() {
             Floor::Percent(Decimal::from(value.get()))
@@ -31,6 +32,7 @@ pub fn WhatIf(fleet: Vec<FleetGroup>) -> impl IntoView {
                 <label>
                     "On-demand floor"
                     <input type="number" name="floor" min="0" step="1"
+                        value=value.get_untracked().to_string()
                         prop:value=move || value.get().to_string()
                         on:input=move |ev| value.set(event_target_value(&ev).trim().parse().unwrap_or(0)) />
                 </label>
