@@ -1,16 +1,17 @@
 //! Pods and PodDisruptionBudgets as the readiness audit and the blast radius read them.
 
 use app::domain::preemption::readiness::{PdbFacts, PodFacts, pdb_selector};
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::{Api, ResourceExt, api::ListParams};
+
+use super::slim_pod::SlimPod;
 
 /// Kubernetes' default `terminationGracePeriodSeconds`.
 pub const DEFAULT_GRACE_S: i64 = 30;
 
 /// A pod's facts: owner (the controller reference, else the first), grace period, preStop.
-pub fn pod(p: &Pod) -> PodFacts {
+pub fn pod(p: &SlimPod) -> PodFacts {
     let owners = p.owner_references();
     let owner = owners
         .iter()
@@ -75,8 +76,8 @@ pub fn pdb(b: &PodDisruptionBudget) -> PdbFacts {
     }
 }
 
-/// Pods listed per page: a full Pod decodes to kilobytes, so a 50,000-pod cluster is read a
-/// page at a time and kept only as facts.
+/// Pods listed per page: a 50,000-pod cluster is read a page at a time (decoded only as far
+/// as [`SlimPod`] reaches) and kept only as facts.
 pub const PAGE: u32 = 500;
 
 /// The pods of `namespace` (every namespace with `None`) that `lp`'s selectors keep, as facts,
@@ -135,9 +136,9 @@ async fn each_page(
     client: &kube::Client,
     namespace: Option<&str>,
     lp: ListParams,
-    mut visit: impl FnMut(&[Pod]),
+    mut visit: impl FnMut(&[SlimPod]),
 ) -> Result<(), String> {
-    let api: Api<Pod> = match namespace {
+    let api: Api<SlimPod> = match namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
     };

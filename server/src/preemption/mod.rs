@@ -8,7 +8,8 @@
 //! - `pods`: reading a node's pods into blast-radius rows; `shared_reads`: what a wave's
 //!   reads share (a cap on how many run at once, replica counts, budgets).
 //! - `facts`, `readiness`: the spot readiness audit (pure part in
-//!   `app::domain::preemption::readiness`).
+//!   `app::domain::preemption::readiness`); `slim_pod`: the Pod fields it and the blast
+//!   radius decode.
 //! - `alerting`: the alert episodes (waves, rates, replacement latency, eviction errors,
 //!   NodePool conditions), stepped once a second; `webhook` delivers them (retries,
 //!   redacted destinations, undelivered kept).
@@ -19,6 +20,7 @@ mod metrics;
 mod pods;
 mod readiness;
 mod shared_reads;
+mod slim_pod;
 mod tracker;
 mod webhook;
 

@@ -1,0 +1,178 @@
+//! A Pod as the readiness audit and the blast radius list it: only the fields their facts
+//! are made of.
+//!
+//! The audit lists every pod of a cluster, 500 at a time, every 15 s while someone looks,
+//! and each cluster at once. A k8s-openapi `Pod` decodes all of it (status conditions,
+//! container statuses, env, volumes, `managedFields`): profiled at 10k nodes and 50k pods,
+//! those decoded pages were most of what the dashboard's heap jumped by each time the audit
+//! ran. Fields not declared here are skipped by the decoder without being kept, so a field
+//! the audit does not read cannot fail its list either (a malformed port number no longer
+//! costs a cluster its findings).
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer};
+
+/// The Pod fields [`super::facts::pod`] reads; the rest is skipped while decoding.
+#[derive(Clone, Debug, Deserialize, kube::Resource)]
+#[resource(inherit = Pod)]
+pub struct SlimPod {
+    /// Name, namespace, uid, labels and owner references only.
+    #[serde(deserialize_with = "slim_meta")]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: Option<SlimSpec>,
+    #[serde(default)]
+    pub status: Option<SlimStatus>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimSpec {
+    pub node_name: Option<String>,
+    /// Seconds; Kubernetes' default (30) when absent.
+    pub termination_grace_period_seconds: Option<i64>,
+    pub priority_class_name: Option<String>,
+    #[serde(default)]
+    pub containers: Vec<SlimContainer>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct SlimContainer {
+    pub lifecycle: Option<SlimLifecycle>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimLifecycle {
+    /// Only whether there is one.
+    pub pre_stop: Option<IgnoredAny>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct SlimStatus {
+    pub phase: Option<String>,
+}
+
+/// `metadata` with only what the facts need: `managedFields` alone is often larger than the
+/// rest of a pod.
+fn slim_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Wanted {
+        name: Option<String>,
+        namespace: Option<String>,
+        uid: Option<String>,
+        labels: Option<std::collections::BTreeMap<String, String>>,
+        owner_references: Option<Vec<OwnerReference>>,
+    }
+    let w = Wanted::deserialize(d)?;
+    Ok(ObjectMeta {
+        name: w.name,
+        namespace: w.namespace,
+        uid: w.uid,
+        labels: w.labels,
+        owner_references: w.owner_references,
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A pod as a real API server returns it, with the parts the audit does not read.
+    fn full_pod() -> serde_json::Value {
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {
+                "name": "api-7d9c-x2x4z", "namespace": "web", "uid": "1d0c6c9e-53e3-4d0e-9f55-0f2b8c1f3a11",
+                "labels": {"app": "api", "pod-template-hash": "7d9c"},
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Node", "name": "n1", "uid": "u0"},
+                    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "api-7d9c", "uid": "u1", "controller": true},
+                ],
+                "managedFields": [{"manager": "kube-controller-manager", "operation": "Update",
+                    "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}}}],
+            },
+            "spec": {
+                "nodeName": "g1a2b3",
+                "terminationGracePeriodSeconds": 120,
+                "priorityClassName": "system-node-critical",
+                "containers": [
+                    {"name": "side", "image": "busybox", "env": [{"name": "A", "value": "1"}]},
+                    {"name": "main", "image": "api:1",
+                     "lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}}},
+                ],
+                "volumes": [{"name": "data", "emptyDir": {}}],
+            },
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [{"name": "main", "ready": true, "restartCount": 0, "image": "api:1", "imageID": ""}],
+            },
+        })
+    }
+
+    #[test]
+    fn the_facts_of_a_full_pod_come_through() {
+        let p: SlimPod = serde_json::from_value(full_pod()).unwrap();
+        assert!(
+            p.metadata.managed_fields.is_none(),
+            "managedFields are skipped"
+        );
+        let f = super::super::facts::pod(&p);
+        assert_eq!(
+            (f.namespace.as_str(), f.name.as_str()),
+            ("web", "api-7d9c-x2x4z")
+        );
+        assert_eq!(f.uid, "1d0c6c9e-53e3-4d0e-9f55-0f2b8c1f3a11");
+        assert_eq!(
+            f.workload(),
+            "ReplicaSet/api-7d9c",
+            "the controller, not the first owner"
+        );
+        assert_eq!(f.labels.get("app").map(String::as_str), Some("api"));
+        assert_eq!(f.node.as_deref(), Some("g1a2b3"));
+        assert_eq!(f.grace_s, 120);
+        assert!(f.pre_stop, "any container's preStop counts");
+        assert!(f.active && f.system);
+    }
+
+    #[test]
+    fn a_bare_finished_pod_gets_the_defaults() {
+        let p: SlimPod = serde_json::from_value(json!({
+            "metadata": {"name": "once", "namespace": "batch"},
+            "spec": {"containers": [{"name": "c", "lifecycle": {"preStop": null}}]},
+            "status": {"phase": "Succeeded"},
+        }))
+        .unwrap();
+        let f = super::super::facts::pod(&p);
+        assert_eq!(f.workload(), "Pod/once");
+        assert_eq!(f.grace_s, super::super::facts::DEFAULT_GRACE_S);
+        assert!(!f.pre_stop, "a null preStop is none");
+        assert!(!f.active && !f.system && f.node.is_none());
+        let no_spec: SlimPod = serde_json::from_value(json!({"metadata": {"name": "x"}})).unwrap();
+        assert!(super::super::facts::pod(&no_spec).active);
+    }
+
+    #[test]
+    fn a_malformed_field_the_audit_does_not_read_does_not_fail_the_list() {
+        let mut pod = full_pod();
+        pod["spec"]["containers"][0]["ports"] = json!([{"containerPort": "eighty"}]);
+        pod["status"]["containerStatuses"][0]["restartCount"] = json!("many");
+        let list = json!({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": [pod]});
+        assert!(
+            serde_json::from_value::<kube::core::ObjectList<Pod>>(list.clone()).is_err(),
+            "a whole Pod does not decode"
+        );
+        let slim: kube::core::ObjectList<SlimPod> = serde_json::from_value(list).unwrap();
+        assert_eq!(slim.items.len(), 1);
+        // A field it does read, malformed, still fails (and the audit names the cluster).
+        let mut bad = full_pod();
+        bad["spec"]["terminationGracePeriodSeconds"] = json!("long");
+        assert!(serde_json::from_value::<SlimPod>(bad).is_err());
+    }
+}
