@@ -54,6 +54,24 @@ pub struct EmbeddedOptions {
     pub kubeconfig_path: PathBuf,
 }
 
+impl EmbeddedOptions {
+    /// One CKS zone's API server with nothing in it and no behaviour model: for tests that
+    /// make their own objects and want no other writer.
+    pub fn empty(zone: &str, kubeconfig_path: PathBuf) -> Self {
+        Self {
+            zones: vec![zone.into()],
+            fleets: vec![],
+            seed: 1,
+            speed: 1.0,
+            extra_nodes: 0,
+            nodes_per_pool: 2_500,
+            pods_per_node: 0,
+            simulate: false,
+            kubeconfig_path,
+        }
+    }
+}
+
 /// One zone's API server.
 #[derive(Clone, Debug)]
 pub struct Zone {

@@ -1,7 +1,7 @@
 //! A Pod as the readiness audit and the blast radius list it: only the fields their facts
 //! are made of.
 //!
-//! The audit lists every pod of a cluster, 500 at a time, every 15 s while someone looks,
+//! The audit lists every pod of a cluster, a page at a time, every 15 s while someone looks,
 //! and each cluster at once. A k8s-openapi `Pod` decodes all of it (status conditions,
 //! container statuses, env, volumes, `managedFields`): profiled at 10k nodes and 50k pods,
 //! those decoded pages were most of what the dashboard's heap jumped by each time the audit

@@ -24,19 +24,10 @@ impl Kubectl {
     pub(crate) async fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
-        let cluster = EmbeddedCluster::start(EmbeddedOptions {
-            zones: vec!["US-EAST-04A".into()],
-            fleets: vec![],
-            seed: 1,
-            speed: 1.0,
-            extra_nodes: 0,
-            nodes_per_pool: 2_500,
-            pods_per_node: 0,
-            simulate: false,
-            kubeconfig_path: kubeconfig.clone(),
-        })
-        .await
-        .unwrap();
+        let cluster =
+            EmbeddedCluster::start(EmbeddedOptions::empty("US-EAST-04A", kubeconfig.clone()))
+                .await
+                .unwrap();
         let cache = dir.path().join("cache");
         Self {
             _dir: dir,

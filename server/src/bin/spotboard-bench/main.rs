@@ -14,8 +14,8 @@
 //!   embedded cluster's objects' serialized size.
 //!
 //! Usage: `./tasks.sh bench [--quick] [--nodes 10000] [--pods-per-node 5] [--rate 1000]
-//! [--seconds 10] [--json FILE]`. `--json` also writes the figures as one JSON object, so two
-//! runs can be compared (`report.rs`).
+//! [--seconds 10] [--fan-out-seconds 10] [--json FILE]`. `--json` also writes the figures as
+//! one JSON object, so two runs can be compared (`report.rs`).
 
 mod baseline;
 mod churn;
@@ -45,11 +45,16 @@ struct Args {
     /// Length of the latency run, seconds.
     #[arg(long, default_value_t = 10)]
     seconds: u64,
+    /// Length of the fan-out run (the same churn with `--streams` dashboards open), seconds:
+    /// kept apart from `--seconds` so that a 10-minute memory run does not also churn for 10
+    /// minutes more with 1,000 dashboards open.
+    #[arg(long, default_value_t = 10)]
+    fan_out_seconds: u64,
     /// Browser streams opened for the watch-count and memory-per-viewer checks.
     #[arg(long, default_value_t = 1000)]
     streams: usize,
-    /// A figure table in about a minute: 1,000 nodes, 5 s of churn, 100 streams (overrides
-    /// `--nodes`, `--seconds` and `--streams`).
+    /// A figure table in about a minute: 1,000 nodes, 5 s of churn each time, 100 streams
+    /// (overrides `--nodes`, `--seconds`, `--fan-out-seconds` and `--streams`).
     #[arg(long)]
     quick: bool,
     /// Also write the figures to this file as JSON.
@@ -72,6 +77,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.quick {
         args.nodes = 1_000;
         args.seconds = 5;
+        args.fan_out_seconds = 5;
         args.streams = 100;
     }
     let mut report = report::Report::new(&args);
@@ -201,6 +207,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     pool_stream.reset();
 
     let mut cordoned = std::collections::HashMap::new();
+    let sampler = procs::RssSampler::start(dash.pid());
     let sent = churn::run(
         &admin,
         &nodes,
@@ -209,6 +216,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Duration::from_secs(args.seconds),
     )
     .await?;
+    let during = sampler.finish().await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let changes = sent.len() as f64;
     println!("node changes sent: {} in {} s", sent.len(), args.seconds);
@@ -257,6 +265,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         rss_after as f64 / 1024.0 / base_after
     );
     report.add("dashboard_rss_after_run_mb", rss_after as f64 / 1024.0);
+    rss_during_run(&during, &mut report);
     report.add("baseline_reflector_rss_after_run_mb", base_after);
     drop(reflector);
 
@@ -308,7 +317,7 @@ async fn fan_out(
         nodes,
         cordoned,
         args.rate,
-        Duration::from_secs(args.seconds),
+        Duration::from_secs(args.fan_out_seconds),
     )
     .await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -358,4 +367,28 @@ fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
     let dir = std::env::temp_dir().join(format!("spotboard-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+/// The dashboard's RSS across the churn: its peak, and the least and most of the last minute
+/// (the whole run when shorter), so a reading taken during a passing peak can be told from
+/// growth.
+fn rss_during_run(samples: &[u64], report: &mut report::Report) {
+    let mb = |kib: u64| kib as f64 / 1024.0;
+    let last = &samples[samples.len().saturating_sub(60)..];
+    let (Some(peak), Some(low), Some(high)) =
+        (samples.iter().max(), last.iter().min(), last.iter().max())
+    else {
+        return;
+    };
+    report.add("dashboard_rss_run_peak_mb", mb(*peak));
+    report.add("dashboard_rss_last_minute_min_mb", mb(*low));
+    report.add("dashboard_rss_last_minute_max_mb", mb(*high));
+    println!(
+        "RSS dashboard during the run (once a second, {} readings): peak {:.1} MB; last {} s {:.1}–{:.1} MB",
+        samples.len(),
+        mb(*peak),
+        last.len(),
+        mb(*low),
+        mb(*high)
+    );
 }

@@ -150,6 +150,42 @@ pub fn rss_kib(pid: u32) -> Res<u64> {
     Ok(line.split_whitespace().nth(1).ok_or("bad VmRSS")?.parse()?)
 }
 
+/// The dashboard's RSS read once a second while the churn runs. Why: one reading at the end
+/// of a 10-minute run lands on whatever the process is doing at that second (the readiness
+/// audit lists every pod every 15 s while a pool page is open), so the end figure alone cannot
+/// tell growth from a passing peak.
+pub struct RssSampler {
+    task: tokio::task::JoinHandle<Vec<u64>>,
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl RssSampler {
+    pub fn start(pid: u32) -> Self {
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(async move {
+            let mut samples = Vec::new();
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = stopped.changed() => return samples,
+                }
+                match rss_kib(pid) {
+                    Ok(kib) => samples.push(kib),
+                    Err(_) => return samples,
+                }
+            }
+        });
+        Self { task, stop }
+    }
+
+    /// The samples, KiB, one a second in order.
+    pub async fn finish(self) -> Vec<u64> {
+        let _ = self.stop.send(true);
+        self.task.await.unwrap_or_default()
+    }
+}
+
 /// Resident set size once it stops moving, KiB: sampled every second until two samples in a
 /// row are within 1 % of each other, for at most 15 s. Why: the allocator hands a burst's memory
 /// back a moment later (a snapshot sent to each new stream is one), and a single sample read

@@ -19,6 +19,7 @@ impl Report {
                 "pods_per_node": args.pods_per_node,
                 "rate_per_s": args.rate,
                 "seconds": args.seconds,
+                "fan_out_seconds": args.fan_out_seconds,
                 "streams": args.streams,
                 "quick": args.quick,
             }),
