@@ -243,6 +243,17 @@ mod tests {
             pods.create(&PostParams::default(), &pod).await.unwrap();
         }
 
+        let mut pages = Vec::new();
+        each_page(&client, None, ListParams::default(), |page| {
+            pages.push(page.len())
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            pages,
+            [PAGE as usize, PAGE as usize, 17],
+            "read {PAGE} at a time"
+        );
         let mut seen = Vec::new();
         each_pod(&client, None, ListParams::default(), |p| seen.push(p.name))
             .await
