@@ -257,6 +257,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         &churn::latencies(&sent, &pool_stream.deltas()),
         &mut report,
     );
+    report.add("nodes_under_notice_left_out", pool_stream.noticed() as f64);
+    println!(
+        "  left out: the deltas of {} churned node(s) the behaviour model put under a preemption notice (it cordons them itself)",
+        pool_stream.noticed()
+    );
     let rss_after = procs::rss_kib(dash.pid())?;
     let base_after = procs::rss_kib(reflector.pid())? as f64 / 1024.0;
     println!(
