@@ -94,7 +94,7 @@ impl Counter {
     /// The node deltas seen, less those of nodes that were under a preemption notice at any
     /// time: the behaviour model cordons such a node itself (CKS: at T=0), and that cordon,
     /// matched to the churn's last change of the node to the same value, showed up as a
-    /// latency of up to one flip period (the 4.7–5.0 s maximum of every 10-minute run).
+    /// latency of up to one flip period (the 2.7–5.0 s maximum seen in many runs).
     pub fn deltas(&self) -> Vec<Seen> {
         let noticed = self.noticed.lock().unwrap_or_else(|e| e.into_inner());
         self.deltas
