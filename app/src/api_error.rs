@@ -2,10 +2,7 @@
 //! server it sets the HTTP status that says so: a server function's error is otherwise 500,
 //! which should mean a defect only.
 
-use leptos::server_fn::{
-    codec::JsonEncoding,
-    error::{FromServerFnError, ServerFnErrorErr},
-};
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
 
 /// What went wrong in a server function, as the browser receives it (JSON).
@@ -66,7 +63,7 @@ impl ApiError {
 }
 
 impl FromServerFnError for ApiError {
-    type Encoder = JsonEncoding;
+    type Encoder = crate::json_text::JsonText;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         match value {

@@ -2,8 +2,8 @@
 //! grid (`/capacity` itself gets the grid's cells on the live stream). The Capacity Finder's ranking is the pure [`rank`](crate::domain::capacity::rank) over
 //! that grid, so the page, `GET /api/v1/capacity-finder` and the tests agree.
 
+use crate::json_text::Json;
 use leptos::prelude::*;
-use leptos::server_fn::codec::Json;
 
 use crate::model::FinderResult;
 
@@ -28,7 +28,7 @@ fn reader() -> Result<CapacityReaderHandle, crate::api_error::ApiError> {
 /// Zones ranked for `instance_type` × `count`, optionally within `region`.
 ///
 /// Errors: a server error only when the server was wired without a capacity reader.
-#[server(endpoint = "capacity_finder", input = Json)]
+#[server(endpoint = "capacity_finder", input = Json, output = Json)]
 pub async fn find_capacity(
     instance_type: String,
     count: u32,

@@ -4,8 +4,8 @@
 //! `POST /api/create_access` and `POST /api/submit_pool`. The server checks Origin in front of
 //! them and maps undecodable bodies to 400 (see the server's `http::guard`).
 
+use crate::json_text::Json;
 use leptos::prelude::*;
-use leptos::server_fn::codec::Json;
 
 use crate::model::{CreateAccess, PoolDraft, SubmitMode, SubmitOutcome};
 
@@ -49,7 +49,7 @@ async fn writer_and_headers()
 /// Whether the current user may create NodePools, per cluster.
 ///
 /// Errors: a server error only when the server was wired without a pool writer (a defect).
-#[server(endpoint = "create_access", input = Json)]
+#[server(endpoint = "create_access", input = Json, output = Json)]
 pub async fn load_create_access() -> Result<CreateAccess, crate::api_error::ApiError> {
     let (writer, headers) = writer_and_headers().await?;
     Ok(writer.0.access(&headers).await)
@@ -58,7 +58,7 @@ pub async fn load_create_access() -> Result<CreateAccess, crate::api_error::ApiE
 /// Validates `draft` and, when valid, dry-runs (`mode: dryRun`) or creates it with the user's
 /// identity. Refusals (invalid fields, no permission, rate limit, the API server's verdict)
 /// are an `Ok` outcome with `accepted: false`; only wiring defects are errors.
-#[server(endpoint = "submit_pool", input = Json)]
+#[server(endpoint = "submit_pool", input = Json, output = Json)]
 pub async fn submit_pool(
     draft: PoolDraft,
     mode: SubmitMode,

@@ -2,8 +2,8 @@
 //! server supplies it. Timelines, waves, rates and the readiness audit arrive on the live
 //! stream.
 
+use crate::json_text::Json;
 use leptos::prelude::*;
-use leptos::server_fn::codec::Json;
 
 use crate::model::PodHit;
 
@@ -28,7 +28,7 @@ pub struct PreemptionSourceHandle(pub std::sync::Arc<dyn PreemptionSource>);
 ///
 /// Errors: a namespace or name that is not a Kubernetes name (400); the ledger could not be
 /// read (503).
-#[server(endpoint = "pod_hits", input = Json)]
+#[server(endpoint = "pod_hits", input = Json, output = Json)]
 pub async fn find_pod_hits(
     namespace: String,
     name: String,

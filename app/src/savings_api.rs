@@ -1,8 +1,8 @@
 //! The savings page's server functions and the seam through which the server supplies
 //! lifetimes and prices. The report itself is the pure [`report`](crate::domain::savings::report).
 
+use crate::json_text::Json;
 use leptos::prelude::*;
-use leptos::server_fn::codec::Json;
 
 use crate::model::SavingsReport;
 
@@ -70,7 +70,7 @@ fn named_range(
 ///
 /// Errors: a bad range (400), the ledger could not be read (503, the message says why), or
 /// the server was wired without a savings source (500).
-#[server(endpoint = "savings", input = Json)]
+#[server(endpoint = "savings", input = Json, output = Json)]
 pub async fn load_savings(
     range: Option<String>,
     from: Option<String>,
@@ -96,7 +96,7 @@ pub async fn load_savings(
 /// one report among the tabs that ask at once).
 ///
 /// Errors: as [`load_savings`].
-#[server(endpoint = "savings-headline", input = Json)]
+#[server(endpoint = "savings-headline", input = Json, output = Json)]
 pub async fn load_savings_headline(
     range: String,
 ) -> Result<crate::model::SavingsHeadline, crate::api_error::ApiError> {
@@ -114,7 +114,7 @@ pub async fn load_savings_headline(
 /// first, and the time spent in each status and reason, from the ledger.
 ///
 /// Errors: a bad range (400), the ledger could not be read (503), no savings source (500).
-#[server(endpoint = "condition-history", input = Json)]
+#[server(endpoint = "condition-history", input = Json, output = Json)]
 pub async fn load_condition_history(
     cluster: String,
     pool: String,

@@ -152,3 +152,31 @@ test("the table pages: page and rows per page live in the URL, a new filter star
   await expect(page).not.toHaveURL(/per=/);
   await expect(rows).toHaveCount(Math.min(100, spot));
 });
+
+test("the theme switch follows the system until used, and its choice survives a reload", async ({ page }) => {
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.goto("/");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  const html = page.locator("html");
+  const toggle = page.locator("button.theme");
+  // No choice yet: the system's dark applies, and the switch offers light.
+  await expect(toggle).toHaveText("Light theme");
+  await expect(html).not.toHaveClass(/\b(light|dark)\b/);
+  const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const darkBg = await bg();
+
+  await toggle.click();
+  await expect(html).toHaveClass(/\blight\b/);
+  await expect(toggle).toHaveText("Dark theme");
+  expect(await bg()).not.toBe(darkBg);
+
+  // Remembered across a reload, whatever the system prefers, once the page has hydrated.
+  await page.reload();
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await expect(html).toHaveClass(/\blight\b/);
+  await expect(toggle).toHaveText("Dark theme");
+  await toggle.click();
+  await expect(html).toHaveClass(/\bdark\b/);
+  await expect(toggle).toHaveText("Light theme");
+  expect(await bg()).toBe(darkBg);
+});

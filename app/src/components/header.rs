@@ -2,7 +2,6 @@
 
 use leptos::prelude::*;
 use leptos_router::components::A;
-use leptos_use::{ColorMode, UseColorModeReturn, use_color_mode};
 
 use crate::{
     components::time::clock,
@@ -104,24 +103,90 @@ fn PreemptingBadge() -> impl IntoView {
     }
 }
 
-/// The page's color mode (light, dark, or the system's), remembered in local storage: one per
-/// tab, provided by the app so the switch and the charts agree.
+/// The page's color mode: light or dark as chosen on the switch, remembered in local storage,
+/// or the system's preference until a choice is made. One per tab, provided by the app so the
+/// switch and the charts agree.
+///
+/// The choice is written to `<html class="light|dark">` (the stylesheet's `light-dark()`
+/// colours follow it; with neither class the system preference applies) and kept under the
+/// storage key leptos-use's `use_color_mode` used, so a choice made before survives. Built
+/// from `use_preferred_dark` and `use_local_storage` rather than `use_color_mode`, whose cookie
+/// support (the `cookie` and `time` crates) was some 50 KB of the dashboard's wasm before
+/// wasm-opt though spotboard sets no cookie.
 #[derive(Clone, Copy)]
 pub struct Theme {
-    /// The mode in force, the system's preference resolved.
-    pub mode: Signal<ColorMode>,
-    set_mode: WriteSignal<ColorMode>,
+    /// Whether the system prefers dark (`prefers-color-scheme`); false on the server and
+    /// until the page is hydrated.
+    system_dark: RwSignal<bool>,
+    /// `"light"`, `"dark"`, or empty (no choice: the system's preference).
+    choice: Signal<String>,
+    set_choice: WriteSignal<String>,
 }
+
+/// The local-storage key of the chosen mode (leptos-use's default for `use_color_mode`).
+const STORAGE_KEY: &str = "leptos-use-color-scheme";
 
 impl Theme {
     pub fn new() -> Self {
-        let UseColorModeReturn { mode, set_mode, .. } = use_color_mode();
-        Self { mode, set_mode }
+        // The server knows neither the system's preference nor local storage, so both start
+        // as the server rendered them and are read once the page is hydrated (an effect runs
+        // after hydration; storage waits a frame): the switch's label hydrates as rendered.
+        let preferred_dark = leptos_use::use_preferred_dark();
+        let system_dark = RwSignal::new(false);
+        let (choice, set_choice, _) = leptos_use::storage::use_local_storage_with_options::<
+            String,
+            codee::string::FromToStringCodec,
+        >(
+            STORAGE_KEY,
+            leptos_use::storage::UseStorageOptions::default().delay_during_hydration(true),
+        );
+        #[cfg(feature = "hydrate")]
+        Effect::new(move || system_dark.set(preferred_dark.get()));
+        #[cfg(not(feature = "hydrate"))]
+        let _ = preferred_dark;
+        #[cfg(feature = "hydrate")]
+        Effect::new(move || {
+            let class = match choice.get().as_str() {
+                c @ ("light" | "dark") => Some(c.to_string()),
+                _ => None,
+            };
+            set_html_class(class.as_deref());
+        });
+        Self {
+            system_dark,
+            choice,
+            set_choice,
+        }
     }
 
     /// Whether pages are drawn dark now (reactive).
     pub fn is_dark(&self) -> bool {
-        self.mode.get() == ColorMode::Dark
+        match self.choice.get().as_str() {
+            "dark" => true,
+            "light" => false,
+            _ => self.system_dark.get(),
+        }
+    }
+
+    /// Chooses dark (`true`) or light; remembered in local storage.
+    pub fn choose_dark(&self, dark: bool) {
+        self.set_choice
+            .set(if dark { "dark" } else { "light" }.to_string());
+    }
+}
+
+/// Puts `class` (`light` or `dark`) on `<html>`, or neither.
+#[cfg(feature = "hydrate")]
+fn set_html_class(class: Option<&str>) {
+    let Some(html) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    else {
+        return;
+    };
+    let list = html.class_list();
+    for c in ["light", "dark"] {
+        let _ = list.toggle_with_force(c, class == Some(c));
     }
 }
 
@@ -131,20 +196,19 @@ impl Default for Theme {
     }
 }
 
-/// Light / dark / system theme switch.
+/// Light / dark theme switch (the system's preference until it is used).
 #[component]
 fn ThemeToggle() -> impl IntoView {
-    let Theme { mode, set_mode } = expect_context::<Theme>();
-    let next = move || match mode.get() {
-        ColorMode::Dark => ColorMode::Light,
-        _ => ColorMode::Dark,
-    };
-    let label = move || match mode.get() {
-        ColorMode::Dark => "Light theme",
-        _ => "Dark theme",
+    let theme = expect_context::<Theme>();
+    let label = move || {
+        if theme.is_dark() {
+            "Light theme"
+        } else {
+            "Dark theme"
+        }
     };
     view! {
-        <button class="theme" type="button" on:click=move |_| set_mode.set(next())>
+        <button class="theme" type="button" on:click=move |_| theme.choose_dark(!theme.is_dark())>
             {label}
         </button>
     }

@@ -1,6 +1,6 @@
 //! Ages and clock times, and the ticking "now" they are relative to.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Timelike, Utc};
 use leptos::prelude::*;
 
 /// The current time, ticking once a second in the browser. Context of type `Now`.
@@ -38,15 +38,39 @@ pub fn age(since: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
     }
 }
 
+// The formats below are written by hand rather than with chrono's `format("%H:%M")`: its
+// strftime parser and the month and weekday names it carries were some 10 KB of the
+// dashboard's wasm, for four fixed layouts.
+
 /// A UTC wall-clock time, `HH:MM:SS UTC`.
 pub fn clock(t: DateTime<Utc>) -> String {
-    t.format("%H:%M:%S UTC").to_string()
+    format!("{:02}:{:02}:{:02} UTC", t.hour(), t.minute(), t.second())
 }
 
-/// A full UTC timestamp for tooltips.
+/// A full UTC timestamp for tooltips, `YYYY-MM-DD HH:MM:SS UTC`; `unknown` when absent.
 pub fn stamp(t: Option<DateTime<Utc>>) -> String {
-    t.map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+    t.map(|t| format!("{} {}", day(t), clock(t)))
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// A UTC time to the minute, `YYYY-MM-DD HH:MM UTC`.
+pub fn minute(t: DateTime<Utc>) -> String {
+    format!("{} {:02}:{:02} UTC", day(t), t.hour(), t.minute())
+}
+
+/// A chart axis label in UTC, `MM-DD HH:MM`.
+pub fn axis_label(t: DateTime<Utc>) -> String {
+    format!(
+        "{:02}-{:02} {:02}:{:02}",
+        t.month(),
+        t.day(),
+        t.hour(),
+        t.minute()
+    )
+}
+
+fn day(t: DateTime<Utc>) -> String {
+    format!("{:04}-{:02}-{:02}", t.year(), t.month(), t.day())
 }
 
 #[cfg(test)]
@@ -64,5 +88,23 @@ mod tests {
         assert_eq!(age(ago(3 * 86_400), now), "3d");
         assert_eq!(age(None, now), "—");
         assert_eq!(age(ago(-10), now), "0s");
+    }
+
+    #[test]
+    fn the_hand_written_formats_match_strftime() {
+        for t in [
+            Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap(),
+            Utc.with_ymd_and_hms(2026, 11, 21, 23, 59, 59).unwrap(),
+            Utc.with_ymd_and_hms(987, 12, 31, 0, 0, 0).unwrap(),
+        ] {
+            assert_eq!(clock(t), t.format("%H:%M:%S UTC").to_string());
+            assert_eq!(
+                stamp(Some(t)),
+                t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+            );
+            assert_eq!(minute(t), t.format("%Y-%m-%d %H:%M UTC").to_string());
+            assert_eq!(axis_label(t), t.format("%m-%d %H:%M").to_string());
+        }
+        assert_eq!(stamp(None), "unknown");
     }
 }

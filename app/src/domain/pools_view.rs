@@ -247,7 +247,13 @@ impl PoolQuery {
         let text_ok = self
             .text
             .as_ref()
-            .is_none_or(|q| row.name.to_lowercase().contains(&q.to_lowercase()));
+            // ASCII is enough: NodePool names are RFC 1123 (lower-case letters, digits, `-`, `.`), and
+            // Unicode case mapping would carry its tables into the dashboard's wasm.
+            .is_none_or(|q| {
+                row.name
+                    .to_ascii_lowercase()
+                    .contains(&q.to_ascii_lowercase())
+            });
         zone_ok && class_ok && type_ok && text_ok && (!self.problem || row.has_problem())
     }
 

@@ -1,7 +1,7 @@
 //! The snapshot server function and the seam through which the server supplies its data.
 
+use crate::json_text::Json;
 use leptos::prelude::*;
-use leptos::server_fn::codec::Json;
 
 use crate::model::{Scope, Snapshot};
 
@@ -24,7 +24,7 @@ pub struct SnapshotSourceHandle(pub std::sync::Arc<dyn SnapshotSource>);
 /// defect, not a user error).
 // JSON, not the default form encoding: the dashboard's scope (`pool: None`) encodes to an
 // empty form, which the server cannot tell from a missing argument.
-#[server(endpoint = "snapshot", input = Json)]
+#[server(endpoint = "snapshot", input = Json, output = Json)]
 pub async fn get_snapshot(scope: Scope) -> Result<Snapshot, crate::api_error::ApiError> {
     let source = use_context::<SnapshotSourceHandle>()
         .ok_or_else(|| crate::api_error::ApiError::internal("no snapshot source in context"))?;

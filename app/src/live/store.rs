@@ -120,7 +120,7 @@ where
     fn apply(&self, key: &str, change: &Change) -> Result<(), String> {
         match change {
             Change::Add(v) => {
-                let row: T = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+                let row: T = patch::decode(v).map_err(|e| e.to_string())?;
                 match self.index.with_untracked(|m| m.get(key).copied()) {
                     Some(sig) => sig.set(row),
                     None => {

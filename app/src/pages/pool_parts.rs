@@ -197,7 +197,7 @@ pub fn EventList(row: RwSignal<PoolRow>) -> impl IntoView {
                     <thead><tr><th scope="col">"Last seen"</th><th scope="col">"Type"</th><th scope="col">"Reason"</th><th scope="col">"Object"</th><th scope="col">"Message"</th></tr></thead>
                     <tbody>
                         <For each=move || events.get() key=|e| (e.key.clone(), e.count) let:e>
-                            <tr class=format!("ev-{}", e.type_.as_str().to_lowercase())>
+                            <tr class=format!("ev-{}", e.type_.as_str().to_ascii_lowercase())>
                                 <td title=stamp(e.last_seen)>{move || age(e.last_seen, now.get())}</td>
                                 <td>{e.type_.to_string()}</td>
                                 <td>{e.reason.clone()}</td>

@@ -21,7 +21,7 @@ pub fn FiringAlerts() -> impl IntoView {
                             <li data-alert=a.key.clone() data-kind=a.kind.as_str()>
                                 <span class="badge sev-error">{a.kind.as_str()}</span>
                                 " "{a.summary.clone()}" "
-                                <span class="small muted">{a.started.map(|t| format!("since {}", t.format("%H:%M:%S UTC")))}</span>
+                                <span class="small muted">{a.started.map(|t| format!("since {}", crate::components::time::clock(t)))}</span>
                                 " "<a class="small" href=a.path.clone()>"look"</a>
                             </li>
                         }).collect_view()}

@@ -233,7 +233,7 @@ pub fn NodeTimeline(v: PreemptionView) -> impl IntoView {
                 {bars}
                 <div class="now" style=marker></div>
             </div>
-            <p class="small muted">{format!("T=0 {}", t0.format("%H:%M:%S UTC"))}</p>
+            <p class="small muted">{format!("T=0 {}", crate::components::time::clock(t0))}</p>
             {evictions::eviction_errors(&v)}
             {match (pods, v.pods_error.clone()) {
                 (_, Some(e)) => view! { <p class="error">{e}</p> }.into_any(),

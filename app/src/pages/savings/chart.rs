@@ -21,7 +21,7 @@ pub fn cost_chart(r: &SavingsReport) -> Chart {
     let labels: Vec<String> = r
         .series
         .iter()
-        .map(|b| b.start.format("%m-%d %H:%M").to_string())
+        .map(|b| crate::components::time::axis_label(b.start))
         .collect();
     Chart::new()
         .title(Title::new().text("Cost over time, USD"))

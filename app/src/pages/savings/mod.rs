@@ -171,8 +171,8 @@ fn report_view(r: SavingsReport, query: String) -> impl IntoView {
     view! {
         <p class="muted">{format!(
             "{} to {} ({} h). Every figure shows its inputs on hover.",
-            r.from.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default(),
-            r.to.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default(),
+            r.from.map(crate::components::time::minute).unwrap_or_default(),
+            r.to.map(crate::components::time::minute).unwrap_or_default(),
             r.hours
         )}</p>
         {(r.unpriced_nodes > 0).then(|| view! {
