@@ -2,9 +2,9 @@
 //! grid (`/capacity` itself gets the grid's cells on the live stream). The Capacity Finder's ranking is the pure [`rank`](crate::domain::capacity::rank) over
 //! that grid, so the page, `GET /api/v1/capacity-finder` and the tests agree.
 
-use crate::json_text::Json;
 use leptos::prelude::*;
 
+use crate::json_text::Json;
 use crate::model::FinderResult;
 
 /// What the server provides (by Leptos context): the current capacity grid.

@@ -4,9 +4,9 @@
 //! `POST /api/create_access` and `POST /api/submit_pool`. The server checks Origin in front of
 //! them and maps undecodable bodies to 400 (see the server's `http::guard`).
 
-use crate::json_text::Json;
 use leptos::prelude::*;
 
+use crate::json_text::Json;
 use crate::model::{CreateAccess, PoolDraft, SubmitMode, SubmitOutcome};
 
 /// A boxed future, for the object-safe [`PoolWriter`].

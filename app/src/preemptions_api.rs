@@ -2,9 +2,9 @@
 //! server supplies it. Timelines, waves, rates and the readiness audit arrive on the live
 //! stream.
 
-use crate::json_text::Json;
 use leptos::prelude::*;
 
+use crate::json_text::Json;
 use crate::model::PodHit;
 
 /// What the server provides (by Leptos context): the ledger's pod hits.

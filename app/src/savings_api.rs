@@ -1,9 +1,9 @@
 //! The savings page's server functions and the seam through which the server supplies
 //! lifetimes and prices. The report itself is the pure [`report`](crate::domain::savings::report).
 
-use crate::json_text::Json;
 use leptos::prelude::*;
 
+use crate::json_text::Json;
 use crate::model::SavingsReport;
 
 /// What the server provides (by Leptos context): the ledger's report and the prices in force.

@@ -145,13 +145,7 @@ impl Theme {
         #[cfg(not(feature = "hydrate"))]
         let _ = preferred_dark;
         #[cfg(feature = "hydrate")]
-        Effect::new(move || {
-            let class = match choice.get().as_str() {
-                c @ ("light" | "dark") => Some(c.to_string()),
-                _ => None,
-            };
-            set_html_class(class.as_deref());
-        });
+        Effect::new(move || choice.with(|c| set_html_class(c)));
         Self {
             system_dark,
             choice,
@@ -161,11 +155,12 @@ impl Theme {
 
     /// Whether pages are drawn dark now (reactive).
     pub fn is_dark(&self) -> bool {
-        match self.choice.get().as_str() {
-            "dark" => true,
-            "light" => false,
-            _ => self.system_dark.get(),
-        }
+        let chosen = self.choice.with(|c| match c.as_str() {
+            "dark" => Some(true),
+            "light" => Some(false),
+            _ => None,
+        });
+        chosen.unwrap_or_else(|| self.system_dark.get())
     }
 
     /// Chooses dark (`true`) or light; remembered in local storage.
@@ -175,9 +170,9 @@ impl Theme {
     }
 }
 
-/// Puts `class` (`light` or `dark`) on `<html>`, or neither.
+/// Puts `choice` on `<html>` when it is `light` or `dark`, and neither class otherwise.
 #[cfg(feature = "hydrate")]
-fn set_html_class(class: Option<&str>) {
+fn set_html_class(choice: &str) {
     let Some(html) = web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.document_element())
@@ -186,7 +181,7 @@ fn set_html_class(class: Option<&str>) {
     };
     let list = html.class_list();
     for c in ["light", "dark"] {
-        let _ = list.toggle_with_force(c, class == Some(c));
+        let _ = list.toggle_with_force(c, choice == c);
     }
 }
 

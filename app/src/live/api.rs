@@ -1,8 +1,8 @@
 //! The snapshot server function and the seam through which the server supplies its data.
 
-use crate::json_text::Json;
 use leptos::prelude::*;
 
+use crate::json_text::Json;
 use crate::model::{Scope, Snapshot};
 
 /// What the server provides (by Leptos context) for [`get_snapshot`]: the hub's current

@@ -61,12 +61,10 @@ pub fn apply<T: Serialize + DeserializeOwned>(row: &mut T, patch: &Value) -> Res
     row.serialize(patched::Patched::new(&mut text, patch))
         .map_err(err)?;
     // Read as text (see above); serde_json writes nothing but UTF-8.
-    let text = std::str::from_utf8(&text).map_err(|_| err(ser_error("not UTF-8")))?;
+    let text = std::str::from_utf8(&text)
+        .map_err(|_| err(serde::ser::Error::custom("the patched row is not UTF-8")))?;
     *row = serde_json::from_str(text).map_err(err)?;
     Ok(())
-}
-fn ser_error(message: &str) -> serde_json::Error {
-    serde::ser::Error::custom(message)
 }
 
 /// A row from its JSON value (a delta's added row).

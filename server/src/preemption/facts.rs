@@ -84,9 +84,9 @@ pub fn pdb(b: &PodDisruptionBudget) -> PdbFacts {
 /// embedded cluster (real pods run 5–20 kB). At 500 a page, each audit pass (every 15 s while
 /// someone looks) lifted the dashboard's RSS by 5–6 MB for a moment at 10k nodes and 50k pods,
 /// and every such peak left the allocator a little more resident: 56.8 MB after listing, 62 MB
-/// six minutes into the benchmark's churn. The price is five times the list requests (500 of 100 pods, instead of
-/// 100 of 500, for 50,000 pods every 15 s while a pool or `/preemptions` page is open); the
-/// bytes the API server sends are the same.
+/// six minutes into the benchmark's churn. The price is five times the list requests (500 of
+/// 100 pods, instead of 100 of 500, for 50,000 pods every 15 s while a pool or `/preemptions`
+/// page is open); the bytes the API server sends are the same.
 pub const PAGE: u32 = 100;
 
 /// The pods of `namespace` (every namespace with `None`) that `lp`'s selectors keep, as facts,
