@@ -295,11 +295,19 @@ impl ClusterData {
                 self.terminating.remove(&rec.uid);
             }
         }
-        if let Some((was, is)) = self.pods.bind(&rec.uid, rec.node.as_deref()) {
+        if let Some((was, is)) = self.pods.bind(&rec.uid, rec.node.as_deref(), rec.facts) {
             for node in was.iter().chain(is.iter()) {
                 self.dirty_node_named(node, dirty);
             }
         }
+    }
+
+    /// Each pod's shared facts and the node it is bound to (see [`PodNodes::each`]).
+    pub fn each_pod(
+        &self,
+        visit: impl FnMut(&app::domain::preemption::readiness::PodFacts, Option<&str>),
+    ) {
+        self.pods.each(visit);
     }
 
     /// Pods still there after their grace period ended, at `now`: `(node, uid)`.

@@ -375,6 +375,27 @@ impl Hub {
         })
     }
 
+    /// Hands each pod of `cluster` to `visit`, its workload's shared facts and its node, under
+    /// one read of the hub (a fold over 50,000 pods holds the watches back for milliseconds).
+    ///
+    /// Errors: the cluster is not watched, or its pods have not been listed yet.
+    pub fn each_pod(
+        &self,
+        cluster: &str,
+        visit: impl FnMut(&app::domain::preemption::readiness::PodFacts, Option<&str>),
+    ) -> Result<(), String> {
+        self.read(|s| match s.clusters.get(cluster) {
+            None => Err("not a watched cluster".to_string()),
+            Some(c) if c.synced & WatchedKind::Pod as u8 == 0 => {
+                Err("its pods have not been listed yet".to_string())
+            }
+            Some(c) => {
+                c.each_pod(visit);
+                Ok(())
+            }
+        })
+    }
+
     /// This process's epoch: revisions are comparable only within it.
     pub fn epoch(&self) -> u64 {
         self.inner.epoch

@@ -101,7 +101,7 @@ fn pods_count_on_their_node_and_resync_removes_what_is_gone() {
     let pod = |uid: &str| PodRecord {
         uid: uid.into(),
         node: Some("g1".into()),
-        grace_ends: None,
+        ..Default::default()
     };
     hub.pods(
         "zone-a",
@@ -447,6 +447,7 @@ fn pods_past_their_grace_period_are_known_by_node_until_they_go() {
         uid: uid.into(),
         node: Some(node.into()),
         grace_ends: ends.map(|s| now + chrono::Duration::seconds(s)),
+        ..Default::default()
     };
     hub.pods(
         "zone-a",

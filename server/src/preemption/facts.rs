@@ -5,42 +5,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::{Api, ResourceExt, api::ListParams};
 
-use super::slim_pod::SlimPod;
-
-/// Kubernetes' default `terminationGracePeriodSeconds`.
-pub const DEFAULT_GRACE_S: i64 = 30;
-
-/// A pod's facts: owner (the controller reference, else the first), grace period, preStop.
-pub fn pod(p: &SlimPod) -> PodFacts {
-    let owners = p.owner_references();
-    let owner = owners
-        .iter()
-        .find(|o| o.controller == Some(true))
-        .or(owners.first());
-    let spec = p.spec.as_ref();
-    let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
-    PodFacts {
-        namespace: p.namespace().unwrap_or_default(),
-        name: p.name_any(),
-        uid: p.uid().unwrap_or_default(),
-        labels: p.labels().clone(),
-        owner_kind: owner.map(|o| o.kind.clone()),
-        owner_name: owner.map(|o| o.name.clone()),
-        node: spec.and_then(|s| s.node_name.clone()),
-        grace_s: spec
-            .and_then(|s| s.termination_grace_period_seconds)
-            .unwrap_or(DEFAULT_GRACE_S),
-        pre_stop: spec.is_some_and(|s| {
-            s.containers
-                .iter()
-                .any(|c| c.lifecycle.as_ref().is_some_and(|l| l.pre_stop.is_some()))
-        }),
-        active: !matches!(phase, Some("Succeeded" | "Failed")),
-        system: spec
-            .and_then(|s| s.priority_class_name.as_deref())
-            .is_some_and(|c| c.starts_with("system-")),
-    }
-}
+use crate::watch::{slim_pod::SlimPod, trim::pod_facts};
 
 /// A budget's facts.
 pub fn pdb(b: &PodDisruptionBudget) -> PdbFacts {
@@ -76,17 +41,16 @@ pub fn pdb(b: &PodDisruptionBudget) -> PdbFacts {
     }
 }
 
-/// Pods listed per page: a 50,000-pod cluster is read a page at a time (decoded only as far
-/// as [`SlimPod`] reaches) and kept only as facts.
+/// Pods listed per page by the blast radius (a node's pods, an owner's siblings, which can be
+/// most of a 50,000-pod cluster), decoded only as far as [`SlimPod`] reaches and kept only
+/// as facts.
 ///
 /// Why 100 and not kubectl's 500: kube-rs holds a page's whole response body twice while
 /// decoding it (the received bytes, then a `String` copy), about 8 kB a pod from the
-/// embedded cluster (real pods run 5–20 kB). At 500 a page, each audit pass (every 15 s while
-/// someone looks) lifted the dashboard's RSS by 5–6 MB for a moment at 10k nodes and 50k pods,
-/// and every such peak left the allocator a little more resident: 56.8 MB after listing, 62 MB
-/// six minutes into the benchmark's churn. The price is five times the list requests (500 of
-/// 100 pods, instead of 100 of 500, for 50,000 pods every 15 s while a pool or `/preemptions`
-/// page is open); the bytes the API server sends are the same.
+/// embedded cluster (real pods run 5–20 kB). At 500 a page, each pass over 50,000 pods lifted
+/// the dashboard's RSS by 5–6 MB for a moment, and every such peak left the allocator a little
+/// more resident. The price is five times the list requests; the bytes the API server sends
+/// are the same.
 pub const PAGE: u32 = 100;
 
 /// The pods of `namespace` (every namespace with `None`) that `lp`'s selectors keep, as facts,
@@ -104,7 +68,7 @@ pub async fn pods(
 }
 
 /// Hands the facts of each pod `lp` selects to `visit`, [`PAGE`] pods at a time, keeping
-/// none: for a caller that folds a whole cluster's pods into something smaller.
+/// none: for a caller that folds many pods into something smaller (a count).
 ///
 /// Errors: the API server could not be asked; the message names what was listed.
 pub async fn each_pod(
@@ -114,7 +78,7 @@ pub async fn each_pod(
     mut visit: impl FnMut(PodFacts),
 ) -> Result<(), String> {
     each_page(client, namespace, lp, |page| {
-        page.iter().map(pod).for_each(&mut visit)
+        page.iter().map(pod_facts).for_each(&mut visit)
     })
     .await
 }

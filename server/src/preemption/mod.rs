@@ -7,9 +7,8 @@
 //! - `metrics`: `spotboard_preemptions_total`, `spotboard_preemption_waves_total`.
 //! - `pods`: reading a node's pods into blast-radius rows; `shared_reads`: what a wave's
 //!   reads share (a cap on how many run at once, replica counts, budgets).
-//! - `facts`, `readiness`: the spot readiness audit (pure part in
-//!   `app::domain::preemption::readiness`); `slim_pod`: the Pod fields it and the blast
-//!   radius decode.
+//! - `facts`, `readiness`: the spot readiness audit over the hub's pods (pure part in
+//!   `app::domain::preemption::readiness`) and the blast radius's reads.
 //! - `alerting`: the alert episodes (waves, rates, replacement latency, eviction errors,
 //!   NodePool conditions), stepped once a second; `webhook` delivers them (retries,
 //!   redacted destinations, undelivered kept).
@@ -20,7 +19,6 @@ mod metrics;
 mod pods;
 mod readiness;
 mod shared_reads;
-mod slim_pod;
 mod tracker;
 mod webhook;
 

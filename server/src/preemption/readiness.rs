@@ -1,5 +1,6 @@
-//! The spot readiness audit, read on demand: every cluster's pods and PodDisruptionBudgets,
-//! listed with spotboard's read-only account, against the hub's nodes and pools.
+//! The spot readiness audit, read on demand: every cluster's pods as the hub's pod watch has
+//! them, and its PodDisruptionBudgets, listed with spotboard's read-only account, against the
+//! hub's nodes and pools.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -11,13 +12,12 @@ use app::domain::preemption::{
 };
 use app::model::{ClusterAudit, PoolReadiness, Readiness};
 use chrono::Utc;
-use kube::api::ListParams;
 
 use super::facts;
 use crate::hub::Hub;
 
-/// How long one audit is served before the clusters are listed again: a page refreshing
-/// every few seconds must not list every pod of every cluster each time.
+/// How long one audit is served before it is made again: a page refreshing every few
+/// seconds must not fold every pod and list every budget of every cluster each time.
 pub const CACHE_FOR: Duration = Duration::from_secs(15);
 
 /// The audit and its cache.
@@ -38,8 +38,7 @@ impl ReadinessAudit {
     }
 
     /// Publishes the audit on the hub's stream, one row per cluster, every [`CACHE_FOR`]
-    /// while a `/preemptions` or pool page is open (the audit lists every pod: nobody
-    /// looking, no listing).
+    /// while a `/preemptions` or pool page is open (nobody looking, no budgets listed).
     pub fn spawn_publisher(&self, hub: Hub) -> tokio::task::JoinHandle<()> {
         let audit = self.clone();
         tokio::spawn(async move {
@@ -84,9 +83,10 @@ impl ReadinessAudit {
     }
 
     /// The audit of every pool with spot nodes, at most [`CACHE_FOR`] old. A cluster whose
-    /// pods cannot be listed is named in `errors`; the others are still audited.
+    /// pods have not been listed yet, or whose budgets cannot be listed, is named in
+    /// `errors`; the others are still audited.
     pub async fn report(&self) -> Readiness {
-        // Held across the listing on purpose: concurrent requests wait for one audit.
+        // Held across the budgets' listing on purpose: concurrent requests wait for one audit.
         let mut cache = self.cache.lock().await;
         if let Some((at, r)) = cache.as_ref()
             && at.elapsed() < CACHE_FOR
@@ -125,7 +125,7 @@ impl ReadinessAudit {
             nodes
                 .iter()
                 .any(|n| n.spot)
-                .then(|| audit_cluster(cluster, &self.clients[cluster], nodes))
+                .then(|| audit_cluster(&self.hub, cluster, &self.clients[cluster], nodes))
         });
         // Concurrently, each bounded: one slow cluster must not hold the others' answer.
         for (pools, errors) in futures::future::join_all(audits).await {
@@ -137,29 +137,33 @@ impl ReadinessAudit {
     }
 }
 
-/// How long one cluster's pods and budgets may take to list.
+/// How long one cluster's budgets may take to list.
 pub const CLUSTER_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// One cluster's audit and what could not be read there.
+///
+/// The pods are the hub's (its pod watch keeps each pod's workload facts, shared by the
+/// workload's replicas): listing them here cost 500 list requests of 100 pods every 15 s at
+/// 50,000 pods, and the dashboard a few MB of decoded pages each time. Only the budgets,
+/// a few objects, are listed.
 async fn audit_cluster(
+    hub: &Hub,
     cluster: &str,
     client: &kube::Client,
     nodes: Vec<NodeFacts>,
 ) -> (Vec<PoolReadiness>, Vec<String>) {
-    // Folded page by page: the cluster's pods are never all held at once.
+    let pdbs = tokio::time::timeout(CLUSTER_TIMEOUT, facts::pdbs(client))
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer within {} s", CLUSTER_TIMEOUT.as_secs())));
     let mut fold = AuditFold::new(cluster, &nodes);
-    let listed = tokio::time::timeout(CLUSTER_TIMEOUT, async {
-        facts::each_pod(client, None, ListParams::default(), |p| fold.add(&p)).await?;
-        Ok::<_, String>(facts::pdbs(client).await)
-    })
-    .await
-    .unwrap_or_else(|_| Err(format!("no answer within {} s", CLUSTER_TIMEOUT.as_secs())));
-    match listed {
-        Ok(Ok(pdbs)) => (fold.finish(Some(&pdbs)), Vec::new()),
-        Ok(Err(e)) => (
+    if let Err(e) = hub.each_pod(cluster, |p, node| fold.add_on(p, node)) {
+        return (Vec::new(), vec![format!("{cluster}: {e}")]);
+    }
+    match pdbs {
+        Ok(pdbs) => (fold.finish(Some(&pdbs)), Vec::new()),
+        Err(e) => (
             fold.finish(None),
             vec![format!("{cluster}: {e}; budget findings are left out")],
         ),
-        Err(e) => (Vec::new(), vec![format!("{cluster}: {e}")]),
     }
 }

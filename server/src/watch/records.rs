@@ -1,10 +1,11 @@
 //! The trimmed objects the hub stores: only what the projections read.
 //!
-//! A Kubernetes `Pod` decodes to several kilobytes; its record here is a node name. Trimming
+//! A Kubernetes `Pod` decodes to several kilobytes; its record here is a node name and a
+//! shared copy of its workload's facts. Trimming
 //! at the watch keeps 10k nodes and 50k pods within the dashboard's memory budget
 //! (generic dashboards that keep whole objects collapse on big clusters).
 
-use app::domain::preemption::{CapacityType, Provider};
+use app::domain::preemption::{CapacityType, Provider, readiness::PodFacts};
 use app::nodepool::{NodePoolSpec, NodePoolStatus};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -79,8 +80,8 @@ pub struct NodeRecord {
     pub notice: bool,
 }
 
-/// A Pod as stored: which node it is bound to, and while it terminates, when its grace
-/// period ends.
+/// A Pod as stored: which node it is bound to, while it terminates when its grace period
+/// ends, and what the readiness audit reads of it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PodRecord {
     pub uid: String,
@@ -88,6 +89,8 @@ pub struct PodRecord {
     /// `metadata.deletionTimestamp`: the API server sets it to the delete's time plus the
     /// grace period, so a pod still there after it is terminating past its grace period.
     pub grace_ends: Option<DateTime<Utc>>,
+    /// The facts its workload's replicas share ([`PodFacts::template`]), one copy for all.
+    pub facts: Arc<PodFacts>,
 }
 
 /// An Event about a NodePool or a Node, as stored.

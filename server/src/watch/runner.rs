@@ -8,7 +8,7 @@ use std::{
 
 use app::{model::LinkState, nodepool::NodePool};
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use k8s_openapi::api::core::v1::{Event, Node};
 use kube::{
     Api, Client, Resource, ResourceExt,
     api::{ApiResource, DynamicObject},
@@ -22,6 +22,7 @@ use crate::hub::Hub;
 use super::{
     lenient::{Lenient, Watched},
     records::Observed,
+    slim_pod::SlimPod,
     trim,
 };
 
@@ -68,7 +69,7 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
         tokio::spawn(watch(
             hub.clone(),
             src.name.clone(),
-            Api::<Lenient<Pod>>::all(c.clone()),
+            Api::<Lenient<SlimPod>>::all(c.clone()),
             trim::pod,
             Hub::pods,
             Some(last_error.clone()),

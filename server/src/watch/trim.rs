@@ -1,16 +1,19 @@
 //! Pure functions from Kubernetes objects to trimmed records.
 
+use app::domain::preemption::readiness::PodFacts;
 use app::{
     domain::preemption,
     labels,
     nodepool::{NodePoolSpec, NodePoolStatus},
 };
 use chrono::{DateTime, Utc};
-use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use k8s_openapi::api::core::v1::{Event, Node};
 use kube::{ResourceExt, api::DynamicObject};
 use serde_json::Value;
 
+use super::names;
 use super::records::{EventRecord, KarpenterPoolRecord, NodeRecord, PodRecord, PoolRecord};
+use super::slim_pod::SlimPod;
 
 fn time(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> Option<DateTime<Utc>> {
     t.map(|t| DateTime::<Utc>::from_timestamp_nanos(t.0.as_nanosecond() as i64))
@@ -182,14 +185,53 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
     })
 }
 
-/// Trims a Pod to its binding. Pods being deleted still count on their node until gone,
-/// as `kubectl describe node` counts them.
-pub fn pod(p: &Pod) -> Option<PodRecord> {
+/// Trims a Pod to its binding and its facts. Pods being deleted still count on their node
+/// until gone, as `kubectl describe node` counts them. The facts are the shared template of
+/// the pod's workload ([`names::pod_template`]): the readiness audit reads them from here
+/// instead of listing every pod.
+pub fn pod(p: &SlimPod) -> Option<PodRecord> {
     Some(PodRecord {
         uid: p.uid()?,
         node: p.spec.as_ref().and_then(|s| s.node_name.clone()),
         grace_ends: time(p.metadata.deletion_timestamp.as_ref()),
+        facts: names::pod_template(pod_facts(p)),
     })
+}
+
+/// Kubernetes' default `terminationGracePeriodSeconds`.
+pub const DEFAULT_GRACE_S: i64 = 30;
+
+/// A pod's facts as the readiness audit and the blast radius read them: owner (the
+/// controller reference, else the first), grace period, preStop.
+pub fn pod_facts(p: &SlimPod) -> PodFacts {
+    let owners = p.owner_references();
+    let owner = owners
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .or(owners.first());
+    let spec = p.spec.as_ref();
+    let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+    PodFacts {
+        namespace: p.namespace().unwrap_or_default(),
+        name: p.name_any(),
+        uid: p.uid().unwrap_or_default(),
+        labels: p.labels().clone(),
+        owner_kind: owner.map(|o| o.kind.clone()),
+        owner_name: owner.map(|o| o.name.clone()),
+        node: spec.and_then(|s| s.node_name.clone()),
+        grace_s: spec
+            .and_then(|s| s.termination_grace_period_seconds)
+            .unwrap_or(DEFAULT_GRACE_S),
+        pre_stop: spec.is_some_and(|s| {
+            s.containers
+                .iter()
+                .any(|c| c.lifecycle.as_ref().is_some_and(|l| l.pre_stop.is_some()))
+        }),
+        active: !matches!(phase, Some("Succeeded" | "Failed")),
+        system: spec
+            .and_then(|s| s.priority_class_name.as_deref())
+            .is_some_and(|c| c.starts_with("system-")),
+    }
 }
 
 /// Trims an Event; `None` for events about anything but NodePools and Nodes.

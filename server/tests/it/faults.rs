@@ -371,3 +371,45 @@ async fn r3_a_stalled_api_server_is_stale_once_and_recovers() {
     assert!(since_ok, "stale since keeps the time of the last good data");
     assert_eq!(row.recovered, 1);
 }
+
+/// The readiness audit reads the pods the dashboard's pod watch holds, so an API server that
+/// stops answering leaves the pods' findings in place (as of the last good data, which the
+/// cluster's `stale since` says); only the budgets, listed on demand, are named as missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readiness_audit_outlives_an_api_server_outage() {
+    let d = common::start(&[ZONE], 60.0).await;
+    let embedded = d.running.embedded.as_ref().unwrap();
+    common::wait_for(Duration::from_secs(10), || {
+        cluster_state(&d).state == LinkState::Live
+    })
+    .await;
+    embedded.set_reader_fault(ZONE, ReaderFault::Down);
+    let audit =
+        common::json_of(reqwest::Client::new().get(format!("{}/api/v1/readiness", d.base))).await;
+    embedded.set_reader_fault(ZONE, ReaderFault::None);
+    let errors: Vec<&str> = audit["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    // Refused with 503 or, as kube-rs retries those, out of time: either way, said.
+    assert!(
+        errors[0].ends_with("budget findings are left out"),
+        "{errors:?}"
+    );
+    let pools = audit["pools"].as_array().unwrap();
+    let pods: u64 = pools.iter().filter_map(|p| p["pods"].as_u64()).sum();
+    assert!(pods > 0, "the pods are the watch's: {audit}");
+    let checks: BTreeSet<&str> = pools
+        .iter()
+        .flat_map(|p| p["findings"].as_array().unwrap())
+        .filter_map(|f| f["check"].as_str())
+        .collect();
+    assert!(!checks.is_empty(), "{audit}");
+    assert!(
+        !checks.contains("no-pdb") && !checks.contains("pdb-blocks-drain"),
+        "no budget finding without the budgets: {checks:?}"
+    );
+}

@@ -13,7 +13,7 @@ use crate::domain::selector::{Requirement, Selector};
 use crate::model::{Check, Finding, PoolReadiness};
 
 /// What the audit needs of a pod.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct PodFacts {
     pub namespace: String,
     pub name: String,
@@ -51,6 +51,19 @@ impl PodFacts {
     pub fn replica_of(&self) -> Option<(String, String)> {
         self.active
             .then(|| (self.namespace.clone(), self.workload()))
+    }
+
+    /// These facts without what only this pod has (its uid and node, and its name when an
+    /// owner names the workload): what the replicas of one workload share, so a store of
+    /// many pods can keep one copy for all of them. [`AuditFold::add_on`] takes the node
+    /// beside it; [`Self::workload`] and [`Self::replica_of`] read the same.
+    pub fn template(mut self) -> Self {
+        self.uid = String::new();
+        self.node = None;
+        if self.owner_kind.is_some() && self.owner_name.is_some() {
+            self.name = String::new();
+        }
+        self
     }
 }
 
@@ -184,11 +197,17 @@ impl<'n> AuditFold<'n> {
     /// Counts one pod. Finished pods and pods on nodes the fold was not given count nowhere;
     /// DaemonSet pods count as replicas only (one per node by design).
     pub fn add(&mut self, p: &PodFacts) {
+        self.add_on(p, p.node.as_deref());
+    }
+
+    /// Counts one pod bound to `node` (`p.node` is not read): for a store that keeps a
+    /// pod's [`PodFacts::template`] shared and its node apart.
+    pub fn add_on(&mut self, p: &PodFacts, node: Option<&str>) {
         let Some(key) = p.replica_of() else {
             return;
         };
         *self.replicas.entry(key.clone()).or_default() += 1;
-        let Some(&node) = p.node.as_deref().and_then(|n| self.by_name.get(n)) else {
+        let Some(&node) = node.and_then(|n| self.by_name.get(n)) else {
             return;
         };
         if let Some(z) = node.zone.as_deref() {

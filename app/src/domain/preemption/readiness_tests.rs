@@ -72,8 +72,8 @@ fn a_well_spread_covered_deployment_has_no_findings() {
     assert!(out[0].findings.is_empty(), "{:?}", out[0].findings);
 }
 
-#[test]
-fn each_check_fires_on_its_own_case() {
+/// A pool of two spot nodes and an on-demand one, and pods that each trip some checks.
+fn each_case() -> ([NodeFacts; 3], Vec<PodFacts>) {
     let nodes = [
         node("a", "spot", "z1", Provider::Cks, true),
         node("b", "spot", "z1", Provider::Cks, true),
@@ -97,6 +97,12 @@ fn each_check_fires_on_its_own_case() {
         pod("kube-system", "ds-a", Some(("DaemonSet", "ds")), "a"),
         pod("web", "onod-1", None, "od"),
     ];
+    (nodes, pods.into())
+}
+
+#[test]
+fn each_check_fires_on_its_own_case() {
+    let (nodes, pods) = each_case();
     let out = audit("c", &nodes, &pods, Some(&[pdb("web", "api", "api")]));
     assert_eq!(out.len(), 1, "the on-demand pool is not audited");
     assert_eq!(out[0].pods, 5, "the DaemonSet pod is skipped");
@@ -128,6 +134,33 @@ fn each_check_fires_on_its_own_case() {
         grace.detail,
         "terminationGracePeriodSeconds 600 s; 300 s from SIGTERM to removal on cks"
     );
+}
+
+/// A store that keeps each pod's template shared and its node apart audits the same, and
+/// the replicas of one workload have one template.
+#[test]
+fn templates_with_their_nodes_audit_as_the_pods_do() {
+    let (nodes, pods) = each_case();
+    let pdbs = [pdb("web", "api", "api")];
+    let mut fold = AuditFold::new("c", &nodes);
+    for p in &pods {
+        fold.add_on(&p.clone().template(), p.node.as_deref());
+    }
+    assert_eq!(
+        fold.finish(Some(&pdbs)),
+        audit("c", &nodes, &pods, Some(&pdbs))
+    );
+
+    let t = |p: &PodFacts| p.clone().template();
+    assert_eq!(t(&pods[3]), t(&pods[4]), "two replicas of ReplicaSet/api-1");
+    assert_eq!(t(&pods[3]).workload(), "ReplicaSet/api-1");
+    assert!(t(&pods[3]).uid.is_empty() && t(&pods[3]).node.is_none());
+    assert_eq!(
+        t(&pods[0]).workload(),
+        "Pod/solo",
+        "a bare pod keeps its name: it is its own workload"
+    );
+    assert_ne!(t(&pods[0]), t(&pods[6]));
 }
 
 #[test]

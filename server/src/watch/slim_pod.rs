@@ -1,24 +1,26 @@
-//! A Pod as the readiness audit and the blast radius list it: only the fields their facts
-//! are made of.
+//! A Pod as spotboard reads it: only the fields the hub's pod records, the readiness audit
+//! and the blast radius are made of.
 //!
-//! The audit lists every pod of a cluster, a page at a time, every 15 s while someone looks,
-//! and each cluster at once. A k8s-openapi `Pod` decodes all of it (status conditions,
-//! container statuses, env, volumes, `managedFields`): profiled at 10k nodes and 50k pods,
-//! those decoded pages were most of what the dashboard's heap jumped by each time the audit
-//! ran. Fields not declared here are skipped by the decoder without being kept, so a field
-//! the audit does not read cannot fail its list either (a malformed port number no longer
-//! costs a cluster its findings).
+//! The pod watch holds every pod of every cluster and hears each change of one; the blast
+//! radius lists a preempted node's pods and their siblings. A k8s-openapi `Pod` decodes all
+//! of it (status conditions, container statuses, env, volumes, `managedFields`): profiled
+//! at 10k nodes and 50k pods, those decoded pods were most of what the dashboard's heap
+//! jumped by each time the audit listed them. Fields not declared here are skipped by the
+//! decoder without being kept, so a field spotboard does not read cannot fail a list or a
+//! watch either (a malformed port number no longer costs a pod its place).
 
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 
-/// The Pod fields [`super::facts::pod`] reads; the rest is skipped while decoding.
+/// The Pod fields [`super::trim::pod`] and [`super::trim::pod_facts`] read; the rest is
+/// skipped while decoding.
 #[derive(Clone, Debug, Deserialize, kube::Resource)]
 #[resource(inherit = Pod)]
 pub struct SlimPod {
-    /// Name, namespace, uid, labels and owner references only.
+    /// Name, namespace, uid, labels, owner references, `resourceVersion` (a watch resumes
+    /// from it) and `deletionTimestamp` only.
     #[serde(deserialize_with = "slim_meta")]
     pub metadata: ObjectMeta,
     #[serde(default)]
@@ -66,6 +68,8 @@ fn slim_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
         uid: Option<String>,
         labels: Option<std::collections::BTreeMap<String, String>>,
         owner_references: Option<Vec<OwnerReference>>,
+        resource_version: Option<String>,
+        deletion_timestamp: Option<Time>,
     }
     let w = Wanted::deserialize(d)?;
     Ok(ObjectMeta {
@@ -74,6 +78,8 @@ fn slim_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
         uid: w.uid,
         labels: w.labels,
         owner_references: w.owner_references,
+        resource_version: w.resource_version,
+        deletion_timestamp: w.deletion_timestamp,
         ..Default::default()
     })
 }
@@ -123,7 +129,7 @@ mod tests {
             p.metadata.managed_fields.is_none(),
             "managedFields are skipped"
         );
-        let f = super::super::facts::pod(&p);
+        let f = super::super::trim::pod_facts(&p);
         assert_eq!(
             (f.namespace.as_str(), f.name.as_str()),
             ("web", "api-7d9c-x2x4z")
@@ -149,13 +155,13 @@ mod tests {
             "status": {"phase": "Succeeded"},
         }))
         .unwrap();
-        let f = super::super::facts::pod(&p);
+        let f = super::super::trim::pod_facts(&p);
         assert_eq!(f.workload(), "Pod/once");
-        assert_eq!(f.grace_s, super::super::facts::DEFAULT_GRACE_S);
+        assert_eq!(f.grace_s, super::super::trim::DEFAULT_GRACE_S);
         assert!(!f.pre_stop, "a null preStop is none");
         assert!(!f.active && !f.system && f.node.is_none());
         let no_spec: SlimPod = serde_json::from_value(json!({"metadata": {"name": "x"}})).unwrap();
-        assert!(super::super::facts::pod(&no_spec).active);
+        assert!(super::super::trim::pod_facts(&no_spec).active);
     }
 
     #[test]
@@ -174,5 +180,27 @@ mod tests {
         let mut bad = full_pod();
         bad["spec"]["terminationGracePeriodSeconds"] = json!("long");
         assert!(serde_json::from_value::<SlimPod>(bad).is_err());
+    }
+
+    /// The pod watch resumes from an object's `resourceVersion`, and a terminating pod's
+    /// `deletionTimestamp` is when its grace period ends: both survive the slim decode, and
+    /// the record's facts are the workload's shared template.
+    #[test]
+    fn the_watch_keeps_what_it_resumes_from_and_the_end_of_the_grace_period() {
+        let mut pod = full_pod();
+        pod["metadata"]["resourceVersion"] = json!("4711");
+        pod["metadata"]["deletionTimestamp"] = json!("2026-11-26T10:00:30Z");
+        let p: SlimPod = serde_json::from_value(pod).unwrap();
+        assert_eq!(p.metadata.resource_version.as_deref(), Some("4711"));
+        let rec = super::super::trim::pod(&p).unwrap();
+        assert_eq!(rec.uid, "1d0c6c9e-53e3-4d0e-9f55-0f2b8c1f3a11");
+        assert_eq!(rec.node.as_deref(), Some("g1a2b3"));
+        assert_eq!(
+            rec.grace_ends.map(|t| t.to_rfc3339()).as_deref(),
+            Some("2026-11-26T10:00:30+00:00")
+        );
+        assert_eq!(rec.facts.workload(), "ReplicaSet/api-7d9c");
+        assert!(rec.facts.node.is_none() && rec.facts.uid.is_empty());
+        assert_eq!(rec.facts.grace_s, 120);
     }
 }
