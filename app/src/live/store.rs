@@ -12,8 +12,8 @@ use serde::{Serialize, de::DeserializeOwned};
 
 use crate::domain::preemption::rates::RateRow;
 use crate::model::{
-    CapacityCell, Change, ClusterAudit, ClusterRow, Delta, EventRow, NodeRow, PoolRow,
-    PreemptionView, RowKind, Snapshot, SourceStatus, UndeliveredAlert, Wave,
+    CapacityCell, Change, ClusterAudit, ClusterRow, Delta, EventRow, NodeRow, PoolReadiness,
+    PoolRow, PreemptionView, RowKind, Snapshot, SourceStatus, UndeliveredAlert, Wave,
 };
 
 use super::patch;
@@ -197,6 +197,7 @@ pub struct LiveStore {
     /// Alerts firing now (the header's count).
     pub firing: Keyed<crate::model::Alert>,
     pub audits: Keyed<ClusterAudit>,
+    pub pool_audits: Keyed<PoolReadiness>,
     pub cells: Keyed<CapacityCell>,
     pub sources: Keyed<SourceStatus>,
 }
@@ -226,6 +227,7 @@ impl LiveStore {
             alerts: Keyed::new(),
             firing: Keyed::new(),
             audits: Keyed::new(),
+            pool_audits: Keyed::new(),
             cells: Keyed::new(),
             sources: Keyed::new(),
         }
@@ -257,6 +259,8 @@ impl LiveStore {
         self.alerts.replace(snap.alerts, UndeliveredAlert::key);
         self.firing.replace(snap.firing, |a| a.key.clone());
         self.audits.replace(snap.audits, |a| a.cluster.clone());
+        self.pool_audits
+            .replace(snap.pool_audits, PoolReadiness::key);
         self.cells.replace(snap.cells, CapacityCell::key);
         self.sources.replace(snap.sources, |s| s.name.clone());
         self.rev.set(snap.rev);
@@ -283,6 +287,7 @@ impl LiveStore {
             RowKind::Alert => self.alerts.apply(&delta.key, &delta.change),
             RowKind::Firing => self.firing.apply(&delta.key, &delta.change),
             RowKind::Audit => self.audits.apply(&delta.key, &delta.change),
+            RowKind::PoolAudit => self.pool_audits.apply(&delta.key, &delta.change),
             RowKind::Cell => self.cells.apply(&delta.key, &delta.change),
             RowKind::Source => self.sources.apply(&delta.key, &delta.change),
         };

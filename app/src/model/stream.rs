@@ -140,8 +140,12 @@ pub enum RowKind {
     Rate,
     /// An [`UndeliveredAlert`], keyed by [`UndeliveredAlert::key`].
     Alert,
-    /// A [`ClusterAudit`] (the spot readiness audit), keyed by cluster.
+    /// A [`ClusterAudit`] (when the spot readiness audit ran, and its errors), keyed by
+    /// cluster.
     Audit,
+    /// One pool's spot readiness audit ([`super::PoolReadiness`]), keyed by
+    /// [`super::PoolReadiness::key`].
+    PoolAudit,
     /// A [`CapacityCell`] of the capacity grid, keyed by [`CapacityCell::key`].
     Cell,
     /// A capacity [`SourceStatus`], keyed by its name.
@@ -177,9 +181,12 @@ pub struct Snapshot {
     /// Wave alerts the webhook did not take, newest first.
     #[serde(default)]
     pub alerts: Vec<UndeliveredAlert>,
-    /// The spot readiness audit of the clusters in scope, by cluster.
+    /// When the clusters in scope were audited, and their errors, by cluster.
     #[serde(default)]
     pub audits: Vec<ClusterAudit>,
+    /// The spot readiness audit of the pools in scope, by key.
+    #[serde(default)]
+    pub pool_audits: Vec<super::PoolReadiness>,
     /// The capacity grid's cells, by key.
     #[serde(default)]
     pub cells: Vec<CapacityCell>,

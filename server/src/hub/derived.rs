@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use app::{
     domain::preemption::rates::RateRow,
     model::{
-        Alert, CapacityCell, Change, ClusterAudit, PreemptionView, RowKind, Scope, SourceStatus,
-        UndeliveredAlert, Wave,
+        Alert, CapacityCell, Change, ClusterAudit, PoolReadiness, PreemptionView, RowKind, Scope,
+        SourceStatus, UndeliveredAlert, Wave,
     },
 };
 use serde::Serialize;
@@ -70,6 +70,16 @@ impl DerivedRow for ClusterAudit {
     }
 }
 
+impl DerivedRow for PoolReadiness {
+    const KIND: RowKind = RowKind::PoolAudit;
+    fn key(&self) -> String {
+        PoolReadiness::key(self)
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (self.cluster.clone(), Some(self.pool.clone()))
+    }
+}
+
 impl DerivedRow for CapacityCell {
     const KIND: RowKind = RowKind::Cell;
     fn key(&self) -> String {
@@ -105,6 +115,7 @@ pub struct Derived {
     pub rates: HashMap<String, RateRow>,
     pub alerts: HashMap<String, UndeliveredAlert>,
     pub audits: HashMap<String, ClusterAudit>,
+    pub pool_audits: HashMap<String, PoolReadiness>,
     pub cells: HashMap<String, CapacityCell>,
     pub sources: HashMap<String, SourceStatus>,
     pub firing: HashMap<String, Alert>,
@@ -117,6 +128,7 @@ pub struct DerivedSnapshot {
     pub rates: Vec<RateRow>,
     pub alerts: Vec<UndeliveredAlert>,
     pub audits: Vec<ClusterAudit>,
+    pub pool_audits: Vec<PoolReadiness>,
     pub cells: Vec<CapacityCell>,
     pub sources: Vec<SourceStatus>,
     pub firing: Vec<Alert>,
@@ -167,6 +179,13 @@ impl Derived {
             .cloned()
             .collect();
         audits.sort_by(|a, b| a.cluster.cmp(&b.cluster));
+        let mut pool_audits: Vec<PoolReadiness> = self
+            .pool_audits
+            .values()
+            .filter(|p| scope.wants_preemption(&p.cluster, Some(&p.pool)))
+            .cloned()
+            .collect();
+        pool_audits.sort_by_key(PoolReadiness::key);
         let (mut cells, mut sources): (Vec<CapacityCell>, Vec<SourceStatus>) = if scope.capacity {
             (
                 self.cells.values().cloned().collect(),
@@ -186,6 +205,7 @@ impl Derived {
                 rates: Vec::new(),
                 alerts: Vec::new(),
                 audits,
+                pool_audits,
                 cells,
                 sources,
                 firing,
@@ -203,6 +223,7 @@ impl Derived {
             rates,
             alerts,
             audits,
+            pool_audits,
             cells,
             sources,
             firing,

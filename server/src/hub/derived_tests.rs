@@ -134,6 +134,66 @@ fn rates_and_alerts_go_to_the_preemptions_page_only() {
     assert_eq!((pool.rates.len(), pool.alerts.len()), (0, 0));
 }
 
+/// An audit every 15 s sends the clusters' rows (their time) and only the pools whose
+/// findings changed; a pool page gets its own pool's audit and no other.
+#[test]
+fn an_audit_sends_only_the_pools_that_changed_and_each_where_wanted() {
+    use app::model::{ClusterAudit, PoolReadiness};
+    let hub = hub();
+    let audit = || ClusterAudit {
+        cluster: "zone-a".into(),
+        generated_at: Some(Utc::now()),
+        errors: Vec::new(),
+    };
+    let pool = |name: &str, pods: u32| PoolReadiness {
+        cluster: "zone-a".into(),
+        pool: name.into(),
+        nodes: 2,
+        pods,
+        ..Default::default()
+    };
+    hub.set_audits(vec![audit()], vec![pool("spot-a", 4), pool("spot-b", 6)]);
+    let page = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
+    assert_eq!(page.audits.len(), 1);
+    assert_eq!(
+        page.pool_audits
+            .iter()
+            .map(|p| p.pool.as_str())
+            .collect::<Vec<_>>(),
+        ["spot-a"],
+        "a pool page gets its own pool's audit"
+    );
+    let all = hub.snapshot(&Scope::preemptions());
+    assert_eq!(all.pool_audits.len(), 2);
+    assert_eq!(hub.snapshot(&Scope::pools()).pool_audits.len(), 0);
+
+    let mut rx = hub.subscribe(&Scope::preemptions(), None).rx;
+    hub.set_audits(vec![audit()], vec![pool("spot-a", 4), pool("spot-b", 7)]);
+    let sent: Vec<(RowKind, String)> = drain(&mut rx)
+        .into_iter()
+        .map(|d| (d.kind, d.key))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            (RowKind::Audit, "zone-a".to_string()),
+            (RowKind::PoolAudit, "zone-a/spot-b".to_string())
+        ],
+        "the cluster's time, and the one pool that changed"
+    );
+    hub.set_audits(vec![audit()], vec![pool("spot-b", 7)]);
+    let removed: Vec<Delta> = drain(&mut rx)
+        .into_iter()
+        .filter(|d| d.kind == RowKind::PoolAudit)
+        .collect();
+    assert_eq!(removed.len(), 1);
+    assert_eq!(
+        (removed[0].key.as_str(), &removed[0].change),
+        ("zone-a/spot-a", &Change::Remove),
+        "a pool with no spot nodes left leaves the audit"
+    );
+}
+
 #[test]
 fn preemption_viewers_are_counted_while_their_stream_lives() {
     let hub = hub();

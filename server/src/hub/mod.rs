@@ -297,9 +297,13 @@ impl Hub {
         });
     }
 
-    /// Publishes the readiness audit, one row per cluster.
-    pub fn set_audits(&self, audits: Vec<ClusterAudit>) {
-        self.write(|s, tx| s.views.set_derived(|d| &mut d.audits, audits, tx));
+    /// Publishes the readiness audit: one row per cluster (when it ran, what could not be
+    /// read) and one per pool; only rows that changed are sent.
+    pub fn set_audits(&self, audits: Vec<ClusterAudit>, pools: Vec<app::model::PoolReadiness>) {
+        self.write(|s, tx| {
+            s.views.set_derived(|d| &mut d.audits, audits, tx);
+            s.views.set_derived(|d| &mut d.pool_audits, pools, tx);
+        });
     }
 
     /// How many streams now hold a scope with preemption rows (a `/preemptions` or pool

@@ -41,6 +41,7 @@ impl Published {
             RowKind::Preemption => scope.wants_preemption(&self.cluster, self.pool.as_deref()),
             RowKind::Wave | RowKind::Rate | RowKind::Alert => scope.wants_fleet_preemptions(),
             RowKind::Audit => scope.wants_audit(&self.cluster),
+            RowKind::PoolAudit => scope.wants_preemption(&self.cluster, self.pool.as_deref()),
             RowKind::Cell | RowKind::Source => scope.capacity,
             RowKind::Firing => true,
         }
@@ -204,6 +205,7 @@ impl Views {
                 | RowKind::Alert
                 | RowKind::Firing
                 | RowKind::Audit
+                | RowKind::PoolAudit
                 | RowKind::Cell
                 | RowKind::Source => {}
             }
@@ -335,6 +337,7 @@ impl Views {
             rates: derived.rates,
             alerts: derived.alerts,
             audits: derived.audits,
+            pool_audits: derived.pool_audits,
             cells: derived.cells,
             sources: derived.sources,
             firing: derived.firing,

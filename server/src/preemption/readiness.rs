@@ -51,27 +51,23 @@ impl ReadinessAudit {
                 }
                 last = Some(Instant::now());
                 let report = audit.report().await;
-                hub.set_audits(audit.by_cluster(report));
+                let (clusters, pools) = audit.stream_rows(report);
+                hub.set_audits(clusters, pools);
             }
         })
     }
 
-    /// `report` split into one row per watched cluster (a cluster with no spot pool gets a
-    /// row with none, so a page can tell "nothing to audit" from "not audited yet").
-    fn by_cluster(&self, report: Readiness) -> Vec<ClusterAudit> {
+    /// `report` as the stream's rows: one per watched cluster (a cluster with no spot pool
+    /// gets one too, so a page can tell "nothing to audit" from "not audited yet") and the
+    /// pools' audits.
+    fn stream_rows(&self, report: Readiness) -> (Vec<ClusterAudit>, Vec<PoolReadiness>) {
         let mut clusters: Vec<&String> = self.clients.keys().collect();
         clusters.sort();
-        clusters
+        let clusters = clusters
             .into_iter()
             .map(|c| ClusterAudit {
                 cluster: c.clone(),
                 generated_at: report.generated_at,
-                pools: report
-                    .pools
-                    .iter()
-                    .filter(|p| &p.cluster == c)
-                    .cloned()
-                    .collect(),
                 errors: report
                     .errors
                     .iter()
@@ -79,7 +75,8 @@ impl ReadinessAudit {
                     .cloned()
                     .collect(),
             })
-            .collect()
+            .collect();
+        (clusters, report.pools)
     }
 
     /// The audit of every pool with spot nodes, at most [`CACHE_FOR`] old. A cluster whose

@@ -152,8 +152,8 @@ pub fn rss_kib(pid: u32) -> Res<u64> {
 
 /// The dashboard's RSS read once a second while the churn runs. Why: one reading at the end
 /// of a 10-minute run lands on whatever the process is doing at that second (the readiness
-/// audit lists every pod every 15 s while a pool page is open), so the end figure alone cannot
-/// tell growth from a passing peak.
+/// audit runs every 15 s while a pool page is open; it listed every pod until 2026-11-26), so
+/// the end figure alone cannot tell growth from a passing peak.
 pub struct RssSampler {
     task: tokio::task::JoinHandle<Vec<u64>>,
     stop: tokio::sync::watch::Sender<bool>,
