@@ -37,8 +37,9 @@ impl ReadinessAudit {
         }
     }
 
-    /// Publishes the audit on the hub's stream, one row per cluster, every [`CACHE_FOR`]
-    /// while a `/preemptions` or pool page is open (nobody looking, no budgets listed).
+    /// Publishes the audit on the hub's stream (a row per cluster, a row per pool) every
+    /// [`CACHE_FOR`] while a `/preemptions` or pool page is open (nobody looking, no budgets
+    /// listed).
     pub fn spawn_publisher(&self, hub: Hub) -> tokio::task::JoinHandle<()> {
         let audit = self.clone();
         tokio::spawn(async move {
