@@ -8,7 +8,8 @@
 //! ever-growing queue. A ring of recent deltas lets a reconnecting browser resume.
 //!
 //! # Layout
-//! - `cluster`: one cluster's records and indexes; `pod_nodes`: its pods (uid → node).
+//! - `cluster`: one cluster's records and indexes; `pod_nodes`: its pods (uid → node and
+//!   shared workload facts); `pod_reads`: what those answer (the audit's pods, pods past grace).
 //! - `views`: the published rows, diffing and the resume ring.
 //! - `facts`: the same changes, typed, for the server's own followers.
 
@@ -16,6 +17,7 @@ mod cluster;
 mod derived;
 mod facts;
 mod pod_nodes;
+mod pod_reads;
 mod pools_seen;
 mod views;
 
@@ -26,7 +28,7 @@ use app::model::{
     CapacityCell, ClusterAudit, ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow,
     PreemptionView, Scope, Snapshot, SourceStatus, UndeliveredAlert, Wave,
 };
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use tokio::sync::broadcast;
 
 use crate::watch::records::{
@@ -379,27 +381,6 @@ impl Hub {
         })
     }
 
-    /// Hands each pod of `cluster` to `visit`, its workload's shared facts and its node, under
-    /// one read of the hub (a fold over 50,000 pods holds the watches back for milliseconds).
-    ///
-    /// Errors: the cluster is not watched, or its pods have not been listed yet.
-    pub fn each_pod(
-        &self,
-        cluster: &str,
-        visit: impl FnMut(&app::domain::preemption::readiness::PodFacts, Option<&str>),
-    ) -> Result<(), String> {
-        self.read(|s| match s.clusters.get(cluster) {
-            None => Err("not a watched cluster".to_string()),
-            Some(c) if c.synced & WatchedKind::Pod as u8 == 0 => {
-                Err("its pods have not been listed yet".to_string())
-            }
-            Some(c) => {
-                c.each_pod(visit);
-                Ok(())
-            }
-        })
-    }
-
     /// This process's epoch: revisions are comparable only within it.
     pub fn epoch(&self) -> u64 {
         self.inner.epoch
@@ -443,24 +424,6 @@ impl Hub {
     /// cluster side of the capacity grid.
     pub fn capacity_inputs(&self) -> CapacityInputs {
         self.read(|s| s.views.capacity_inputs())
-    }
-
-    /// Pods still terminating after their grace period ended, by `(cluster, node)` (uids),
-    /// from the one Pod watch: no list is asked of the API server.
-    pub fn pods_past_grace(
-        &self,
-        now: DateTime<Utc>,
-    ) -> std::collections::HashMap<(String, String), Vec<String>> {
-        self.read(|s| {
-            let mut out: std::collections::HashMap<(String, String), Vec<String>> =
-                Default::default();
-            for (cluster, d) in &s.clusters {
-                for (node, uid) in d.past_grace(now) {
-                    out.entry((cluster.clone(), node)).or_default().push(uid);
-                }
-            }
-            out
-        })
     }
 
     /// Whether the hub holds node uid `key`.

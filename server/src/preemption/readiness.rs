@@ -150,13 +150,15 @@ async fn audit_cluster(
     client: &kube::Client,
     nodes: Vec<NodeFacts>,
 ) -> (Vec<PoolReadiness>, Vec<String>) {
-    let pdbs = tokio::time::timeout(CLUSTER_TIMEOUT, facts::pdbs(client))
-        .await
-        .unwrap_or_else(|_| Err(format!("no answer within {} s", CLUSTER_TIMEOUT.as_secs())));
+    // The pods are folded before the budgets are listed (up to 20 s): the nodes were read a
+    // moment ago, and pods read later could sit on nodes the fold was not given.
     let mut fold = AuditFold::new(cluster, &nodes);
     if let Err(e) = hub.each_pod(cluster, |p, node| fold.add_on(p, node)) {
         return (Vec::new(), vec![format!("{cluster}: {e}")]);
     }
+    let pdbs = tokio::time::timeout(CLUSTER_TIMEOUT, facts::pdbs(client))
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer within {} s", CLUSTER_TIMEOUT.as_secs())));
     match pdbs {
         Ok(pdbs) => (fold.finish(Some(&pdbs)), Vec::new()),
         Err(e) => (
