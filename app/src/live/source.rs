@@ -10,7 +10,7 @@ use crate::model::{Delta, Scope, Snapshot, sse};
 
 use super::{
     ConnState, LiveStore,
-    inbox::{Inbox, Next},
+    inbox::{Applied, FRAME_BUDGET_MS, Inbox, Next, apply_within},
 };
 
 struct Connection {
@@ -32,18 +32,33 @@ impl Drop for Connection {
 /// How often a hidden tab applies what it received: browsers draw no frames there.
 const HIDDEN_FLUSH: Duration = Duration::from_millis(500);
 
-/// Applies every queued delta in order. At the first one that does not fit the store, the
-/// rest are dropped and the stream starts over from a snapshot.
-fn flush(live: LiveStore, scope: &Scope, inbox: &Rc<RefCell<Inbox>>) {
+/// Applies the queued deltas in order: within [`FRAME_BUDGET_MS`] when `budget` (a frame's
+/// flush; the rest waits for the next frame), else all of them. At the first one that does
+/// not fit the store, the rest are dropped and the stream starts over from a snapshot.
+fn flush(live: LiveStore, scope: &Scope, inbox: &Rc<RefCell<Inbox>>, budget: bool) {
     let queue = inbox.borrow_mut().take();
     if queue.is_empty() {
         return;
     }
-    for text in &queue {
-        let applied = serde_json::from_str::<Delta>(text)
-            .map_err(|e| e.to_string())
-            .and_then(|d| live.apply(&d));
-        if let Err(e) = applied {
+    let started = js_sys::Date::now();
+    let applied = apply_within(
+        queue,
+        budget.then_some(FRAME_BUDGET_MS),
+        || js_sys::Date::now() - started,
+        |text| {
+            serde_json::from_str::<Delta>(text)
+                .map_err(|e| e.to_string())
+                .and_then(|d| live.apply(&d))
+        },
+    );
+    match applied {
+        Applied::All => {}
+        Applied::Rest(rest) => {
+            if inbox.borrow_mut().put_back(rest) {
+                schedule(live, scope, inbox);
+            }
+        }
+        Applied::Failed(e) => {
             // The store and the server disagree; start over from a snapshot rather than
             // show a half-applied view.
             leptos::logging::warn!("spotboard: {e}; reloading snapshot");
@@ -56,24 +71,27 @@ fn flush(live: LiveStore, scope: &Scope, inbox: &Rc<RefCell<Inbox>>) {
     live.last_message.set(Some(chrono::Utc::now()));
 }
 
+/// Asks for a flush: before the next frame, or after [`HIDDEN_FLUSH`] in a hidden tab.
+fn schedule(live: LiveStore, scope: &Scope, inbox: &Rc<RefCell<Inbox>>) {
+    let (scope, inbox) = (scope.clone(), inbox.clone());
+    let hidden = web_sys::window()
+        .and_then(|w| w.document())
+        .is_some_and(|d| d.hidden());
+    if hidden {
+        set_timeout(move || flush(live, &scope, &inbox, false), HIDDEN_FLUSH);
+    } else {
+        request_animation_frame(move || flush(live, &scope, &inbox, true));
+    }
+}
+
 /// Queues one delta and makes sure a flush comes: before the next frame, at once when the
 /// queue is full.
 fn receive(live: LiveStore, scope: &Scope, inbox: &Rc<RefCell<Inbox>>, text: String) {
     let next = inbox.borrow_mut().push(text);
     match next {
         Next::Wait => {}
-        Next::FlushNow => flush(live, scope, inbox),
-        Next::Schedule => {
-            let (scope, inbox) = (scope.clone(), inbox.clone());
-            let hidden = web_sys::window()
-                .and_then(|w| w.document())
-                .is_some_and(|d| d.hidden());
-            if hidden {
-                set_timeout(move || flush(live, &scope, &inbox), HIDDEN_FLUSH);
-            } else {
-                request_animation_frame(move || flush(live, &scope, &inbox));
-            }
-        }
+        Next::FlushNow => flush(live, scope, inbox, false),
+        Next::Schedule => schedule(live, scope, inbox),
     }
 }
 

@@ -82,9 +82,21 @@ pub struct Alert {
     pub started: Option<DateTime<Utc>>,
     /// When it ended; `None` while firing.
     pub resolved: Option<DateTime<Utc>>,
-    /// A wave's nodes, in the order they were preempted; empty for the other kinds.
+    /// A wave's nodes, in the order they were preempted; empty for the other kinds. The
+    /// webhook's message has them all; the live stream's firing rows the first
+    /// [`super::Wave::STREAM_NODES`] ([`Alert::for_stream`]; `value` counts them all).
     #[serde(default)]
     pub nodes: Vec<String>,
     /// Where to look, a path on spotboard (`/preemptions`, `/pools/<cluster>/<pool>`).
     pub path: String,
+}
+
+impl Alert {
+    /// The alert as the live stream carries it: a wave's first [`super::Wave::STREAM_NODES`]
+    /// nodes (its row changes at each node the wave takes, and each patch carries the list
+    /// whole).
+    pub fn for_stream(mut self) -> Self {
+        self.nodes.truncate(super::Wave::STREAM_NODES);
+        self
+    }
 }

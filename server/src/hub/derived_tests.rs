@@ -215,3 +215,38 @@ fn preemption_viewers_are_counted_while_their_stream_lives() {
     drop(dashboard);
     assert_eq!(hub.preemption_viewers(), 0);
 }
+
+#[test]
+fn a_growing_wave_is_sent_with_its_first_names_and_its_count() {
+    let hub = hub();
+    let mut rx = hub.inner.tx.subscribe();
+    let started = Some(Utc::now());
+    let wave = |n: usize| Wave {
+        cluster: "zone-a".into(),
+        started,
+        last: started,
+        nodes: (0..n).map(|i| format!("node-{i}")).collect(),
+        node_count: n,
+    };
+    hub.set_preemptions(vec![], vec![wave(Wave::STREAM_NODES)]);
+    drain(&mut rx);
+    let mut sizes = Vec::new();
+    for n in [100, 1_000, 2_000] {
+        hub.set_preemptions(vec![], vec![wave(n)]);
+        let sent = drain(&mut rx);
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        let Change::Patch(patch) = &sent[0].change else {
+            panic!("a patch: {sent:?}")
+        };
+        assert!(
+            patch.get("nodes").is_none(),
+            "the names shown stay: {patch}"
+        );
+        assert_eq!(patch["node_count"], n);
+        sizes.push(serde_json::to_string(patch).unwrap().len());
+    }
+    assert!(sizes.iter().all(|&b| b < 100), "bytes per patch: {sizes:?}");
+    let shown = hub.snapshot(&Scope::preemptions()).waves;
+    assert_eq!(shown[0].nodes.len(), Wave::STREAM_NODES);
+    assert_eq!(shown[0].node_count, 2_000);
+}

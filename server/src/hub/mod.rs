@@ -42,10 +42,14 @@ pub use views::{POOL_AGGREGATE_EVERY, Published};
 use cluster::{ClusterData, Dirty};
 use views::Views;
 
-/// Deltas a subscriber may fall behind by before it is sent a fresh snapshot instead.
-pub const SUBSCRIBER_BUFFER: usize = 1024;
 /// Deltas kept for resuming a stream after a reconnect.
 pub const RESUME_RING: usize = 8192;
+/// Deltas a subscriber may fall behind by before it is sent a fresh snapshot instead. As
+/// many as the resume ring: the channel holds the same shared deltas, so the room costs a
+/// slot each (about 300 KB in all), not a copy per tab. At 1,024 a tab whose main thread
+/// was busy for a second in a preemption wave (the fleet's deltas: nodes, events, pools)
+/// got a 4.5 MB `/preemptions` snapshot, which kept it busy longer still.
+pub const SUBSCRIBER_BUFFER: usize = RESUME_RING;
 
 /// A cheap handle to the hub; clone freely.
 #[derive(Clone)]
@@ -276,12 +280,12 @@ impl Hub {
         });
     }
 
-    /// Publishes the pool rows whose node aggregates were held back (see
-    /// [`POOL_AGGREGATE_EVERY`]). Run every [`POOL_AGGREGATE_EVERY`] by [`Hub::spawn_flusher`].
-    /// Publishes the preemption tracker's rows: every preemption it follows and its waves.
+    /// Publishes the preemption tracker's rows: every preemption it follows and its waves
+    /// (each with its first [`Wave::STREAM_NODES`] nodes).
     pub fn set_preemptions(&self, preemptions: Vec<PreemptionView>, waves: Vec<Wave>) {
         self.write(|s, tx| {
             s.views.set_derived(|d| &mut d.preemptions, preemptions, tx);
+            let waves = waves.into_iter().map(Wave::for_stream).collect();
             s.views.set_derived(|d| &mut d.waves, waves, tx);
         });
     }
@@ -316,8 +320,13 @@ impl Hub {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Publishes the alerts firing now (every page's header shows them).
+    /// Publishes the alerts firing now (every page's header shows them), a wave's with its
+    /// first [`Wave::STREAM_NODES`] nodes.
     pub fn set_firing(&self, firing: Vec<app::model::Alert>) {
+        let firing = firing
+            .into_iter()
+            .map(app::model::Alert::for_stream)
+            .collect();
         self.write(|s, tx| s.views.set_derived(|d| &mut d.firing, firing, tx));
     }
 
@@ -326,6 +335,8 @@ impl Hub {
         self.write(|s, tx| s.views.set_derived(|d| &mut d.alerts, alerts, tx));
     }
 
+    /// Publishes the pool rows whose node aggregates were held back (see
+    /// [`POOL_AGGREGATE_EVERY`]). Run every [`POOL_AGGREGATE_EVERY`] by [`Hub::spawn_flusher`].
     pub fn flush(&self) {
         self.write(|s, tx| {
             for (cluster, uids) in s.views.take_deferred() {

@@ -223,6 +223,7 @@ impl Tracker {
                 let w = &mut self.waves[i];
                 w.last = Some(now);
                 w.nodes.push(node.to_string());
+                w.node_count = w.nodes.len();
                 i
             }
             None => {
@@ -231,6 +232,7 @@ impl Tracker {
                     started: Some(now),
                     last: Some(now),
                     nodes: vec![node.to_string()],
+                    node_count: 1,
                 });
                 // The last 50 are kept: alerts judge only open waves, the newest.
                 let keep_from = self.waves.len().saturating_sub(50);

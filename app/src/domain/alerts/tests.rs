@@ -16,6 +16,7 @@ fn wave(nodes: &[&str], started: i64, last: i64) -> Wave {
         started: Some(t(started)),
         last: Some(t(last)),
         nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        node_count: nodes.len(),
     }
 }
 

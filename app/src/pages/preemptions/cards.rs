@@ -64,7 +64,8 @@ pub fn card_order(live: LiveStore, pool: Option<(&str, &str)>) -> CardOrder {
 #[component]
 pub fn Cards(order: Memo<CardOrder>) -> AnyView {
     view! {
-        <div class="preemptions">
+        // A scroll box of its own (style/main.css), so focusable for the keyboard.
+        <div class="preemptions" tabindex="0" role="region" aria-label="Preempted nodes">
             <For each=move || order.with(|o| o.active.clone()) key=|k| k.clone() let:uid>
                 <LiveTimeline uid />
             </For>

@@ -19,7 +19,7 @@ use leptos::prelude::*;
 
 use crate::components::time::use_now;
 use crate::live::{LiveStore, use_live};
-use crate::model::{PodImpact, PreemptionView, Scope};
+use crate::model::{PodImpact, PreemptionView, Scope, Wave};
 
 /// `m:ss` for a number of seconds (negative shows as 0:00).
 pub fn clock_s(s: i64) -> String {
@@ -32,13 +32,10 @@ pub fn clock_s(s: i64) -> String {
 #[component]
 pub fn PreemptionsPage() -> impl IntoView {
     let live = expect_context::<LiveStore>();
-    // Kept across the table's re-renders (each rates change builds it anew).
+    // Kept across the Suspense's re-renders.
     let rates_scope = RwSignal::new("pool".to_string());
     let snapshot = use_live(Scope::preemptions);
     let keys = Memo::new(move |_| cards::card_order(live, None));
-    // Only the pools' providers matter to the signals table: a memo keeps a pool's counts
-    // changing (thousands of times in a wave) from rebuilding the table.
-    let providers = Memo::new(move |_| signals::providers(|f| live.pools.for_each(f)));
     crate::components::chart::dispose_on_unmount(chart::CHART_ID);
     #[cfg(feature = "hydrate")]
     draw_at_most_every(live, keys, chart::CHART_ID);
@@ -68,11 +65,7 @@ pub fn PreemptionsPage() -> impl IntoView {
                             <div id=chart::CHART_ID class="chart" role="img" aria-label="Preempted nodes' phases over time"></div>
                             <cards::Cards order=keys />
                         </Show>
-                        {move || {
-                            rates_scope.track();
-                            let providers = providers.get();
-                            view! { <signals::SignalsTable rates=live.rates.values() scope=rates_scope providers /> }
-                        }}
+                        <signals::SignalsTable scope=rates_scope />
                     }.into_any()
                 }
             })}
@@ -150,25 +143,43 @@ pub fn LiveTimeline(uid: String) -> impl IntoView {
     move || row.map(|r| view! { <NodeTimeline v=r.get() /> })
 }
 
+/// The line for `w` (as the stream carries it) when it took more than one node: its cluster,
+/// its size, and the nodes it names ([`Wave::STREAM_NODES`]); the cards below list every one.
+pub fn wave_line(w: &Wave) -> Option<String> {
+    let count = w.node_count.max(w.nodes.len());
+    if count < 2 {
+        return None;
+    }
+    let more = match count.saturating_sub(w.nodes.len()) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Some(format!(
+        "Preemption wave in {}: {count} nodes ({}{more})",
+        w.cluster,
+        w.nodes.join(", ")
+    ))
+}
+
 /// The newest wave, when it took more than one node.
 #[component]
 fn LatestWave() -> impl IntoView {
     let live = expect_context::<LiveStore>();
+    let line = Memo::new(move |_| {
+        let mut newest = None;
+        live.waves.for_each(|w| {
+            if newest
+                .as_ref()
+                .is_none_or(|(started, _)| w.started > *started)
+            {
+                newest = Some((w.started, wave_line(w)));
+            }
+        });
+        newest.and_then(|(_, line)| line)
+    });
     move || {
-        let mut waves = live.waves.values();
-        waves.sort_by_key(|w| std::cmp::Reverse(w.started));
-        waves
-            .into_iter()
-            .next()
-            .filter(|w| w.nodes.len() > 1)
-            .map(|w| {
-                view! {
-                    <p class="notice" role="status" data-testid="wave">{format!(
-                        "Preemption wave in {}: {} nodes ({})",
-                        w.cluster, w.nodes.len(), w.nodes.join(", ")
-                    )}</p>
-                }
-            })
+        line.get()
+            .map(|text| view! { <p class="notice" role="status" data-testid="wave">{text}</p> })
     }
 }
 
@@ -306,5 +317,30 @@ mod tests {
         assert_eq!(super::clock_s(0), "0:00");
         assert_eq!(super::clock_s(125), "2:05");
         assert_eq!(super::clock_s(-3), "0:00");
+    }
+
+    #[test]
+    fn a_wave_line_names_its_first_nodes_and_counts_the_rest() {
+        let wave = |n: usize| {
+            super::Wave {
+                cluster: "cks-a".into(),
+                started: None,
+                last: None,
+                nodes: (0..n).map(|i| format!("n{i}")).collect(),
+                node_count: n,
+            }
+            .for_stream()
+        };
+        assert_eq!(super::wave_line(&wave(1)), None, "one node is no wave");
+        assert_eq!(
+            super::wave_line(&wave(3)).unwrap(),
+            "Preemption wave in cks-a: 3 nodes (n0, n1, n2)"
+        );
+        let big = super::wave_line(&wave(2000)).unwrap();
+        assert!(
+            big.starts_with("Preemption wave in cks-a: 2000 nodes (n0, n1,")
+                && big.ends_with("n8, n9 and 1990 more)"),
+            "{big}"
+        );
     }
 }

@@ -5,13 +5,14 @@
 //! advice for the key's provider. The figures are the ledger's, computed on the server
 //! (`domain::preemption::rates`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use leptos::prelude::*;
 
 use crate::domain::preemption::Provider;
 use crate::domain::preemption::rates::{BY_ZONE_TYPE, RateRow, advice};
 use crate::domain::preemption::replacement;
+use crate::live::LiveStore;
 use crate::model::PoolRow;
 
 /// The dimensions the table can be read by, as [`RateRow::by`] names them.
@@ -50,95 +51,197 @@ pub fn providers(each_pool: impl FnOnce(&mut dyn FnMut(&PoolRow))) -> HashMap<St
     out.into_iter().filter_map(|(k, v)| Some((k, v?))).collect()
 }
 
-fn seconds(v: Option<f64>) -> impl IntoView {
-    v.map(|s| {
-        let class = format!("latency latency-{}", replacement::band(s));
-        view! { <span class=class>{format!("{s:.0} s")}</span> }
-    })
+/// A latency figure as shown: its band (`replacement::band`) and `N s`.
+pub type Latency = (&'static str, String);
+
+/// One key's line of the table, as shown. The table is keyed by whole lines, so a rates pass
+/// (every 15 s, thousands of rows in a wave) redraws only the lines whose figures changed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SignalLine {
+    pub key: String,
+    /// 24 h, 7 d and 30 d: `band (preemptions of spot nodes)`, or `—` without a row.
+    pub rates: [String; 3],
+    /// Replacements in [`LATENCY_WINDOW`] and their p50 / p95 / max; `None` when none was
+    /// replaced.
+    pub latency: Option<(u32, [Option<Latency>; 3])>,
+    /// Eviction errors in [`EVICTIONS_WINDOW`]: their total and text; `None` without a row.
+    pub evictions: Option<(u32, String)>,
+    /// The first flagged window's `above N % (W window)`, the advice for the key's provider,
+    /// and whether the Capacity Finder applies (CKS keys).
+    pub flag: Option<(String, &'static str, bool)>,
 }
 
-/// The table, for `scope`'s dimension; `providers` from [`providers`].
-#[component]
-pub fn SignalsTable(
-    rates: Vec<RateRow>,
-    scope: RwSignal<String>,
-    providers: HashMap<String, Provider>,
-) -> impl IntoView {
-    let by = scope.get_untracked();
-    let mut keys: Vec<String> = rates
-        .iter()
-        .filter(|r| r.by == by)
-        .map(|r| r.key.clone())
-        .collect();
-    keys.sort();
-    keys.dedup();
-    let find = |key: &str, w: &str| {
-        rates
+const WINDOWS: [&str; 3] = ["24h", "7d", "30d"];
+
+/// Lines the table shows until asked for all: a table of 2,000 pools took the tab 150-270 ms
+/// to lay out again each time its rows changed, and the keys that matter lead.
+pub const SIGNAL_ROWS: usize = 100;
+
+/// The lines of dimension `by`, flagged keys first, then by 24 h rate (highest first), then
+/// by key, from every rate row `each_rate` visits (once each: a pass is linear in the rows,
+/// where looking each cell up among all rows was the square of them, most of a second at
+/// 2,000 pools); `providers` from [`providers`].
+pub fn lines(
+    by: &str,
+    each_rate: impl FnOnce(&mut dyn FnMut(&RateRow)),
+    providers: &HashMap<String, Provider>,
+) -> Vec<SignalLine> {
+    let mut keys: BTreeMap<String, [Option<RateRow>; 3]> = BTreeMap::new();
+    each_rate(&mut |r| {
+        if r.by != by {
+            return;
+        }
+        if let Some(i) = WINDOWS.iter().position(|w| *w == r.window) {
+            keys.entry(r.key.clone()).or_default()[i] = Some(r.clone());
+        }
+    });
+    let at = |w: &str| {
+        WINDOWS
             .iter()
-            .find(|r| r.by == by && r.key == key && r.window == w)
-            .cloned()
+            .position(|x| *x == w)
+            .expect("a known window")
     };
-    let rows = keys
-        .into_iter()
-        .map(|key| {
-            let rate = |w: &str| {
-                find(&key, w)
+    let rate_24h = |rows: &[Option<RateRow>; 3]| rows[0].as_ref().map_or(-1.0, |r| r.rate_pct);
+    let flagged = |rows: &[Option<RateRow>; 3]| rows.iter().flatten().any(|r| r.alert);
+    let mut keys: Vec<_> = keys.into_iter().collect();
+    // Stable: equal keys keep their key order.
+    keys.sort_by(|(_, a), (_, b)| {
+        flagged(b)
+            .cmp(&flagged(a))
+            .then(rate_24h(b).total_cmp(&rate_24h(a)))
+    });
+    keys.into_iter()
+        .map(|(key, rows)| {
+            let rates = rows.each_ref().map(|r| {
+                r.as_ref()
                     .map(|r| format!("{} ({} of {})", r.band, r.preemptions, r.spot_nodes))
                     .unwrap_or_else(|| "—".into())
-            };
-            let (r24, r7, r30) = (rate("24h"), rate("7d"), rate("30d"));
-            let latency = find(&key, LATENCY_WINDOW).filter(|r| r.replaced > 0);
-            let flagged = ["24h", "7d", "30d"]
-                .iter()
-                .filter_map(|w| find(&key, w))
-                .find(|r| r.alert);
+            });
+            let latency = rows[at(LATENCY_WINDOW)]
+                .as_ref()
+                .filter(|r| r.replaced > 0)
+                .map(|r| {
+                    let shown =
+                        |v: Option<f64>| v.map(|s| (replacement::band(s), format!("{s:.0} s")));
+                    (
+                        r.replaced,
+                        [
+                            shown(r.latency_p50_s),
+                            shown(r.latency_p95_s),
+                            shown(r.latency_max_s),
+                        ],
+                    )
+                });
+            let evictions = rows[at(EVICTIONS_WINDOW)]
+                .as_ref()
+                .map(|r| (r.evictions.total(), r.evictions.to_string()));
             let provider = providers.get(&key).copied();
-            let latency_cell = match latency {
-                Some(r) => view! {
-                    <td data-latency title=format!("{} replaced in 7 d", r.replaced)>
-                        {seconds(r.latency_p50_s)}" / "{seconds(r.latency_p95_s)}" / "{seconds(r.latency_max_s)}
-                    </td>
-                }
-                .into_any(),
-                None => view! { <td>"—"</td> }.into_any(),
-            };
-            let evictions_cell = match find(&key, EVICTIONS_WINDOW) {
-                Some(r) if r.evictions.total() > 0 => view! {
-                    <td class="eviction-errors" data-evictions=r.evictions.total()>{r.evictions.to_string()}</td>
-                }
-                .into_any(),
-                Some(_) => view! { <td data-evictions="0">"none"</td> }.into_any(),
-                None => view! { <td>"—"</td> }.into_any(),
-            };
-            let flag_cell = match flagged {
-                Some(r) => {
-                    let finder = (provider == Some(Provider::Cks)).then(|| view! {
-                        " "<a href="/capacity-finder">"Capacity Finder"</a>
-                    });
-                    view! {
-                        <td class="flag" data-flag>
-                            <strong>{format!("above {} % ({} window)", r.alert_pct, r.window)}</strong>
-                            <span class="advice">" "{advice(provider)}</span>
-                            {finder}
-                        </td>
-                    }
-                    .into_any()
-                }
-                None => view! { <td></td> }.into_any(),
-            };
-            view! {
-                <tr data-key=key.clone()>
-                    <th scope="row">{key.clone()}</th>
-                    <td>{r24}</td>
-                    <td>{r7}</td>
-                    <td>{r30}</td>
-                    {latency_cell}
-                    {evictions_cell}
-                    {flag_cell}
-                </tr>
+            let flag = rows.iter().flatten().find(|r| r.alert).map(|r| {
+                (
+                    format!("above {} % ({} window)", r.alert_pct, r.window),
+                    advice(provider),
+                    provider == Some(Provider::Cks),
+                )
+            });
+            SignalLine {
+                key,
+                rates,
+                latency,
+                evictions,
+                flag,
             }
         })
-        .collect_view();
+        .collect()
+}
+
+fn seconds(v: Option<Latency>) -> impl IntoView {
+    v.map(|(band, text)| view! { <span class=format!("latency latency-{band}")>{text}</span> })
+}
+
+fn line_view(line: SignalLine) -> impl IntoView {
+    let [r24, r7, r30] = line.rates;
+    let latency_cell = match line.latency {
+        Some((replaced, [p50, p95, max])) => view! {
+            <td data-latency title=format!("{replaced} replaced in 7 d")>
+                {seconds(p50)}" / "{seconds(p95)}" / "{seconds(max)}
+            </td>
+        }
+        .into_any(),
+        None => view! { <td>"—"</td> }.into_any(),
+    };
+    let evictions_cell = match line.evictions {
+        Some((total, text)) if total > 0 => view! {
+            <td class="eviction-errors" data-evictions=total>{text}</td>
+        }
+        .into_any(),
+        Some(_) => view! { <td data-evictions="0">"none"</td> }.into_any(),
+        None => view! { <td>"—"</td> }.into_any(),
+    };
+    let flag_cell = match line.flag {
+        Some((text, advice, finder)) => view! {
+            <td class="flag" data-flag>
+                <strong>{text}</strong>
+                <span class="advice">" "{advice}</span>
+                {finder.then(|| view! { " "<a href="/capacity-finder">"Capacity Finder"</a> })}
+            </td>
+        }
+        .into_any(),
+        None => view! { <td></td> }.into_any(),
+    };
+    view! {
+        <tr data-key=line.key.clone()>
+            <th scope="row">{line.key.clone()}</th>
+            <td>{r24}</td>
+            <td>{r7}</td>
+            <td>{r30}</td>
+            {latency_cell}
+            {evictions_cell}
+            {flag_cell}
+        </tr>
+    }
+}
+
+/// The table, for the dimension `scope` names, from the tab's rate rows.
+#[component]
+pub fn SignalsTable(scope: RwSignal<String>) -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    // Read again only when pools come or go: a pool's counts change thousands of times in a
+    // wave, its provider, zone and instance type not.
+    let providers = Memo::new(move |_| {
+        live.pools.len();
+        untrack(|| providers(|f| live.pools.for_each(f)))
+    });
+    let lines = Memo::new(move |_| {
+        let by = scope.get();
+        providers.with(|p| lines(&by, |f| live.rates.for_each(f), p))
+    });
+    let all = RwSignal::new(false);
+    let shown = move || {
+        let mut shown = lines.get();
+        if !all.get() {
+            shown.truncate(SIGNAL_ROWS);
+        }
+        shown
+    };
+    let more = move || {
+        let n = lines.with(Vec::len);
+        (n > SIGNAL_ROWS).then(|| {
+            view! {
+                <p class="small muted" data-testid="signals-more">
+                    {move || if all.get() {
+                        format!("All {n} keys.")
+                    } else {
+                        format!("The first {SIGNAL_ROWS} of {n} keys: flagged, then the highest 24 h rates.")
+                    }}
+                    " "
+                    <button type="button" on:click=move |_| all.update(|a| *a = !*a)>
+                        {move || if all.get() { format!("Show the first {SIGNAL_ROWS}") } else { format!("Show all {n}") }}
+                    </button>
+                </p>
+            }
+        })
+    };
+    let first = scope.get_untracked();
     view! {
         <h2>"Spot signals"</h2>
         <p class="hint definition">
@@ -157,21 +260,24 @@ pub fn SignalsTable(
         </p>
         <label class="rates-scope">"Signals by "
             <select name="rates-by" on:change=move |ev| scope.set(event_target_value(&ev))>
-                {SCOPES.map(|s| view! { <option value=s selected=s == by>{s}</option> })}
+                {SCOPES.map(|s| view! { <option value=s selected=s == first>{s}</option> })}
             </select>
         </label>
         <div class="table-wrap" tabindex="0" role="region" aria-label="Spot signals">
             <table class="rates" data-testid="signals">
                 <thead><tr>
-                    <th scope="col">{by.clone()}</th>
+                    <th scope="col">{move || scope.get()}</th>
                     <th scope="col">"rate 24 h"</th><th scope="col">"7 d"</th><th scope="col">"30 d"</th>
                     <th scope="col">"replacement p50 / p95 / max, 7 d"</th>
                     <th scope="col">"eviction errors, 7 d"</th>
                     <th scope="col">"flag"</th>
                 </tr></thead>
-                <tbody>{rows}</tbody>
+                <tbody>
+                    <For each=shown key=|l| l.clone() let:line>{line_view(line)}</For>
+                </tbody>
             </table>
         </div>
+        {more}
     }
 }
 
@@ -222,5 +328,76 @@ mod tests {
         assert_eq!(p.get("us-east-1a"), None, "shared by two providers");
         assert!(advice(None).contains("Capacity Finder") && advice(None).contains("Karpenter"));
         assert!(advice(Some(Provider::Karpenter)).contains("instance family"));
+    }
+
+    fn rate(by: &str, key: &str, window: &str, preemptions: u32) -> RateRow {
+        RateRow {
+            by: by.into(),
+            key: key.into(),
+            window: window.into(),
+            preemptions,
+            spot_nodes: 10,
+            band: "10-15 %".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn one_line_per_key_of_the_dimension_with_its_three_windows() {
+        let mut rows = vec![
+            rate("pool", "c/b", "30d", 3),
+            rate("pool", "c/a", "24h", 1),
+            rate("zone", "US-EAST-04A", "24h", 9),
+            rate("pool", "c/a", "7d", 2),
+            rate("pool", "c/a", "30d", 3),
+        ];
+        rows[3].replaced = 2;
+        rows[3].latency_p50_s = Some(45.0);
+        rows[3].latency_max_s = Some(95.4);
+        rows[3].evictions.refused = 2;
+        rows[4].alert = true;
+        rows[4].alert_pct = 20.0;
+        let mut busy = rate("pool", "c/0-busy", "24h", 5);
+        busy.rate_pct = 50.0;
+        rows.push(busy);
+        rows[1].rate_pct = 10.0;
+        let providers = HashMap::from([("c/a".to_string(), Provider::Cks)]);
+        let got = lines("pool", |f| rows.iter().for_each(f), &providers);
+        assert_eq!(
+            got.iter().map(|l| l.key.as_str()).collect::<Vec<_>>(),
+            ["c/a", "c/0-busy", "c/b"],
+            "flagged first, then by 24 h rate, then by key; another dimension's rows left out"
+        );
+        let a = &got[0];
+        assert_eq!(
+            a.rates,
+            [
+                "10-15 % (1 of 10)",
+                "10-15 % (2 of 10)",
+                "10-15 % (3 of 10)"
+            ]
+        );
+        assert_eq!(
+            a.latency,
+            Some((
+                2,
+                [
+                    Some(("ok", "45 s".to_string())),
+                    None,
+                    Some(("red", "95 s".to_string()))
+                ]
+            ))
+        );
+        assert_eq!(a.evictions, Some((2, "2 refused".to_string())));
+        let (text, advice_text, finder) = a.flag.clone().expect("the 30 d window is flagged");
+        assert_eq!(text, "above 20 % (30d window)");
+        assert_eq!(advice_text, advice(Some(Provider::Cks)));
+        assert!(finder, "a CKS key points at the Capacity Finder");
+        let b = &got[2];
+        assert_eq!(b.rates[..2], ["—", "—"]);
+        assert_eq!(
+            (b.latency.clone(), b.evictions.clone(), b.flag.clone()),
+            (None, None, None)
+        );
     }
 }
