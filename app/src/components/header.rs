@@ -85,13 +85,11 @@ fn AlertsBadge() -> impl IntoView {
 #[component]
 fn PreemptingBadge() -> impl IntoView {
     let live = expect_context::<LiveStore>();
+    // The clusters' sums (the hub keeps them): a pool page holds only its own pool's row.
     let count = Memo::new(move |_| {
-        // Per-row reads: a changed row re-sums without copying every row.
-        live.pools
-            .signals()
-            .iter()
-            .map(|p| p.with(|r| r.nodes_preempting))
-            .sum::<u32>()
+        let mut n = 0;
+        live.clusters.for_each(|c| n += c.nodes_preempting);
+        n
     });
     view! {
         <A href="/preemptions" attr:class="badge preempting" attr:data-testid="preempting-now" attr:hidden=move || (count.get() == 0).then_some("")>

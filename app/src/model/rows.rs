@@ -49,6 +49,11 @@ pub struct ClusterRow {
     /// not serve the NodePool CRD.
     #[serde(default)]
     pub note: Option<String>,
+    /// Nodes of the cluster under their provider's preemption notice now: the sum of its
+    /// pools' `nodes_preempting` as published, kept by the hub. Every page's header counts
+    /// these: a pool page receives only its own pool's row.
+    #[serde(default)]
+    pub nodes_preempting: u32,
 }
 
 impl ClusterRow {

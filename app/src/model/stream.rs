@@ -94,6 +94,15 @@ impl Scope {
         }
     }
 
+    /// Whether pool `name`'s row in `cluster` belongs in this scope: every pool's, but on a
+    /// pool page only its own (the other pools' counts change a thousand times a second at
+    /// 10k nodes; the header reads the cluster rows' sums).
+    pub fn wants_pool_row(&self, cluster: &str, name: &str) -> bool {
+        self.pool
+            .as_ref()
+            .is_none_or(|(c, n)| c == cluster && n == name)
+    }
+
     /// Whether a preemption row of `cluster`/`pool` belongs in this scope.
     pub fn wants_preemption(&self, cluster: &str, pool: Option<&str>) -> bool {
         self.preemptions && (self.pool.is_none() || self.wants(cluster, pool))

@@ -225,6 +225,8 @@ impl ClusterData {
                 || o.cordoned != rec.cordoned
                 || o.pending_preemption != rec.pending_preemption
                 || o.notice != rec.notice
+                // A drain under way counts as the notice window (the row's `notice`).
+                || o.evicted_at != rec.evicted_at
                 || o.ready != rec.ready
                 || o.zone != rec.zone
         });

@@ -144,6 +144,7 @@ impl Hub {
                 since: Some(Utc::now()),
                 message: None,
                 note: None,
+                nodes_preempting: 0,
             };
             state.views.set_cluster(row, &tx);
         }
@@ -481,5 +482,7 @@ impl app::live::SnapshotSource for Hub {
 
 #[cfg(test)]
 mod derived_tests;
+#[cfg(test)]
+mod scope_tests;
 #[cfg(test)]
 mod tests;

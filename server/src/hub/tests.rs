@@ -1,7 +1,7 @@
 use super::*;
 use app::model::{Change, RowKind};
 
-fn pool_rec(uid: &str, name: &str) -> PoolRecord {
+pub(super) fn pool_rec(uid: &str, name: &str) -> PoolRecord {
     PoolRecord {
         uid: uid.into(),
         name: name.into(),
@@ -14,7 +14,7 @@ fn pool_rec(uid: &str, name: &str) -> PoolRecord {
     }
 }
 
-fn node_rec(uid: &str, name: &str, pool: &str) -> NodeRecord {
+pub(super) fn node_rec(uid: &str, name: &str, pool: &str) -> NodeRecord {
     NodeRecord {
         uid: uid.into(),
         name: name.into(),
@@ -53,7 +53,7 @@ fn a_cordon_sends_a_node_patch_and_a_pool_patch_only() {
     let Start::Snapshot(snap) = sub.start else {
         panic!("expected a snapshot")
     };
-    assert_eq!(snap.pools.len(), 2);
+    assert_eq!(snap.pools.len(), 1, "only the scoped pool's row");
     assert_eq!(snap.nodes.len(), 1, "only the scoped pool's nodes");
     assert_eq!(snap.pools[0].zone.as_deref(), Some("US-EAST-04A"));
 

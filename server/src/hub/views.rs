@@ -36,7 +36,11 @@ impl Published {
     /// Whether a subscriber of `scope` should receive this delta.
     pub fn wanted_by(&self, scope: &Scope) -> bool {
         match self.kind {
-            RowKind::Cluster | RowKind::Pool => true,
+            RowKind::Cluster => true,
+            RowKind::Pool => self
+                .pool
+                .as_deref()
+                .is_none_or(|name| scope.wants_pool_row(&self.cluster, name)),
             RowKind::Node | RowKind::Event => scope.wants(&self.cluster, self.pool.as_deref()),
             RowKind::Preemption => scope.wants_preemption(&self.cluster, self.pool.as_deref()),
             RowKind::Wave | RowKind::Rate | RowKind::Alert => scope.wants_fleet_preemptions(),
@@ -61,6 +65,9 @@ pub struct Views {
     deferred: BTreeMap<String, BTreeSet<String>>,
     pool_published: HashMap<String, Instant>,
     clusters: BTreeMap<String, ClusterRow>,
+    /// Per cluster, the sum of its published pool rows' `nodes_preempting` (the cluster
+    /// row's count).
+    preempting: HashMap<String, u32>,
     // Boxed: a map keeps a third of its slots empty, and a row is hundreds of bytes.
     pools: HashMap<String, Box<PoolRow>>,
     nodes: HashMap<String, Box<NodeRow>>,
@@ -82,6 +89,7 @@ impl Views {
             deferred: BTreeMap::new(),
             pool_published: HashMap::new(),
             clusters: BTreeMap::new(),
+            preempting: HashMap::new(),
             pools: HashMap::new(),
             nodes: HashMap::new(),
             events: HashMap::new(),
@@ -95,8 +103,9 @@ impl Views {
         self.clusters.get(name)
     }
 
-    pub fn set_cluster(&mut self, row: ClusterRow, tx: &broadcast::Sender<Arc<Published>>) {
+    pub fn set_cluster(&mut self, mut row: ClusterRow, tx: &broadcast::Sender<Arc<Published>>) {
         let name = row.name.clone();
+        row.nodes_preempting = self.preempting.get(&name).copied().unwrap_or(0);
         let old = self.clusters.insert(name.clone(), row.clone());
         let change = change_of(old.as_ref(), Some(&row));
         if let Some(change) = change {
@@ -127,6 +136,8 @@ impl Views {
         // Rows are copied into facts only for a follower.
         let following = facts.receiver_count() > 0;
         let send = |fact: Fact| drop(facts.send(Arc::new(fact)));
+        let preempting_before = self.preempting.get(cluster).copied().unwrap_or(0);
+        let mut preempting = i64::from(preempting_before);
         for (kind, key) in dirty {
             match kind {
                 RowKind::Pool => {
@@ -149,6 +160,11 @@ impl Views {
                     if new.is_none() {
                         self.pool_published.remove(&key);
                     }
+                    let count = |r: &Option<Box<PoolRow>>| {
+                        i64::from(r.as_ref().map_or(0, |r| r.nodes_preempting))
+                    };
+                    preempting += count(&new) - count(&old);
+                    let name = new.as_ref().or(old.as_ref()).map(|r| r.name.clone());
                     if let Some(c) = change_of(old.as_deref(), new.as_deref()) {
                         self.pool_published.insert(key.clone(), Instant::now());
                         if following {
@@ -157,7 +173,7 @@ impl Views {
                                 row: new,
                             });
                         }
-                        self.publish(kind, key, cluster.to_string(), None, c, tx);
+                        self.publish(kind, key, cluster.to_string(), name, c, tx);
                     }
                 }
                 RowKind::Node => {
@@ -208,6 +224,13 @@ impl Views {
                 | RowKind::PoolAudit
                 | RowKind::Cell
                 | RowKind::Source => {}
+            }
+        }
+        let preempting = u32::try_from(preempting.max(0)).unwrap_or(u32::MAX);
+        if preempting != preempting_before {
+            self.preempting.insert(cluster.to_string(), preempting);
+            if let Some(row) = self.clusters.get(cluster).cloned() {
+                self.set_cluster(row, tx);
             }
         }
     }
@@ -303,7 +326,12 @@ impl Views {
     }
 
     pub fn snapshot(&self, scope: &Scope) -> Snapshot {
-        let mut pools: Vec<PoolRow> = self.pools.values().map(|r| PoolRow::clone(r)).collect();
+        let mut pools: Vec<PoolRow> = self
+            .pools
+            .values()
+            .filter(|p| scope.wants_pool_row(&p.cluster, &p.name))
+            .map(|r| PoolRow::clone(r))
+            .collect();
         pools.sort_by(|a, b| (&a.cluster, &a.name).cmp(&(&b.cluster, &b.name)));
         let mut nodes: Vec<NodeRow> = self
             .nodes
