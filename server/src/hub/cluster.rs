@@ -304,12 +304,9 @@ impl ClusterData {
         }
     }
 
-    /// Each pod's shared facts and the node it is bound to (see [`PodNodes::each`]).
-    pub fn each_pod(
-        &self,
-        visit: impl FnMut(&app::domain::preemption::readiness::PodFacts, Option<&str>),
-    ) {
-        self.pods.each(visit);
+    /// Each pod's shared facts and the node it is bound to (see [`PodNodes::bindings`]).
+    pub fn pod_bindings(&self) -> Vec<super::pod_nodes::PodBinding> {
+        self.pods.bindings()
     }
 
     /// Pods still there after their grace period ended, at `now`: `(node, uid)`.

@@ -18,6 +18,9 @@ use uuid::Uuid;
 /// A node's name, shared by its pods and its count.
 pub type NodeName = Arc<str>;
 
+/// A pod's workload facts (shared by its workload's replicas) and the node it is bound to.
+pub type PodBinding = (Arc<PodFacts>, Option<NodeName>);
+
 /// Where a pod is bound, and its workload's shared facts.
 #[derive(Clone, Debug)]
 struct Bound {
@@ -91,11 +94,14 @@ impl PodNodes {
         self.per_node.get(node).copied().unwrap_or(0)
     }
 
-    /// Each pod's shared facts and the node it is bound to, in no particular order.
-    pub fn each(&self, mut visit: impl FnMut(&PodFacts, Option<&str>)) {
-        for b in self.by_uuid.values().chain(self.by_text.values()) {
-            visit(&b.facts, b.node.as_deref());
-        }
+    /// Every pod's shared facts and node, copied as two reference counts each, in no
+    /// particular order.
+    pub fn bindings(&self) -> Vec<PodBinding> {
+        self.by_uuid
+            .values()
+            .chain(self.by_text.values())
+            .map(|b| (b.facts.clone(), b.node.clone()))
+            .collect()
     }
 
     /// Every pod's uid, as the watch wrote it.
@@ -209,13 +215,14 @@ mod tests {
             None,
             "the same node: no count changes"
         );
-        let mut seen = Vec::new();
-        p.each(|f, node| seen.push((f.active, node.map(str::to_string))));
+        let mut seen: Vec<_> = p
+            .bindings()
+            .into_iter()
+            .map(|(f, node)| (f.active, node.map(|n| n.to_string())))
+            .collect();
         seen.sort();
         assert_eq!(seen, [(false, Some("n1".into())), (true, None)]);
         p.unbind(A);
-        let mut n = 0;
-        p.each(|_, _| n += 1);
-        assert_eq!(n, 1);
+        assert_eq!(p.bindings().len(), 1);
     }
 }

@@ -3,29 +3,22 @@
 
 use chrono::{DateTime, Utc};
 
-use app::domain::preemption::readiness::PodFacts;
-
-use super::{Hub, WatchedKind};
+use super::{Hub, WatchedKind, pod_nodes::PodBinding};
 
 impl Hub {
-    /// Hands each pod of `cluster` to `visit`, its workload's shared facts and its node, under
-    /// one read of the hub (a fold over 50,000 pods holds the watches back for milliseconds).
+    /// Every pod of `cluster`: its workload's shared facts and its node, copied (two reference
+    /// counts a pod: 1.2 MB at 50,000 pods) under one short read of the hub, for a fold
+    /// outside it. Folding them in place took 140-310 ms at 50,000 pods, and every watch's
+    /// changes waited that long.
     ///
     /// Errors: the cluster is not watched, or its pods have not been listed yet.
-    pub fn each_pod(
-        &self,
-        cluster: &str,
-        visit: impl FnMut(&PodFacts, Option<&str>),
-    ) -> Result<(), String> {
+    pub fn pod_bindings(&self, cluster: &str) -> Result<Vec<PodBinding>, String> {
         self.read(|s| match s.clusters.get(cluster) {
             None => Err("not a watched cluster".to_string()),
             Some(c) if c.synced & WatchedKind::Pod as u8 == 0 => {
                 Err("its pods have not been listed yet".to_string())
             }
-            Some(c) => {
-                c.each_pod(visit);
-                Ok(())
-            }
+            Some(c) => Ok(c.pod_bindings()),
         })
     }
 

@@ -150,20 +150,39 @@ async fn audit_cluster(
     client: &kube::Client,
     nodes: Vec<NodeFacts>,
 ) -> (Vec<PoolReadiness>, Vec<String>) {
-    // The pods are folded before the budgets are listed (up to 20 s): the nodes were read a
+    // The pods are taken before the budgets are listed (up to 20 s): the nodes were read a
     // moment ago, and pods read later could sit on nodes the fold was not given.
-    let mut fold = AuditFold::new(cluster, &nodes);
-    if let Err(e) = hub.each_pod(cluster, |p, node| fold.add_on(p, node)) {
-        return (Vec::new(), vec![format!("{cluster}: {e}")]);
-    }
+    let pods = match hub.pod_bindings(cluster) {
+        Ok(pods) => pods,
+        Err(e) => return (Vec::new(), vec![format!("{cluster}: {e}")]),
+    };
     let pdbs = tokio::time::timeout(CLUSTER_TIMEOUT, facts::pdbs(client))
         .await
         .unwrap_or_else(|_| Err(format!("no answer within {} s", CLUSTER_TIMEOUT.as_secs())));
-    match pdbs {
-        Ok(pdbs) => (fold.finish(Some(&pdbs)), Vec::new()),
-        Err(e) => (
-            fold.finish(None),
-            vec![format!("{cluster}: {e}; budget findings are left out")],
-        ),
-    }
+    // The fold (140-310 ms at 50,000 pods) runs off the runtime's worker threads, which
+    // serve the streams.
+    let cluster = cluster.to_string();
+    let audited = tokio::task::spawn_blocking(move || {
+        let folding = Instant::now();
+        let mut fold = AuditFold::new(&cluster, &nodes);
+        for (facts, node) in &pods {
+            fold.add_on(facts, node.as_deref());
+        }
+        let out = match pdbs {
+            Ok(pdbs) => (fold.finish(Some(&pdbs)), Vec::new()),
+            Err(e) => (
+                fold.finish(None),
+                vec![format!("{cluster}: {e}; budget findings are left out")],
+            ),
+        };
+        tracing::debug!(
+            cluster,
+            pods = pods.len(),
+            folded_ms = folding.elapsed().as_millis() as u64,
+            "readiness audit"
+        );
+        out
+    })
+    .await;
+    audited.unwrap_or_else(|e| (Vec::new(), vec![format!("the audit failed: {e}")]))
 }
