@@ -132,9 +132,14 @@ impl Wave {
     /// 6.5 MB of names to each `/preemptions` tab (700 patches of up to 20 KB).
     pub const STREAM_NODES: usize = 10;
 
+    /// How many nodes the wave took, whether `nodes` holds them all or is cut short.
+    pub fn size(&self) -> usize {
+        self.node_count.max(self.nodes.len())
+    }
+
     /// The wave as the stream carries it: the first [`Self::STREAM_NODES`] names and the count.
     pub fn for_stream(mut self) -> Self {
-        self.node_count = self.node_count.max(self.nodes.len());
+        self.node_count = self.size();
         self.nodes.truncate(Self::STREAM_NODES);
         self
     }

@@ -6,8 +6,9 @@
 //! name shared by every pod on the node, and the facts shared by every replica of the pod's
 //! workload ([`PodFacts::template`], one copy per workload). At 50,000 pods the table is
 //! about 2.7 MB (65,536 slots of 40 bytes) and there is no string per pod, against 7 MB when
-//! each pod held its uid and node name as strings. The audit reads the pods from here: it used to list every pod of every
-//! cluster every 15 s while someone looked (500 list requests at 10k nodes and 50k pods).
+//! each pod held its uid and node name as strings. The audit reads the pods from here
+//! ([`PodNodes::bindings`]): it used to list every pod of every cluster every 15 s while
+//! someone looked (500 list requests at 10k nodes and 50k pods).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -164,8 +164,8 @@ impl Views {
                         i64::from(r.as_ref().map_or(0, |r| r.nodes_preempting))
                     };
                     preempting += count(&new) - count(&old);
-                    let name = new.as_ref().or(old.as_ref()).map(|r| r.name.clone());
                     if let Some(c) = change_of(old.as_deref(), new.as_deref()) {
+                        let name = new.as_ref().or(old.as_ref()).map(|r| r.name.clone());
                         self.pool_published.insert(key.clone(), Instant::now());
                         if following {
                             send(Fact::Pool {

@@ -98,7 +98,7 @@ pub fn now_wrong(inputs: Inputs<'_>, t: &Thresholds, now: DateTime<Utc>) -> Vec<
     let mut out = Vec::new();
     for w in inputs.waves {
         let open = w.last.is_some_and(|l| now - l <= t.wave_gap);
-        if !open || w.nodes.len() < t.wave_min_nodes {
+        if !open || w.size() < t.wave_min_nodes {
             continue;
         }
         let started = w.started.map(|s| s.to_rfc3339()).unwrap_or_default();
@@ -108,11 +108,11 @@ pub fn now_wrong(inputs: Inputs<'_>, t: &Thresholds, now: DateTime<Utc>) -> Vec<
             (&w.cluster, None),
             format!(
                 "{} spot nodes of {} preempted less than {} s apart",
-                w.nodes.len(),
+                w.size(),
                 w.cluster,
                 t.wave_gap.num_seconds()
             ),
-            (w.nodes.len() as f64, t.wave_min_nodes as f64),
+            (w.size() as f64, t.wave_min_nodes as f64),
             w.started,
         );
         a.nodes = w.nodes.clone();

@@ -146,7 +146,7 @@ pub fn LiveTimeline(uid: String) -> impl IntoView {
 /// The line for `w` (as the stream carries it) when it took more than one node: its cluster,
 /// its size, and the nodes it names ([`Wave::STREAM_NODES`]); the cards below list every one.
 pub fn wave_line(w: &Wave) -> Option<String> {
-    let count = w.node_count.max(w.nodes.len());
+    let count = w.size();
     if count < 2 {
         return None;
     }

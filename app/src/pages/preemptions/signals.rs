@@ -101,7 +101,8 @@ pub fn lines(
             .position(|x| *x == w)
             .expect("a known window")
     };
-    let rate_24h = |rows: &[Option<RateRow>; 3]| rows[0].as_ref().map_or(-1.0, |r| r.rate_pct);
+    let rate_24h =
+        |rows: &[Option<RateRow>; 3]| rows[at("24h")].as_ref().map_or(-1.0, |r| r.rate_pct);
     let flagged = |rows: &[Option<RateRow>; 3]| rows.iter().flatten().any(|r| r.alert);
     let mut keys: Vec<_> = keys.into_iter().collect();
     // Stable: equal keys keep their key order.
