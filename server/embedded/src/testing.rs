@@ -52,6 +52,7 @@ pub async fn zone(zone_index: usize, zone_count: usize, speed: f64) -> Zone {
     let clients = sim::Clients {
         main: client.clone(),
         evictions: evictions.clone(),
+        loader: server.loader(),
     };
     let sim = sim::start("US-EAST-04A", zone_index, clients, &opts)
         .await

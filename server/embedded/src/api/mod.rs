@@ -22,7 +22,7 @@
 //!   of that JSON; [`history`] the bounded change log
 //!   watches replay; [`object`] metadata rules on create and update; [`deletion`] graceful
 //!   deletion and finalizers; [`patch`] the patch formats; [`paging`] `limit`/`continue`;
-//!   [`selectors`] label and field selectors.
+//!   [`selectors`] label and field selectors; [`loader`] seeding's writes that skip HTTP.
 //! - [`watch`]: watch streams.
 //! - [`table`], [`printers`], [`pod_printer`], [`age`], [`jsonpath`]: `Table` output for
 //!   `kubectl get`.
@@ -38,6 +38,7 @@ mod eviction;
 mod handlers;
 mod history;
 mod jsonpath;
+mod loader;
 mod object;
 mod openapi;
 mod packing;
@@ -69,6 +70,8 @@ use crate::{Error, Result};
 
 pub use auth::url_with_token;
 pub use history::DEFAULT_HISTORY;
+pub use loader::Loader;
+pub(crate) use status::ApiError;
 pub use watch::ReaderFault;
 
 /// The two bearer tokens an API server accepts.
@@ -256,6 +259,11 @@ impl ApiServer {
     /// The zone this server plays.
     pub fn zone(&self) -> &str {
         &self.zone
+    }
+
+    /// Writes into this server's store without HTTP, for seeding (see [`Loader`]).
+    pub fn loader(&self) -> Loader {
+        Loader::new(self.shared.store.clone())
     }
 
     /// Serves `document()` at `GET {path}` from now on, to any authenticated user (a

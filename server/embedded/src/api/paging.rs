@@ -60,15 +60,20 @@ pub struct Page<V> {
     pub items: Vec<V>,
     /// Key of the last item when more matching items follow.
     pub next_after: Option<ObjectKey>,
+    /// How many matching items follow the page, when counted (see [`page`]).
+    pub remaining: Option<usize>,
 }
 
 /// Collects up to `limit` values (all when `None`) that pass `keep`, in key order, starting
 /// after `after`. Scans one match past the page so a last page never points to an empty
-/// one.
+/// one. With `count_rest`, a page that is cut short also counts the matches after it (a scan
+/// of the rest: callers ask only when `keep` is cheap, as the real API server gives
+/// `remainingItemCount` only for lists without selectors).
 pub fn page<V: Clone>(
     map: &BTreeMap<ObjectKey, V>,
     after: Option<&ObjectKey>,
     limit: Option<usize>,
+    count_rest: bool,
     mut keep: impl FnMut(&ObjectKey, &V) -> bool,
 ) -> Page<V> {
     let lower = match after {
@@ -77,14 +82,17 @@ pub fn page<V: Clone>(
     };
     let mut items = Vec::new();
     let mut last_key: Option<&ObjectKey> = None;
-    for (k, v) in map.range((lower, Bound::Unbounded)) {
+    let mut rest = map.range((lower, Bound::Unbounded));
+    while let Some((k, v)) = rest.next() {
         if !keep(k, v) {
             continue;
         }
         if limit.is_some_and(|l| items.len() >= l) {
+            let remaining = count_rest.then(|| 1 + rest.filter(|(k, v)| keep(k, v)).count());
             return Page {
                 items,
                 next_after: last_key.cloned(),
+                remaining,
             };
         }
         items.push(v.clone());
@@ -93,6 +101,7 @@ pub fn page<V: Clone>(
     Page {
         items,
         next_after: None,
+        remaining: None,
     }
 }
 
@@ -128,7 +137,7 @@ mod tests {
         let mut seen = Vec::new();
         let mut pages = 0;
         loop {
-            let p = page(&m, after.as_ref(), Some(3), |_, _| true);
+            let p = page(&m, after.as_ref(), Some(3), false, |_, _| true);
             seen.extend(p.items);
             pages += 1;
             match p.next_after {
@@ -143,8 +152,8 @@ mod tests {
     #[test]
     fn exact_multiple_has_no_empty_last_page() {
         let m = map(6);
-        let p = page(&m, None, Some(3), |_, _| true);
-        let p2 = page(&m, p.next_after.as_ref(), Some(3), |_, _| true);
+        let p = page(&m, None, Some(3), false, |_, _| true);
+        let p2 = page(&m, p.next_after.as_ref(), Some(3), false, |_, _| true);
         assert_eq!(p2.items, vec![3, 4, 5]);
         assert_eq!(p2.next_after, None);
     }
@@ -152,12 +161,24 @@ mod tests {
     #[test]
     fn filter_applies_before_limit() {
         let m = map(10);
-        let p = page(&m, None, Some(2), |_, v| v % 3 == 0);
+        let p = page(&m, None, Some(2), false, |_, v| v % 3 == 0);
         assert_eq!(p.items, vec![0, 3]);
-        let p = page(&m, p.next_after.as_ref(), Some(2), |_, v| v % 3 == 0);
+        let p = page(&m, p.next_after.as_ref(), Some(2), false, |_, v| v % 3 == 0);
         assert_eq!(p.items, vec![6, 9]);
         assert_eq!(p.next_after, None);
-        let all = page(&m, None, None, |_, _| true);
+        let all = page(&m, None, None, false, |_, _| true);
         assert_eq!(all.items.len(), 10);
+    }
+
+    #[test]
+    fn remaining_counts_the_matches_after_a_cut_page() {
+        let m = map(10);
+        let p = page(&m, None, Some(3), true, |_, _| true);
+        assert_eq!((p.items.len(), p.remaining), (3, Some(7)));
+        let p = page(&m, p.next_after.as_ref(), Some(3), true, |_, v| v % 2 == 0);
+        assert_eq!((p.items, p.remaining), (vec![4, 6, 8], None));
+        let p = page(&m, None, Some(2), true, |_, v| v % 2 == 0);
+        assert_eq!(p.remaining, Some(3));
+        assert_eq!(page(&m, None, Some(2), false, |_, _| true).remaining, None);
     }
 }

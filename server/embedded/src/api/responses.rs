@@ -50,6 +50,9 @@ fn list_meta(listing: &Listing) -> Value {
     if let Some(token) = &listing.continue_token {
         meta["continue"] = json!(token);
     }
+    if let Some(n) = listing.remaining {
+        meta["remainingItemCount"] = json!(n);
+    }
     meta
 }
 

@@ -14,6 +14,11 @@ use serde_json::Value;
 pub struct LabelSelector(Selector);
 
 impl LabelSelector {
+    /// True for the empty selector, which every object matches.
+    pub fn is_empty(&self) -> bool {
+        self.0.0.is_empty()
+    }
+
     /// Parses the Kubernetes label selector syntax: `a=b,c!=d,e in (f,g),h notin (i),j,!k,
     /// n>3`. Errors name the offending requirement.
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -129,6 +134,11 @@ struct FieldReq {
 }
 
 impl FieldSelector {
+    /// True for the empty selector, which every object matches.
+    pub fn is_empty(&self) -> bool {
+        self.reqs.is_empty()
+    }
+
     /// Parses `path=value`, `path==value`, `path!=value`, comma-separated; `\` escapes
     /// `,`, `=`, `!` and `\` in values.
     pub fn parse(text: &str) -> Result<Self, String> {

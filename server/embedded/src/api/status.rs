@@ -225,6 +225,20 @@ impl std::fmt::Display for ApiError {
     }
 }
 
+/// The error kube-rs would report for this answer, for the writes that skip HTTP
+/// ([`super::Loader`]): callers handle both paths' errors alike (`e.code == 409`).
+impl From<ApiError> for kube::Error {
+    fn from(e: ApiError) -> Self {
+        let status = serde_json::from_value(e.to_status()).unwrap_or_else(|_| kube::core::Status {
+            code: e.code,
+            message: e.message,
+            reason: e.reason.to_string(),
+            ..Default::default()
+        });
+        kube::Error::Api(Box::new(status))
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

@@ -47,6 +47,9 @@ pub struct Listing {
     pub resource_version: u64,
     /// Token for the next page, when there is one.
     pub continue_token: Option<String>,
+    /// `metadata.remainingItemCount`: objects after this page, for a cut page of a list
+    /// without selectors (as the real API server counts them).
+    pub remaining: Option<usize>,
 }
 
 /// DELETE options (query parameters or a `DeleteOptions` body).
@@ -232,10 +235,12 @@ impl Store {
                     .collect(),
                 resource_version: rv,
                 continue_token: None,
+                remaining: None,
             };
         }
         let after = q.continue_token.as_ref().map(ContinueToken::key);
-        let page = paging::page(&coll.objects, after.as_ref(), q.limit, keep);
+        let count_rest = q.labels.is_empty() && q.fields.is_empty();
+        let page = paging::page(&coll.objects, after.as_ref(), q.limit, count_rest, keep);
         let list_rv = q.continue_token.as_ref().map_or(rv, |t| t.rv);
         Listing {
             items: page.items,
@@ -248,6 +253,7 @@ impl Store {
                 }
                 .encode()
             }),
+            remaining: page.remaining,
         }
     }
 

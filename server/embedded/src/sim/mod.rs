@@ -95,6 +95,8 @@ pub struct Clients {
     pub main: Client,
     /// Evictions: without kube-rs's retries of 429 (see [`crate::evicting_client_for`]).
     pub evictions: Client,
+    /// Seeding's nodes and pods, written into the zone's store without HTTP.
+    pub loader: crate::api::Loader,
 }
 
 /// A running zone model. Dropping it stops all of the zone's tasks.
@@ -144,6 +146,7 @@ pub async fn start(
     clients: Clients,
     opts: &SimOptions,
 ) -> Result<SimHandle> {
+    let started = std::time::Instant::now();
     let client = clients.main;
     let scenario = scenario::plan(
         opts.seed,
@@ -189,7 +192,8 @@ pub async fn start(
         pods_changed: Notify::new(),
         tasks: Tasks::default(),
     });
-    seed::seed(&ctx, &scenario, opts.pods_per_node)
+    tracing::debug!(zone, elapsed = ?started.elapsed(), "planned");
+    seed::seed(&ctx, &clients.loader, &scenario, opts.pods_per_node)
         .await
         .map_err(kube_err)?;
     let pods_ready = Arc::new(Notify::new());
@@ -208,6 +212,7 @@ pub async fn start(
         ctx.tasks.shutdown();
         return Err(Error::NotSynced(zone.to_string()));
     }
+    tracing::debug!(zone, elapsed = ?started.elapsed(), "behaviour model's watches synced");
     ctx.spawn(controller::run(ctx.clone()));
     ctx.spawn(scheduler::run(ctx.clone()));
     ctx.spawn(pods::node_activity(ctx.clone()));

@@ -163,6 +163,9 @@ async fn paging_and_selectors() {
         let page = nodes.list(&lp).await.unwrap();
         pages += 1;
         names.extend(page.items.iter().map(|n| n.name_any()));
+        // 7 nodes in pages of 3: 4 remain after the first, 1 after the second.
+        let remaining = [Some(4), Some(1), None][pages - 1];
+        assert_eq!(page.metadata.remaining_item_count, remaining);
         list_rv.get_or_insert(page.metadata.resource_version.clone());
         assert_eq!(page.metadata.resource_version, list_rv.clone().unwrap());
         match page.metadata.continue_ {

@@ -279,6 +279,32 @@ fn list_pages_with_selectors_and_namespace() {
 }
 
 #[test]
+fn a_cut_page_without_selectors_counts_what_remains() {
+    let s = store();
+    for i in 0..5 {
+        s.create(test_nodepools(), "", pool(&format!("p{i}"), i), false)
+            .unwrap();
+    }
+    let q = ListQuery {
+        limit: Some(1),
+        ..query()
+    };
+    assert_eq!(s.list(test_nodepools(), &q).remaining, Some(4));
+    let all = ListQuery {
+        limit: Some(5),
+        ..query()
+    };
+    assert_eq!(s.list(test_nodepools(), &all).remaining, None);
+    // As the real API server: not counted for a list with a selector.
+    let selected = ListQuery {
+        labels: LabelSelector::parse("tier=gpu").unwrap(),
+        limit: Some(1),
+        ..query()
+    };
+    assert_eq!(s.list(test_nodepools(), &selected).remaining, None);
+}
+
+#[test]
 fn history_records_changes_in_order_and_expires() {
     let s = Store::new(3, &[test_nodepools()]);
     let start = s.current_rv();
