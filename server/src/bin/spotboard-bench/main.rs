@@ -329,8 +329,11 @@ async fn fan_out(
     let rss = procs::rss_kib(dash.pid())? as f64 / 1024.0;
     report.add("fanout_dashboard_rss_mb", rss);
     let behind = viewers.iter().filter(|v| v.bytes() == 0).count();
+    // Each stream's first snapshot is expected; any more is a resync (it fell behind).
+    let resynced = viewers.iter().filter(|v| v.snapshots() > 1).count();
+    report.add("fanout_streams_resynced", resynced as f64);
     println!(
-        "fan-out: {} dashboards open{}, RSS {rss:.1} MB; {behind} of them received no delta during the run",
+        "fan-out: {} dashboards open{}, RSS {rss:.1} MB; {behind} of them received no delta during the run, {resynced} were resynced",
         args.streams,
         if args.one_core {
             ", the server on one core"

@@ -21,6 +21,8 @@ pub struct Counter {
     deltas: Arc<Mutex<Vec<Seen>>>,
     /// Nodes a delta showed under a preemption notice (`notice: true`).
     noticed: Arc<Mutex<HashSet<String>>>,
+    /// Snapshots received: the first, then one per resync (a stream that fell behind).
+    snapshots: Arc<AtomicU64>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -36,7 +38,13 @@ impl Counter {
         let bytes = Arc::new(AtomicU64::new(0));
         let deltas = Arc::new(Mutex::new(Vec::new()));
         let noticed = Arc::new(Mutex::new(HashSet::new()));
-        let (b, d, n) = (bytes.clone(), deltas.clone(), noticed.clone());
+        let snapshots = Arc::new(AtomicU64::new(0));
+        let (b, d, n, snaps) = (
+            bytes.clone(),
+            deltas.clone(),
+            noticed.clone(),
+            snapshots.clone(),
+        );
         let task = tokio::spawn(async move {
             let mut body = resp.bytes_stream();
             let mut buf = String::new();
@@ -45,6 +53,13 @@ impl Counter {
                 buf.push_str(&String::from_utf8_lossy(&chunk));
                 while let Some(end) = buf.find("\n\n") {
                     let block: String = buf.drain(..end + 2).collect();
+                    if block
+                        .lines()
+                        .any(|l| l.strip_prefix("event:").map(str::trim) == Some("snapshot"))
+                    {
+                        snaps.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
                     let Some(data) = block.lines().find_map(|l| l.strip_prefix("data:")) else {
                         continue;
                     };
@@ -77,6 +92,7 @@ impl Counter {
             bytes,
             deltas,
             noticed,
+            snapshots,
             task,
         })
     }
@@ -85,6 +101,11 @@ impl Counter {
     pub fn reset(&self) {
         self.bytes.store(0, Ordering::Relaxed);
         *self.deltas.lock().unwrap_or_else(|e| e.into_inner()) = Vec::new();
+    }
+
+    /// Snapshots received since the stream opened (not cleared by [`Self::reset`]).
+    pub fn snapshots(&self) -> u64 {
+        self.snapshots.load(Ordering::Relaxed)
     }
 
     pub fn bytes(&self) -> u64 {
