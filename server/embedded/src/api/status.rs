@@ -229,13 +229,13 @@ impl std::fmt::Display for ApiError {
 /// ([`super::Loader`]): callers handle both paths' errors alike (`e.code == 409`).
 impl From<ApiError> for kube::Error {
     fn from(e: ApiError) -> Self {
-        let status = serde_json::from_value(e.to_status()).unwrap_or_else(|_| kube::core::Status {
+        kube::Error::Api(Box::new(kube::core::Status {
+            status: Some(kube::core::response::StatusSummary::Failure),
             code: e.code,
             message: e.message,
             reason: e.reason.to_string(),
             ..Default::default()
-        });
-        kube::Error::Api(Box::new(status))
+        }))
     }
 }
 
