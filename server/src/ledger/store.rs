@@ -54,7 +54,16 @@ const SQLITE_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_se
 /// queued in memory for 13 s; with a write-ahead log synced at checkpoints, a commit costs no
 /// disk flush. What this risks is the last commits before a power loss, not a process
 /// crash (SQLite: "Write-Ahead Logging", "PRAGMA synchronous").
-const SQLITE_PRAGMAS: [&str; 2] = ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"];
+///
+/// The page cache is held to 512 KiB (SQLite's default is 2 MiB per connection, "PRAGMA
+/// cache_size"): heap-profiled at 10k nodes, the cache was 2.3 MB of the dashboard's 23 MB
+/// heap, for a ledger that is mostly appended to and read every 15 s by the rates pass,
+/// whose pages the operating system's file cache serves as well (outside the process).
+const SQLITE_PRAGMAS: [&str; 3] = [
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA cache_size = -512",
+];
 
 /// How long [`Ledger::until_written`] keeps trying one write (the recorder's own queue
 /// covers node lifetimes for longer, up to its size).
