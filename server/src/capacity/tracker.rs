@@ -7,6 +7,7 @@
 //! figure. The live samples serve until then, and while the ledger is away.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use app::model::PoolRow;
 use chrono::{DateTime, Utc};
@@ -26,7 +27,7 @@ pub struct FulfilTracker {
 
 impl FulfilTracker {
     /// Takes one look at every pool.
-    pub fn observe(&mut self, pools: &[PoolRow]) {
+    pub fn observe(&mut self, pools: &[Arc<PoolRow>]) {
         for p in pools {
             let Some(zone) = &p.zone else { continue };
             let Some(at_target) = p
@@ -70,7 +71,7 @@ impl FulfilTracker {
     /// Takes the ledger's completed AtTarget False episodes, `(cluster, pool, seconds)`,
     /// placed by each pool's zone and instance type in `pools` (episodes of pools no longer
     /// there are left out), the most recent [`SAMPLES_KEPT`] per cell.
-    pub fn set_history(&mut self, episodes: &[(String, String, u64)], pools: &[PoolRow]) {
+    pub fn set_history(&mut self, episodes: &[(String, String, u64)], pools: &[Arc<PoolRow>]) {
         let place: HashMap<(&str, &str), (&String, &String)> = pools
             .iter()
             .filter_map(|p| {
@@ -102,8 +103,8 @@ mod tests {
     use app::model::ConditionView;
     use chrono::{Duration, TimeZone};
 
-    fn pool(status: &str, at: DateTime<Utc>) -> PoolRow {
-        PoolRow {
+    fn pool(status: &str, at: DateTime<Utc>) -> Arc<PoolRow> {
+        Arc::new(PoolRow {
             key: "uid-1".into(),
             zone: Some("US-EAST-04A".into()),
             instance_type: "gd-8xa100-i128".into(),
@@ -114,7 +115,7 @@ mod tests {
                 ..Default::default()
             }],
             ..Default::default()
-        }
+        })
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub enum Fact {
     },
     Pool {
         key: String,
-        row: Option<Box<PoolRow>>,
+        row: Option<Arc<PoolRow>>,
     },
     /// An event whose reason is "Preemption pending" (the CKS signal at T=0).
     PreemptionSignal {

@@ -110,7 +110,7 @@ impl Drop for Viewer {
 pub struct CapacityInputs {
     /// `(cluster, zone)` of clusters whose zone is known.
     pub clusters: Vec<(String, String)>,
-    pub pools: Vec<PoolRow>,
+    pub pools: Vec<Arc<PoolRow>>,
     /// The ledger's preemption rates as last published.
     pub rates: Vec<RateRow>,
 }
@@ -430,6 +430,13 @@ impl Hub {
     /// Every pool row, sorted by cluster then name.
     pub fn pool_rows(&self) -> Vec<PoolRow> {
         self.read(|s| s.views.snapshot(&Scope::pools()).pools)
+    }
+
+    /// Every pool row as the hub holds it, shared, in no particular order: for a reader
+    /// that runs every second or two over all of them (the alerts, the capacity grid), where
+    /// [`Hub::pool_rows`] would copy each row and build a whole snapshot around them.
+    pub fn shared_pool_rows(&self) -> Vec<Arc<PoolRow>> {
+        self.read(|s| s.views.pool_rows())
     }
 
     /// Clusters with a known zone, every pool, and the ledger's preemption rates: the

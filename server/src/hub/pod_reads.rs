@@ -1,11 +1,24 @@
-//! What the hub's pod records answer without asking the API server: every pod's workload
-//! facts and node (the readiness audit), and the pods past their grace period.
+//! What the hub's node and pod records answer without asking the API server: every node's
+//! and pod's facts (the readiness audit), and the pods past their grace period.
 
+use std::collections::BTreeMap;
+
+use app::domain::preemption::readiness::NodeFacts;
 use chrono::{DateTime, Utc};
 
 use super::{Hub, WatchedKind, pod_nodes::PodBinding};
 
 impl Hub {
+    /// Each node as the readiness audit reads it ([`NodeFacts`]: name, pool, zone, provider,
+    /// spot), by cluster, from one read.
+    ///
+    /// Why not [`Hub::ledger_inputs`]: that copies every node and pool row whole, about
+    /// 10 MB made and dropped at 10k nodes and 2,000 pools, for an audit that reads five
+    /// fields of each node every 15 s while a pool page is open.
+    pub fn audit_nodes(&self) -> BTreeMap<String, Vec<NodeFacts>> {
+        self.read(|s| s.views.audit_nodes())
+    }
+
     /// Every pod of `cluster`: its workload's shared facts and its node, copied (two reference
     /// counts a pod: 1.2 MB at 50,000 pods) under one short read of the hub, for a fold
     /// outside it. Folding them in place took 140-310 ms at 50,000 pods, and every watch's
@@ -38,5 +51,61 @@ impl Hub {
             }
             out
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use app::domain::preemption::{CapacityType, Provider};
+
+    use crate::hub::{
+        Hub,
+        tests::{node_rec, pool_rec},
+    };
+    use crate::watch::records::{NodeRecord, Observed};
+
+    #[test]
+    fn audit_nodes_are_grouped_by_cluster_and_spot_by_their_own_or_their_pools_capacity() {
+        let hub = Hub::new(&[
+            ("zone-a".into(), Some("US-EAST-04A".into())),
+            ("zone-b".into(), None),
+        ]);
+        // `pool_rec` pools have computeClass spot.
+        hub.pools("zone-a", Observed::Resync(vec![pool_rec("p1", "spot-a")]));
+        hub.nodes(
+            "zone-a",
+            Observed::Resync(vec![
+                node_rec("n1", "g1", "spot-a"),
+                // A pool the cluster does not have, and nothing on the node says spot.
+                NodeRecord {
+                    zone: Some("US-EAST-04A".into()),
+                    ..node_rec("n2", "g2", "gone")
+                },
+            ]),
+        );
+        hub.nodes(
+            "zone-b",
+            Observed::Resync(vec![NodeRecord {
+                provider: Provider::Gke,
+                capacity: CapacityType::Spot,
+                ..node_rec("n3", "gke-1", "spot-b")
+            }]),
+        );
+        hub.flush();
+        let nodes = hub.audit_nodes();
+        assert_eq!(nodes.keys().collect::<Vec<_>>(), ["zone-a", "zone-b"]);
+        let mut a = nodes["zone-a"].clone();
+        a.sort_by(|x, y| x.name.cmp(&y.name));
+        assert_eq!(
+            a.iter()
+                .map(|n| (n.name.as_str(), n.spot))
+                .collect::<Vec<_>>(),
+            [("g1", true), ("g2", false)]
+        );
+        assert_eq!(a[1].zone.as_deref(), Some("US-EAST-04A"));
+        assert_eq!(a[1].pool.as_deref(), Some("gone"));
+        let b = &nodes["zone-b"];
+        assert_eq!((b[0].name.as_str(), b[0].spot), ("gke-1", true));
+        assert_eq!(b[0].provider, Provider::Gke);
     }
 }

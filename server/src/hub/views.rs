@@ -1,12 +1,13 @@
 //! The rows as last published, and turning row changes into deltas.
 
 use std::{
-    collections::{BTreeMap, BTreeSet, HashMap, VecDeque},
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque},
     sync::Arc,
     time::{Duration, Instant},
 };
 
 use app::{
+    domain::preemption::{CapacityType, readiness::NodeFacts},
     live::patch,
     model::{Change, ClusterRow, Delta, EventRow, NodeRow, PoolRow, RowKind, Scope, Snapshot},
 };
@@ -68,8 +69,11 @@ pub struct Views {
     /// Per cluster, the sum of its published pool rows' `nodes_preempting` (the cluster
     /// row's count).
     preempting: HashMap<String, u32>,
-    // Boxed: a map keeps a third of its slots empty, and a row is hundreds of bytes.
-    pools: HashMap<String, Box<PoolRow>>,
+    // Boxed: a map keeps a third of its slots empty, and a row is hundreds of bytes. A pool
+    // row is shared besides: the alerts (every second) and the capacity grid (every 2 s)
+    // read every pool, and copies of 2,000 rows, conditions and labels and all, were about
+    // 4 MB made and dropped each time.
+    pools: HashMap<String, Arc<PoolRow>>,
     nodes: HashMap<String, Box<NodeRow>>,
     events: HashMap<String, EventRow>,
     derived: Derived,
@@ -155,12 +159,12 @@ impl Views {
                     if let Some(set) = self.deferred.get_mut(cluster) {
                         set.remove(&key);
                     }
-                    let new = data.pool_row(cluster, &key).map(Box::new);
+                    let new = data.pool_row(cluster, &key).map(Arc::new);
                     let old = sync(&mut self.pools, &key, new.clone());
                     if new.is_none() {
                         self.pool_published.remove(&key);
                     }
-                    let count = |r: &Option<Box<PoolRow>>| {
+                    let count = |r: &Option<Arc<PoolRow>>| {
                         i64::from(r.as_ref().map_or(0, |r| r.nodes_preempting))
                     };
                     preempting += count(&new) - count(&old);
@@ -290,9 +294,14 @@ impl Views {
                 .values()
                 .filter_map(|c| Some((c.name.clone(), c.zone.clone()?)))
                 .collect(),
-            pools: self.pools.values().map(|r| PoolRow::clone(r)).collect(),
+            pools: self.pools.values().cloned().collect(),
             rates: self.derived.rates.values().cloned().collect(),
         }
+    }
+
+    /// Every pool row, shared (not copied), in no particular order.
+    pub fn pool_rows(&self) -> Vec<Arc<PoolRow>> {
+        self.pools.values().cloned().collect()
     }
 
     pub fn has_node(&self, key: &str) -> bool {
@@ -306,6 +315,35 @@ impl Views {
             self.pools.values().map(|r| PoolRow::clone(r)).collect(),
             self.events_with_reason(reason),
         )
+    }
+
+    /// Each node as the readiness audit reads it, per cluster: a node is spot when its own
+    /// capacity type is, or its pool's (a CKS node's comes from its NodePool's computeClass).
+    pub fn audit_nodes(&self) -> BTreeMap<String, Vec<NodeFacts>> {
+        let spot_pools: HashSet<(&str, &str)> = self
+            .pools
+            .values()
+            .filter(|p| p.capacity_type == CapacityType::Spot)
+            .map(|p| (p.cluster.as_str(), p.name.as_str()))
+            .collect();
+        let mut out: BTreeMap<String, Vec<NodeFacts>> = BTreeMap::new();
+        for n in self.nodes.values() {
+            let facts = NodeFacts {
+                name: n.name.clone(),
+                pool: n.pool.clone(),
+                zone: n.zone.clone(),
+                provider: n.provider,
+                spot: n.capacity_type == CapacityType::Spot
+                    || n.pool
+                        .as_deref()
+                        .is_some_and(|p| spot_pools.contains(&(n.cluster.as_str(), p))),
+            };
+            match out.get_mut(n.cluster.as_str()) {
+                Some(nodes) => nodes.push(facts),
+                None => drop(out.insert(n.cluster.clone(), vec![facts])),
+            }
+        }
+        out
     }
 
     /// Events about Nodes that report refused evictions.

@@ -60,7 +60,7 @@ impl Alerting {
     pub fn step(
         &mut self,
         preemptions: &Preemptions,
-        pools: &[PoolRow],
+        pools: &[std::sync::Arc<PoolRow>],
         now: DateTime<Utc>,
         writer: bool,
     ) -> Step {
@@ -155,8 +155,8 @@ mod tests {
     use app::model::ConditionView;
     use app::nodepool::ConditionType;
 
-    fn queued(capacity_false: bool) -> Vec<PoolRow> {
-        vec![PoolRow {
+    fn queued(capacity_false: bool) -> Vec<std::sync::Arc<PoolRow>> {
+        vec![std::sync::Arc::new(PoolRow {
             cluster: "c1".into(),
             name: "p".into(),
             conditions: vec![ConditionView {
@@ -166,7 +166,7 @@ mod tests {
                 ..ConditionView::default()
             }],
             ..PoolRow::default()
-        }]
+        })]
     }
 
     fn statuses(step: &Step) -> Vec<AlertStatus> {

@@ -224,7 +224,7 @@ impl PreemptionWatch {
     /// what started or ended (logged on every replica, POSTed only by the ledger's writer)
     /// and publishes what fires now.
     fn step_alerts(&self, view: &Preemptions, now: chrono::DateTime<Utc>) {
-        let pools = self.hub.pool_rows();
+        let pools = self.hub.shared_pool_rows();
         let writer = self.ledger.as_ref().is_none_or(|l| l.writer().holds());
         let step = self
             .alerting

@@ -2,14 +2,11 @@
 //! them, and its PodDisruptionBudgets, listed with spotboard's read-only account, against the
 //! hub's nodes and pools.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use app::domain::preemption::{
-    CapacityType,
-    readiness::{AuditFold, NodeFacts},
-};
+use app::domain::preemption::readiness::{AuditFold, NodeFacts};
 use app::model::{ClusterAudit, PoolReadiness, Readiness};
 use chrono::Utc;
 
@@ -91,13 +88,7 @@ impl ReadinessAudit {
         {
             return r.clone();
         }
-        let inputs = self.hub.ledger_inputs();
-        let spot_pools: HashSet<(&str, &str)> = inputs
-            .pools
-            .iter()
-            .filter(|p| p.capacity_type == CapacityType::Spot)
-            .map(|p| (p.cluster.as_str(), p.name.as_str()))
-            .collect();
+        let mut nodes = self.hub.audit_nodes();
         let mut out = Readiness {
             generated_at: Some(Utc::now()),
             ..Default::default()
@@ -105,21 +96,7 @@ impl ReadinessAudit {
         let mut clusters: Vec<&String> = self.clients.keys().collect();
         clusters.sort();
         let audits = clusters.into_iter().filter_map(|cluster| {
-            let nodes: Vec<NodeFacts> = inputs
-                .nodes
-                .iter()
-                .filter(|n| &n.cluster == cluster)
-                .map(|n| NodeFacts {
-                    name: n.name.clone(),
-                    pool: n.pool.clone(),
-                    zone: n.zone.clone(),
-                    provider: n.provider,
-                    spot: n.capacity_type == CapacityType::Spot
-                        || n.pool
-                            .as_deref()
-                            .is_some_and(|p| spot_pools.contains(&(cluster.as_str(), p))),
-                })
-                .collect();
+            let nodes = nodes.remove(cluster.as_str()).unwrap_or_default();
             nodes
                 .iter()
                 .any(|n| n.spot)

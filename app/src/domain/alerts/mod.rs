@@ -19,6 +19,7 @@
 //!   condition without one is not judged: its age is unknown).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -61,7 +62,8 @@ pub struct Inputs<'a> {
     pub waves: &'a [Wave],
     pub rates: &'a [RateRow],
     pub preemptions: &'a [PreemptionView],
-    pub pools: &'a [PoolRow],
+    /// Shared with the server's hub, which holds them: read every second, not copied.
+    pub pools: &'a [Arc<PoolRow>],
 }
 
 fn firing(

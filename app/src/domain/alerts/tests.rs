@@ -211,7 +211,8 @@ fn quota_or_capacity_false_fires_after_the_minutes_from_its_own_transition() {
         pool("c1", "b", &[(ConditionType::Quota, "False", None)]),
         pool("c1", "c", &[(ConditionType::Validated, "False", Some(0))]),
         pool("c1", "d", &[(ConditionType::Capacity, "True", Some(0))]),
-    ];
+    ]
+    .map(std::sync::Arc::new);
     let at = |now: i64| {
         now_wrong(
             Inputs {

@@ -1,6 +1,7 @@
 //! Building the capacity grid from what the clusters show and what the feeds say.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -14,7 +15,8 @@ use crate::model::{CapacityCell, CapacityFeed, CapacityGrid, FeedEntry, PoolRow,
 pub struct GridInputs<'a> {
     /// `(cluster, zone)` of every watched cluster whose zone is known.
     pub clusters: &'a [(String, String)],
-    pub pools: &'a [PoolRow],
+    /// Shared with the server's hub, which holds them: read every 2 s, not copied.
+    pub pools: &'a [Arc<PoolRow>],
     /// The ledger's preemption rates ([`crate::domain::preemption::rates`]); cells read the
     /// 24 h row of their zone and instance type.
     pub rates: &'a [RateRow],
@@ -73,7 +75,7 @@ fn feed_index(
 
 /// Whether `cluster` in `zone` is a CKS cluster: its zone is one of CoreWeave's, or one of its
 /// pools is a CoreWeave NodePool (a zone newer than the shipped list).
-fn is_cks(cluster: &str, zone: &str, pools: &[PoolRow]) -> bool {
+fn is_cks(cluster: &str, zone: &str, pools: &[Arc<PoolRow>]) -> bool {
     catalog::zones()
         .iter()
         .any(|z| z.eq_ignore_ascii_case(zone))
@@ -122,6 +124,7 @@ pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
                 .iter()
                 .filter(|p| &p.cluster == cluster && &p.instance_type == t)
                 .filter(|p| p.capacity_type == crate::domain::preemption::CapacityType::Spot)
+                .map(|p| &**p)
                 .collect();
             for p in &spot_pools {
                 cell.pools += 1;

@@ -154,7 +154,10 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         pool("c1", "a", "Sufficient", 0, 3),
         pool("c1", "b", "Partial", 2, 1),
         pool("c2", "elsewhere", "NoneAvailable", 5, 0),
-    ];
+    ]
+    .into_iter()
+    .map(std::sync::Arc::new)
+    .collect::<Vec<_>>();
     // The ledger: n1 preempted 1 h ago, n2 30 h ago (outside 24 h), three others running, in
     // pool a; and a node of another zone that must not count here.
     let life = |node: &str, zone: &str, t0_hours_ago: Option<i64>| Lifetime {
@@ -251,7 +254,10 @@ fn the_grid_is_a_cks_grid() {
         typed("cks-new-zone", "gd-8xh100ib-i128", Provider::Cks),
         typed("gke", "g2-standard-24", Provider::Gke),
         typed("eks", "m5.xlarge", Provider::Karpenter),
-    ];
+    ]
+    .into_iter()
+    .map(std::sync::Arc::new)
+    .collect::<Vec<_>>();
     let g = build_grid(&GridInputs {
         clusters: &clusters,
         pools: &pools,

@@ -150,7 +150,7 @@ fn a_node_back_before_the_grace_is_not_ended() {
 fn pool_with(conditions: Vec<ConditionView>) -> Fact {
     Fact::Pool {
         key: "p1".into(),
-        row: Some(Box::new(PoolRow {
+        row: Some(std::sync::Arc::new(PoolRow {
             key: "p1".into(),
             cluster: CLUSTER.into(),
             name: "spot-a".into(),
