@@ -432,7 +432,7 @@ impl Hub {
         self.read(|s| s.views.snapshot(&Scope::pools()).pools)
     }
 
-    /// Every pool row as the hub holds it, shared, in no particular order: for a reader
+    /// Every pool row as the hub holds it, shared, sorted by cluster then name: for a reader
     /// that runs every second or two over all of them (the alerts, the capacity grid), where
     /// [`Hub::pool_rows`] would copy each row and build a whole snapshot around them.
     pub fn shared_pool_rows(&self) -> Vec<Arc<PoolRow>> {
