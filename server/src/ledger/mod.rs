@@ -15,6 +15,8 @@ mod pods;
 mod recorder;
 mod savings;
 mod store;
+#[cfg(test)]
+mod store_tests;
 
 pub use recorder::{Recorder, Write, lifetime};
 pub use savings::Savings;

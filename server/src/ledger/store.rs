@@ -53,12 +53,9 @@ const SQLITE_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_se
 /// commit) wrote a first list's 10,000 node lifetimes at about 800 a second, holding them
 /// queued in memory for 13 s; with a write-ahead log synced at checkpoints, a commit costs no
 /// disk flush. What this risks is the last commits before a power loss, not a process
-/// crash (SQLite: "Write-Ahead Logging", "PRAGMA synchronous").
-///
-/// The page cache is held to 512 KiB (SQLite's default is 2 MiB per connection, "PRAGMA
-/// cache_size"): heap-profiled at 10k nodes, the cache was 2.3 MB of the dashboard's 23 MB
-/// heap, for a ledger that is mostly appended to and read every 15 s by the rates pass,
-/// whose pages the operating system's file cache serves as well (outside the process).
+/// crash (SQLite: "Write-Ahead Logging", "PRAGMA synchronous"). The page cache is held to
+/// 512 KiB (default 2 MiB, "PRAGMA cache_size"): it was 2.3 MB of the dashboard's 23 MB heap
+/// at 10k nodes, for a ledger mostly appended to, whose pages the OS's file cache keeps too.
 const SQLITE_PRAGMAS: [&str; 3] = [
     "PRAGMA journal_mode = WAL",
     "PRAGMA synchronous = NORMAL",
