@@ -10,6 +10,7 @@
 //! - Writes only on the replica that holds the Lease (`crate::leader`).
 
 mod conditions;
+mod lifetimes;
 mod lock;
 mod pods;
 mod recorder;

@@ -5,7 +5,8 @@ use app::model::{PodHit, PodImpact};
 use sqlx::Row;
 
 use super::Ledger;
-use super::store::{db, lifetime};
+use super::lifetimes::lifetime;
+use super::store::db;
 use crate::Result;
 
 /// A `preemption_pods` row's nine pod columns, starting at column `at`.

@@ -1,0 +1,222 @@
+//! Node lifetimes in the ledger: a node's start, its preemption's T=0, refused evictions, when
+//! it turned Ready and how it ended, and the lifetimes overlapping a window (the savings and
+//! the preemption rates read those).
+
+use app::domain::preemption::CapacityType;
+use app::domain::preemption::evictions::EvictionCounts;
+use app::model::Lifetime;
+use chrono::{DateTime, Utc};
+use futures::TryStreamExt;
+use sqlx::Row;
+
+use super::Ledger;
+use super::store::{ABANDONED_AFTER, db, secs, time};
+use crate::Result;
+
+/// A `node_lifetimes` row, its twelve columns first in the query (and `ready_at` anywhere).
+pub(super) fn lifetime(r: &sqlx::any::AnyRow) -> Lifetime {
+    Lifetime {
+        uid: r.get(0),
+        cluster: r.get(1),
+        node: r.get(2),
+        pool: r.get(3),
+        instance_type: r.get(4),
+        zone: r.get(5),
+        capacity_type: CapacityType::parse(&r.get::<String, _>(6)),
+        gpus: u32::try_from(r.get::<i64, _>(7)).unwrap_or(0),
+        started_at: time(r.get(8)),
+        ended_at: r.get::<Option<i64>, _>(9).map(time),
+        end_reason: r.get(10),
+        preemption_t0: r.get::<Option<i64>, _>(11).map(time),
+        // By name: only the queries that need it select it.
+        ready_at: r
+            .try_get::<Option<i64>, _>("ready_at")
+            .ok()
+            .flatten()
+            .map(time),
+        evictions: EvictionCounts {
+            refused: count(r, "evictions_refused"),
+            past_grace: count(r, "pods_past_grace"),
+            killed: count(r, "pods_killed"),
+        },
+    }
+}
+
+/// A count column by name; 0 when the query does not select it or it is NULL.
+fn count(r: &sqlx::any::AnyRow, name: &str) -> u32 {
+    r.try_get::<Option<i64>, _>(name)
+        .ok()
+        .flatten()
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0)
+}
+
+/// The eviction-error columns of a lifetime in `between`: refusals as recorded, and the
+/// pods held at T=0 by how they stood when the node went, DaemonSet pods aside (see
+/// `app::domain::preemption::evictions`).
+const EVICTION_COLUMNS: &str = "evictions_refused,
+    (SELECT COUNT(*) FROM preemption_pods p WHERE p.node_uid = node_lifetimes.uid
+       AND (p.owner_kind IS NULL OR p.owner_kind <> 'DaemonSet')
+       AND p.outcome IN ('still running', 'terminating')) AS pods_killed,
+    (SELECT COUNT(*) FROM preemption_pods p WHERE p.node_uid = node_lifetimes.uid
+       AND (p.owner_kind IS NULL OR p.owner_kind <> 'DaemonSet')
+       AND p.outcome = 'terminating past its grace period') AS pods_past_grace";
+
+impl Ledger {
+    /// Records a node that started (or is seen for the first time). A known uid keeps its
+    /// start; its pool, type and zone are refreshed.
+    pub async fn started(&self, l: &Lifetime) -> Result<()> {
+        self.writable()?;
+        sqlx::query(
+            "INSERT INTO node_lifetimes (uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, cluster_uid)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+             ON CONFLICT (uid) DO UPDATE SET pool = excluded.pool, instance_type = excluded.instance_type,
+                 zone = excluded.zone, capacity_type = excluded.capacity_type, gpus = excluded.gpus",
+        )
+        .bind(&l.uid)
+        .bind(&l.cluster)
+        .bind(&l.node)
+        .bind(l.pool.clone())
+        .bind(l.instance_type.clone())
+        .bind(l.zone.clone())
+        .bind(l.capacity_type.as_str())
+        .bind(i64::from(l.gpus))
+        .bind(secs(l.started_at))
+        .bind(&self.identity)
+        .execute(&self.pool)
+        .await
+        .map_err(db("recording a node"))?;
+        Ok(())
+    }
+
+    /// Records T=0 of a preemption, once.
+    pub async fn preempting(&self, uid: &str, t0: DateTime<Utc>) -> Result<()> {
+        self.writable()?;
+        sqlx::query(
+            "UPDATE node_lifetimes SET preemption_t0 = $1 WHERE uid = $2 AND preemption_t0 IS NULL",
+        )
+        .bind(secs(t0))
+        .bind(uid)
+        .execute(&self.pool)
+        .await
+        .map_err(db("recording a preemption"))?;
+        Ok(())
+    }
+
+    /// Records that `refused` evictions were refused on preempted node `uid` (a count of its
+    /// refusal events); only ever raises the recorded count, so a replay or a replica that saw
+    /// fewer changes nothing.
+    ///
+    /// Errors: the database refused the write, or this replica is not the writer.
+    pub async fn evictions_refused(&self, uid: &str, refused: u32) -> Result<()> {
+        self.writable()?;
+        sqlx::query(
+            "UPDATE node_lifetimes SET evictions_refused = $1
+             WHERE uid = $2 AND (evictions_refused IS NULL OR evictions_refused < $1)",
+        )
+        .bind(i64::from(refused))
+        .bind(uid)
+        .execute(&self.pool)
+        .await
+        .map_err(db("recording refused evictions"))?;
+        Ok(())
+    }
+
+    /// Records when a node first turned Ready (its Ready condition's lastTransitionTime), once.
+    pub async fn ready(&self, uid: &str, at: DateTime<Utc>) -> Result<()> {
+        self.writable()?;
+        sqlx::query("UPDATE node_lifetimes SET ready_at = $1 WHERE uid = $2 AND ready_at IS NULL")
+            .bind(secs(at))
+            .bind(uid)
+            .execute(&self.pool)
+            .await
+            .map_err(db("recording a node's Ready time"))?;
+        Ok(())
+    }
+
+    /// Ends an open lifetime.
+    pub async fn ended(&self, uid: &str, at: DateTime<Utc>, reason: &str) -> Result<()> {
+        self.writable()?;
+        sqlx::query("UPDATE node_lifetimes SET ended_at = $1, end_reason = $2 WHERE uid = $3 AND ended_at IS NULL")
+            .bind(secs(at))
+            .bind(reason)
+            .bind(uid)
+            .execute(&self.pool)
+            .await
+            .map_err(db("ending a node"))?;
+        Ok(())
+    }
+
+    /// Uids of this run's open lifetimes of `cluster`.
+    pub async fn open_uids(&self, cluster: &str) -> Result<Vec<String>> {
+        sqlx::query(
+            "SELECT uid FROM node_lifetimes WHERE cluster = $1 AND cluster_uid = $2 AND ended_at IS NULL",
+        )
+        .bind(cluster)
+        .bind(&self.identity)
+        .fetch(&self.pool)
+        .map_ok(|r| r.get::<String, _>(0))
+        .try_collect()
+        .await
+        .map_err(db("listing open nodes"))
+    }
+
+    /// Ends the lifetimes of `cluster` that other embedded runs left open, once that run's
+    /// heartbeat has been silent for [`ABANDONED_AFTER`]: at its last heartbeat (or at their
+    /// start, when it never beat). A run still beating is left alone. Returns how many ended.
+    pub async fn end_abandoned(&self, cluster: &str, now: DateTime<Utc>) -> Result<u64> {
+        self.writable()?;
+        let runs = sqlx::query(
+            "SELECT DISTINCT cluster_uid FROM node_lifetimes
+             WHERE cluster = $1 AND ended_at IS NULL AND cluster_uid <> '' AND cluster_uid <> $2",
+        )
+        .bind(cluster)
+        .bind(&self.identity)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("listing other runs"))?;
+        let mut ended = 0;
+        for run in runs.iter().map(|r| r.get::<String, _>(0)) {
+            let beat = self.beat_of(&run).await?;
+            if beat.is_some_and(|b| now - b < ABANDONED_AFTER) {
+                continue;
+            }
+            // CASE rather than max()/greatest(): one statement for SQLite and PostgreSQL.
+            let done = sqlx::query(
+                "UPDATE node_lifetimes
+                 SET ended_at = CASE WHEN started_at > $1 THEN started_at ELSE $1 END,
+                     end_reason = 'deleted'
+                 WHERE cluster = $2 AND cluster_uid = $3 AND ended_at IS NULL",
+            )
+            .bind(beat.map(secs).unwrap_or(0))
+            .bind(cluster)
+            .bind(&run)
+            .execute(&self.pool)
+            .await
+            .map_err(db("ending another run's nodes"))?;
+            ended += done.rows_affected();
+        }
+        Ok(ended)
+    }
+
+    /// Lifetimes overlapping `[from, to]`, oldest first.
+    ///
+    /// Rows are converted as they arrive: collected first, 10k rows of the driver's own
+    /// representation were 16 MB of a dashboard's 58 MB peak heap, on every savings read.
+    pub async fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Lifetime>> {
+        let query = format!(
+            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at,
+             {EVICTION_COLUMNS}
+             FROM node_lifetimes WHERE started_at < $1 AND (ended_at IS NULL OR ended_at > $2)
+             ORDER BY started_at, uid"
+        );
+        sqlx::query(&query)
+            .bind(secs(to))
+            .bind(secs(from))
+            .fetch(&self.pool)
+            .map_ok(|r| lifetime(&r))
+            .try_collect()
+            .await
+            .map_err(db("reading the ledger"))
+    }
+}
