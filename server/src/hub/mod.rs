@@ -427,14 +427,17 @@ impl Hub {
         })
     }
 
-    /// Every pool row, sorted by cluster then name.
+    /// Every pool row, copied, sorted by cluster then name.
     pub fn pool_rows(&self) -> Vec<PoolRow> {
-        self.read(|s| s.views.snapshot(&Scope::pools()).pools)
+        self.shared_pool_rows()
+            .iter()
+            .map(|r| PoolRow::clone(r))
+            .collect()
     }
 
     /// Every pool row as the hub holds it, shared, sorted by cluster then name: for a reader
     /// that runs every second or two over all of them (the alerts, the capacity grid), where
-    /// [`Hub::pool_rows`] would copy each row and build a whole snapshot around them.
+    /// [`Hub::pool_rows`] would copy each row.
     pub fn shared_pool_rows(&self) -> Vec<Arc<PoolRow>> {
         self.read(|s| s.views.pool_rows())
     }
