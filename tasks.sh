@@ -139,7 +139,7 @@ cmd_e2e() { # Build the site and run only the Playwright tests
   cargo leptos end-to-end --split
 }
 
-cmd_faults() { # The fault suite: injects each fault and prints one table (README "Reliability")
+cmd_faults() { # The fault suite: injects each fault and prints one table (docs/reliability.md)
   need_rust
   need_postgres
   need_python_clients

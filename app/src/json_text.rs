@@ -3,8 +3,8 @@
 //! Leptos' own `Json` encoding decodes a response with `serde_json::from_slice`, while a
 //! resource hydrated from the page and the live stream decode with `serde_json::from_str`.
 //! Each reader is a separate copy of every deserializer in the wasm, so the snapshot's row
-//! types were compiled twice; with this encoding the browser has one reader (README,
-//! Development, `./tasks.sh perf`: the wasm's size, measured 2026-11-26).
+//! types were compiled twice; with this encoding the browser has one reader (docs/performance.md,
+//! "What dominates", P5: the wasm's size, measured 2026-11-26).
 
 use leptos::server_fn::{Bytes, ContentType, Decodes, Encodes, Format, FormatType, codec::Post};
 use serde::{Serialize, de::DeserializeOwned};

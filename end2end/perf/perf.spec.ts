@@ -3,7 +3,8 @@ import { expect, test, type Page } from "@playwright/test";
 
 // Figures for issue 13's P3, P3b and P5, in real Chromium against a release build serving a
 // 10k-node embedded cluster (`./tasks.sh perf` starts it). Each test prints its figures and
-// asserts only that it measured something: targets belong in the README, not in timed tests.
+// asserts only that it measured something: targets belong in docs/performance.md, not in timed
+// tests.
 
 /** The CKS zone's API server, from the kubeconfig the perf server wrote (token in the path). */
 function apiServer(): string {

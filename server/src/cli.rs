@@ -189,8 +189,8 @@ pub struct ServeArgs {
     pub api_calls_per_minute: u32,
 
     /// A capacity feed to read (repeatable): a JSON file or an http(s) URL in the format of
-    /// `app::model::capacity` (README "Capacity feeds"). The embedded cluster's zones are added
-    /// by themselves.
+    /// `app::model::capacity` (docs/operations.md "Capacity feeds"). The embedded cluster's
+    /// zones are added by themselves.
     #[arg(
         global = true,
         long = "capacity-feed",
@@ -265,7 +265,7 @@ pub struct ServeArgs {
     pub rate_alert_pct: f64,
 
     /// POST every alert here as JSON when it fires and when it resolves (schema
-    /// `spotboard.dev/alert/v1`: README "Alerts").
+    /// `spotboard.dev/alert/v1`: docs/operations.md "Alerts").
     #[arg(global = true, long, env = "SPOTBOARD_ALERT_WEBHOOK")]
     pub alert_webhook: Option<String>,
 

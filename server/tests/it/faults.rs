@@ -1,4 +1,4 @@
-//! The fault suite (README "Reliability"): each test injects one fault into the embedded
+//! The fault suite (docs/reliability.md): each test injects one fault into the embedded
 //! cluster while browsers watch, asserts what must hold, and prints one `FAULT|…` line of
 //! figures; `./tasks.sh faults` runs it with more repetitions and prints the table.
 //!

@@ -1,5 +1,5 @@
 //! `spotboard-bench`: the scale benchmark. Prints figures; asserts nothing (targets are in
-//! the README and the issue, not in a timed test).
+//! docs/performance.md and the issue, not in a timed test).
 //!
 //! It runs the embedded cluster and the dashboard as two processes (so the dashboard's RSS is
 //! its own), then measures:
