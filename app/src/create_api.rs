@@ -16,14 +16,15 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T
 /// What the server provides (by Leptos context) to create pools with the user's identity.
 #[cfg(feature = "ssr")]
 pub trait PoolWriter: Send + Sync {
-    /// Whether the user behind `headers` may create NodePools, per cluster.
-    fn access<'a>(&'a self, headers: &'a http::HeaderMap) -> BoxFuture<'a, CreateAccess>;
+    /// Whether the user behind `request` (its headers, and what the server's layers put in
+    /// its extensions, such as the client it came from) may create NodePools, per cluster.
+    fn access<'a>(&'a self, request: &'a http::request::Parts) -> BoxFuture<'a, CreateAccess>;
 
-    /// Validates `draft`, then dry-runs or creates it as the user behind `headers`.
+    /// Validates `draft`, then dry-runs or creates it as the user behind `request`.
     /// `confirm` is the pool name typed again, required for large pools.
     fn submit<'a>(
         &'a self,
-        headers: &'a http::HeaderMap,
+        request: &'a http::request::Parts,
         draft: PoolDraft,
         mode: SubmitMode,
         confirm: Option<String>,
@@ -36,14 +37,14 @@ pub trait PoolWriter: Send + Sync {
 pub struct PoolWriterHandle(pub std::sync::Arc<dyn PoolWriter>);
 
 #[cfg(feature = "ssr")]
-async fn writer_and_headers()
--> Result<(PoolWriterHandle, http::HeaderMap), crate::api_error::ApiError> {
+async fn writer_and_request()
+-> Result<(PoolWriterHandle, http::request::Parts), crate::api_error::ApiError> {
     let writer = use_context::<PoolWriterHandle>()
         .ok_or_else(|| crate::api_error::ApiError::internal("no pool writer in context"))?;
-    let headers: http::HeaderMap = leptos_axum::extract()
+    let request: http::request::Parts = leptos_axum::extract()
         .await
         .map_err(|e| crate::api_error::ApiError::internal(e.to_string()))?;
-    Ok((writer, headers))
+    Ok((writer, request))
 }
 
 /// Whether the current user may create NodePools, per cluster.
@@ -51,8 +52,8 @@ async fn writer_and_headers()
 /// Errors: a server error only when the server was wired without a pool writer (a defect).
 #[server(endpoint = "create_access", input = Json, output = Json)]
 pub async fn load_create_access() -> Result<CreateAccess, crate::api_error::ApiError> {
-    let (writer, headers) = writer_and_headers().await?;
-    Ok(writer.0.access(&headers).await)
+    let (writer, request) = writer_and_request().await?;
+    Ok(writer.0.access(&request).await)
 }
 
 /// Validates `draft` and, when valid, dry-runs (`mode: dryRun`) or creates it with the user's
@@ -64,6 +65,6 @@ pub async fn submit_pool(
     mode: SubmitMode,
     confirm: Option<String>,
 ) -> Result<SubmitOutcome, crate::api_error::ApiError> {
-    let (writer, headers) = writer_and_headers().await?;
-    Ok(writer.0.submit(&headers, draft, mode, confirm).await)
+    let (writer, request) = writer_and_request().await?;
+    Ok(writer.0.submit(&request, draft, mode, confirm).await)
 }

@@ -175,6 +175,17 @@ pub struct ServeArgs {
     #[arg(global = true, long, default_value_t = 10_000)]
     pub max_connections: usize,
 
+    /// Open connections one peer address may hold at once, within --max-connections; one
+    /// past it is closed at once. The trusted proxy's addresses (--trusted-proxy, with
+    /// --auth-proxy-header) are held only to --max-connections: every user comes through them.
+    #[arg(global = true, long, default_value_t = crate::http::CONNECTIONS_PER_PEER)]
+    pub connections_per_peer: usize,
+
+    /// Seconds a request's body has to arrive in full once its headers have (which have 10 s):
+    /// a body still arriving after it fails and its connection is closed.
+    #[arg(global = true, long, default_value_t = crate::http::BODY_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_body_seconds: u64,
+
     /// Hide the Create Spot Node Pool form and refuse every create and dry run.
     #[arg(global = true, long, env = "SPOTBOARD_READ_ONLY")]
     pub read_only: bool,
@@ -195,6 +206,8 @@ pub struct ServeArgs {
         global = true,
         long = "capacity-feed",
         env = "SPOTBOARD_CAPACITY_FEED",
+        // A feed URL can carry a token in its query.
+        hide_env_values = true,
         value_delimiter = ','
     )]
     pub capacity_feeds: Vec<String>,
@@ -204,8 +217,14 @@ pub struct ServeArgs {
     pub capacity_poll_seconds: u64,
 
     /// The ledger's database: `postgres://…` for replicated deployments, or `sqlite://PATH`.
-    /// Default: the SQLite file of --ledger.
-    #[arg(global = true, long, env = "SPOTBOARD_DATABASE_URL")]
+    /// Default: the SQLite file of --ledger. It can hold a password: its environment value
+    /// is never shown in `--help`.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_DATABASE_URL",
+        hide_env_values = true
+    )]
     pub database_url: Option<String>,
 
     /// The Lease (`NAMESPACE/NAME`, on the first cluster: in-cluster, or the first --context)
@@ -265,11 +284,17 @@ pub struct ServeArgs {
     pub rate_alert_pct: f64,
 
     /// POST every alert here as JSON when it fires and when it resolves (schema
-    /// `spotboard.dev/alert/v1`: docs/operations.md "Alerts").
-    #[arg(global = true, long, env = "SPOTBOARD_ALERT_WEBHOOK")]
+    /// `spotboard.dev/alert/v1`: docs/operations.md "Alerts"). Webhook URLs often carry a token (Slack's
+    /// do): its environment value is never shown in `--help`.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_ALERT_WEBHOOK",
+        hide_env_values = true
+    )]
     pub alert_webhook: Option<String>,
 
-    /// Directory of the built site (wasm, JS, CSS). cargo-leptos sets LEPTOS_SITE_ROOT.
+    /// Directory of the built site (wasm, JS, CSS): `./tasks.sh serve`/`release` build it there.
     #[arg(
         global = true,
         long,

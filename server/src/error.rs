@@ -59,6 +59,10 @@ pub enum Error {
     /// A price file could not be read; the text names the line.
     #[error("prices: {0}")]
     Prices(String),
+    /// A request's body was still arriving at its deadline (`--request-body-seconds` after
+    /// its headers); the request fails and its connection closes.
+    #[error("the request body did not arrive within {0:?}")]
+    BodyTimedOut(std::time::Duration),
 }
 
 impl Error {

@@ -20,7 +20,14 @@ pub const DEFAULT_DIRECTIVES: &str = "info,kube=warn,tower_http=warn";
 
 /// A subscriber writing to `writer` what `directives` (RUST_LOG syntax) enable, and the
 /// audit trail always. Directives that do not parse fall back to [`DEFAULT_DIRECTIVES`].
-pub fn subscriber<W>(directives: &str, writer: W) -> impl tracing::Subscriber + Send + Sync
+/// `ansi`: colour the level and target with terminal escapes (for a person at a terminal;
+/// never in a file or a pod's log, where they are bytes to filter out, and where a record
+/// with control characters in it could not be told apart from an injected one).
+pub fn subscriber<W>(
+    directives: &str,
+    writer: W,
+    ansi: bool,
+) -> impl tracing::Subscriber + Send + Sync
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
@@ -28,25 +35,36 @@ where
     let audit = Targets::new().with_target(AUDIT_TARGET, LevelFilter::INFO);
     tracing_subscriber::registry().with(
         tracing_subscriber::fmt::layer()
+            .with_ansi(ansi)
             .with_writer(writer)
             .with_filter(env.or(audit)),
     )
 }
 
-/// Installs [`subscriber`] for the process, reading `RUST_LOG`, writing to stdout.
+/// Installs [`subscriber`] for the process, reading `RUST_LOG`, writing to stdout, in
+/// colour only when stdout is a terminal.
 pub fn init() {
+    use std::io::IsTerminal;
     let directives = std::env::var("RUST_LOG").unwrap_or_else(|_| DEFAULT_DIRECTIVES.into());
-    let _ = tracing::subscriber::set_global_default(subscriber(&directives, std::io::stdout));
+    let ansi = std::io::stdout().is_terminal();
+    let _ = tracing::subscriber::set_global_default(subscriber(&directives, std::io::stdout, ansi));
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
 
+    /// What a subscriber wrote, shared with the test.
     #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    pub struct Buffer(pub Arc<Mutex<Vec<u8>>>);
+
+    impl Buffer {
+        pub fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
 
     impl std::io::Write for Buffer {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
@@ -61,7 +79,7 @@ mod tests {
     fn logged(directives: &str) -> String {
         let buf = Buffer::default();
         let out = buf.clone();
-        let sub = subscriber(directives, move || out.clone());
+        let sub = subscriber(directives, move || out.clone(), false);
         tracing::subscriber::with_default(sub, || {
             tracing::info!(target: "spotboard::audit", user = "alice", "nodepool create");
             tracing::info!(target: "server::hub", "an ordinary line");

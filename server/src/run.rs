@@ -267,6 +267,9 @@ pub async fn start(
         shutdown.await;
         let _ = stop_tx.send(true);
     });
+    // Every user's connections come from the proxy's addresses: those are held only to the
+    // global limit.
+    let proxy_networks = auth.proxy().map(|p| p.trusted.clone()).unwrap_or_default();
     let router = http::router(AppState {
         hub: hub.clone(),
         leptos_options,
@@ -281,7 +284,13 @@ pub async fn start(
         streams: StreamSlots::new(args.streams_per_client),
         shutdown: Shutdown(stop_rx.clone()),
     });
-    let server = tokio::spawn(http::serve(listener, router, args.max_connections, stop_rx));
+    let limits = http::Limits {
+        max_connections: args.max_connections,
+        per_peer: args.connections_per_peer,
+        unlimited_peers: proxy_networks,
+        body_timeout: std::time::Duration::from_secs(args.request_body_seconds),
+    };
+    let server = tokio::spawn(http::serve(listener, router, limits, stop_rx));
     Ok(Running {
         addr,
         hub,

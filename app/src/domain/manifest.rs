@@ -3,6 +3,12 @@
 //! The create form shows the manifest beside its fields and reads edits back; the
 //! `POST /api/v1/pools/validate` endpoint reads manifests from scripts and CI. Both use this
 //! module, so what the form shows is exactly what `kubectl apply -f` would send.
+//!
+//! YAML is read by serde-saphyr with a budget ([`MAX_MANIFEST_BYTES`], [`read_options`]): a
+//! YAML anchor referenced by aliases expands to a copy at each reference, so a few kilobytes
+//! of `&a [x, x, …]` and `[*a, *a, …]` can stand for millions of values (serde_yaml 0.9
+//! limited the alias jumps, not what they expanded to: 7 KB took 218 MiB). The same parser
+//! and budget run in the browser (the form) and on the server (the validate endpoint).
 
 use std::collections::BTreeMap;
 
@@ -67,22 +73,77 @@ pub fn to_yaml(draft: &PoolDraft) -> String {
         spec: draft.spec.clone(),
     };
     // Serializing plain data structs to YAML cannot fail.
-    serde_yaml::to_string(&manifest).unwrap_or_default()
+    serde_saphyr::to_string(&manifest).unwrap_or_default()
+}
+
+/// Largest manifest read, in bytes: the server's request body limit (64 KiB). A NodePool
+/// manifest is well under 4 KiB.
+pub const MAX_MANIFEST_BYTES: usize = 64 * 1024;
+
+/// What one manifest may make the parser do. A real manifest has a few hundred parser
+/// events, a depth under 10, no anchors and no aliases; these bounds are far above that
+/// and far below what hurts (the largest, 20,000 events and 10,000 replayed by aliases,
+/// parse in a few milliseconds and a few hundred KB). YAML 1.2 booleans only
+/// (`yes`/`no`/`on` stay strings), as serde_yaml read them.
+pub fn read_options() -> serde_saphyr::Options {
+    let aliases = serde_saphyr::alias_limits! {
+        // Events injected by all aliases together: the bound on what aliases expand to.
+        max_total_replayed_events: 10_000,
+        max_replay_stack_depth: 8,
+        max_alias_expansions_per_anchor: 100,
+    };
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_documents: 1,
+            max_depth: 32,
+            max_events: 20_000,
+            max_nodes: 10_000,
+            max_aliases: 100,
+            max_anchors: 100,
+            max_recorded_anchor_events: 10_000,
+            max_recorded_anchor_bytes: 256 * 1024,
+            max_total_scalar_bytes: 4 * MAX_MANIFEST_BYTES,
+            max_merge_keys: 100,
+        },
+        alias_limits: aliases,
+        strict_booleans: true,
+    }
+}
+
+/// `text` as `T` within [`read_options`]' budget.
+fn read<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, ManifestError> {
+    serde_saphyr::from_str_with_options(text, read_options()).map_err(yaml_error)
+}
+
+/// Only whether the document is a mapping with a `spec` key.
+#[derive(Deserialize)]
+struct HasSpec {
+    #[serde(default)]
+    spec: Option<serde::de::IgnoredAny>,
 }
 
 /// `(metadata.name, spec)` of a NodePool manifest in YAML or JSON (JSON is YAML).
 ///
 /// A document without `spec` is read as a bare spec (name empty), so a script can lint just
 /// the spec. Errors: not YAML, wrong field types (with line and column), or an `apiVersion` /
-/// `kind` that is not a CoreWeave NodePool.
+/// `kind` that is not a CoreWeave NodePool, or a text over the budget (more than
+/// [`MAX_MANIFEST_BYTES`], or past a bound of [`read_options`]: aliases that expand too far,
+/// too deep, too many values).
 pub fn from_text(text: &str) -> Result<(String, NodePoolSpec), ManifestError> {
-    let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(yaml_error)?;
-    let has_spec = value.as_mapping().is_some_and(|m| m.contains_key("spec"));
+    if text.len() > MAX_MANIFEST_BYTES {
+        return Err(plain(format!(
+            "the manifest is {} bytes; at most {MAX_MANIFEST_BYTES} are read",
+            text.len()
+        )));
+    }
+    // A document that is not a mapping (or does not parse) is read as a bare spec below,
+    // whose error then says what and where.
+    let has_spec = read::<HasSpec>(text).is_ok_and(|d| d.spec.is_some());
     if !has_spec {
-        let spec: NodePoolSpec = serde_yaml::from_str(text).map_err(yaml_error)?;
+        let spec: NodePoolSpec = read(text)?;
         return Ok((String::new(), spec));
     }
-    let manifest: Manifest = serde_yaml::from_str(text).map_err(yaml_error)?;
+    let manifest: Manifest = read(text)?;
     if let Some(v) = manifest.api_version.as_deref()
         && v != api_version()
     {
@@ -107,12 +168,29 @@ fn plain(message: String) -> ManifestError {
     }
 }
 
-fn yaml_error(e: serde_yaml::Error) -> ManifestError {
+fn yaml_error(e: serde_saphyr::Error) -> ManifestError {
+    use serde_saphyr::MessageFormatter;
     let location = e.location();
+    let at = |n: u64| usize::try_from(n).ok().filter(|&n| n > 0);
+    // The message without its location (ManifestError's Display adds it) or a snippet of
+    // the source. Its text can quote the input: control characters are escaped, as the
+    // formatter's documentation asks of callers that print it.
+    let message: String = serde_saphyr::DefaultMessageFormatter
+        .format_message(&e)
+        .chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_debug().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect();
     ManifestError {
-        line: location.as_ref().map(|l| l.line()),
-        column: location.as_ref().map(|l| l.column()),
-        message: e.to_string(),
+        line: location.and_then(|l| at(l.line())),
+        column: location.and_then(|l| at(l.column())),
+        message,
     }
 }
 

@@ -4,16 +4,19 @@
 
 use app::model::{ClusterAccess, CreateAccess};
 use app::nodepool::GROUP;
-use axum::http::HeaderMap;
+use axum::http::request::Parts;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
 use kube::api::{Api, PostParams};
 
-use super::{Creator, Identity, WriteTarget, client_as, identify};
+use super::{Creator, Identity, Limited, WriteTarget, client_as, client_of, identify};
+use crate::http::ClientKey;
 
 impl Creator {
-    pub(super) async fn access_for(&self, headers: &HeaderMap) -> CreateAccess {
+    pub(super) async fn access_for(&self, request: &Parts) -> CreateAccess {
+        let headers = &request.headers;
+        let client = client_of(request);
         if self.settings.read_only {
             return CreateAccess {
                 read_only: true,
@@ -38,7 +41,7 @@ impl Creator {
         let clusters = futures::future::join_all(
             self.targets
                 .iter()
-                .map(|t| self.cluster_access(t, &identity)),
+                .map(|t| self.cluster_access(t, &identity, &client)),
         )
         .await;
         CreateAccess {
@@ -53,17 +56,22 @@ impl Creator {
         &self,
         target: &WriteTarget,
         identity: &Identity,
+        client: &ClientKey,
     ) -> ClusterAccess {
         let key = (identity.key(), target.cluster.clone());
         if let Some(hit) = self.access_cache.get(&key) {
             return hit;
         }
-        if !self.allowed(identity, false) {
+        if let Err(limited) = self.allowed(identity, client, false, 1) {
+            let per = match limited {
+                Limited::User => "user",
+                Limited::Client => "client",
+            };
             // Not cached: the next page load asks again once the limit refills.
             return denied(
                 target,
                 format!(
-                    "rate limit: at most {} dry runs and access checks per minute per user",
+                    "rate limit: at most {} dry runs and access checks per minute per {per}",
                     self.settings.api_calls_per_minute
                 ),
             );

@@ -7,13 +7,24 @@
 //! - `cache`: the per-user, per-cluster answer cache both reviews use.
 //! - `subject`: the cluster's name for a bearer token's user (SelfSubjectReview), for the
 //!   audit trail.
-//! - `submit`: validation, confirmation, rate limit, the API call and its verdict, the audit line.
+//! - `submit`: read-only, validation, confirmation, rate limits, the API call and its verdict,
+//!   the audit line.
+//!
+//! # Order of a submit
+//! Nothing reaches an API server before every check that needs none: `--read-only`, the
+//! identity, validation and confirmation; then the rate limits, per user (its token's hash)
+//! and per client (the proxy's user, or the peer address), charged for every call the submit
+//! will make, the SelfSubjectReview of an uncached token included; only then the review and
+//! the dry run or create. A new token per request gets a new user budget, never a new client
+//! budget.
 
 mod access;
 mod cache;
 mod identity;
 mod subject;
 mod submit;
+#[cfg(test)]
+mod tests;
 
 use std::{
     num::NonZeroU32,
@@ -26,9 +37,10 @@ use std::{
 
 use app::create_api::{BoxFuture, PoolWriter};
 use app::model::{CreateAccess, PoolDraft, SubmitMode, SubmitOutcome};
-use axum::http::HeaderMap;
+use axum::http::request::Parts;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
+use crate::http::ClientKey;
 use crate::hub::Hub;
 
 pub use identity::{Identity, IdentitySettings, identify};
@@ -73,6 +85,9 @@ pub struct Creator {
     subjects: cache::TtlCache<Option<String>>,
     limiter: DefaultKeyedRateLimiter<String>,
     api_limiter: DefaultKeyedRateLimiter<String>,
+    /// Every call to an API server made for one client (`ClientKey`), whatever identity
+    /// each request carries: `--api-calls-per-minute` per client.
+    client_limiter: DefaultKeyedRateLimiter<ClientKey>,
     /// When idle keys were last dropped from the limiters (seconds since the Unix epoch).
     forgot_at: AtomicI64,
 }
@@ -86,6 +101,7 @@ impl Creator {
             subjects: Default::default(),
             limiter: RateLimiter::keyed(quota(settings.creates_per_minute)),
             api_limiter: RateLimiter::keyed(quota(settings.api_calls_per_minute)),
+            client_limiter: RateLimiter::keyed(quota(settings.api_calls_per_minute)),
             forgot_at: AtomicI64::new(0),
             targets,
             settings,
@@ -93,15 +109,31 @@ impl Creator {
         })
     }
 
-    /// Whether `identity` may make one more call of this kind to an API server now.
-    fn allowed(&self, identity: &Identity, create: bool) -> bool {
+    /// Whether `identity`, from `client`, may make `calls` calls to API servers now: the last
+    /// a create (`create`, counted against `--creates-per-minute` per user) or not (against
+    /// `--api-calls-per-minute` per user), and every one of them against
+    /// `--api-calls-per-minute` per client. The client is charged first: what a client is
+    /// refused costs no user anything.
+    fn allowed(
+        &self,
+        identity: &Identity,
+        client: &ClientKey,
+        create: bool,
+        calls: u32,
+    ) -> Result<(), Limited> {
         self.forget_idle();
+        let n = NonZeroU32::new(calls).unwrap_or(NonZeroU32::MIN);
+        if !matches!(self.client_limiter.check_key_n(client, n), Ok(Ok(()))) {
+            return Err(Limited::Client);
+        }
         let limiter = if create {
             &self.limiter
         } else {
             &self.api_limiter
         };
-        limiter.check_key(&identity.key()).is_ok()
+        limiter
+            .check_key(&identity.key())
+            .map_err(|_| Limited::User)
     }
 
     /// Drops users whose limits have refilled, at most once a minute, so that a stream of
@@ -119,6 +151,8 @@ impl Creator {
                 l.retain_recent();
                 l.shrink_to_fit();
             }
+            self.client_limiter.retain_recent();
+            self.client_limiter.shrink_to_fit();
         }
     }
 
@@ -127,19 +161,38 @@ impl Creator {
     }
 }
 
+/// Which rate limit refused a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Limited {
+    /// The user's (per identity).
+    User,
+    /// The client's (per proxy user or peer address), whatever identities it sent.
+    Client,
+}
+
+/// The client a request came from, as the guard named it (one shared key when it did not,
+/// which only requests that bypassed the router can be).
+fn client_of(request: &Parts) -> ClientKey {
+    request
+        .extensions
+        .get::<ClientKey>()
+        .cloned()
+        .unwrap_or_else(|| ClientKey::of(None, None))
+}
+
 impl PoolWriter for Creator {
-    fn access<'a>(&'a self, headers: &'a HeaderMap) -> BoxFuture<'a, CreateAccess> {
-        Box::pin(self.access_for(headers))
+    fn access<'a>(&'a self, request: &'a Parts) -> BoxFuture<'a, CreateAccess> {
+        Box::pin(self.access_for(request))
     }
 
     fn submit<'a>(
         &'a self,
-        headers: &'a HeaderMap,
+        request: &'a Parts,
         draft: PoolDraft,
         mode: SubmitMode,
         confirm: Option<String>,
     ) -> BoxFuture<'a, SubmitOutcome> {
-        Box::pin(self.submit_for(headers, draft, mode, confirm))
+        Box::pin(self.submit_for(request, draft, mode, confirm))
     }
 }
 

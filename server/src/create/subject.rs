@@ -8,8 +8,19 @@ use kube::api::{Api, PostParams};
 use super::{Creator, Identity, WriteTarget, client_as};
 
 impl Creator {
+    /// Whether [`Creator::subject`] would ask `target`'s API server (a bearer token whose
+    /// answer is not cached): one more call for the rate limits to charge.
+    pub(super) fn subject_needs_call(&self, target: &WriteTarget, identity: &Identity) -> bool {
+        matches!(identity, Identity::Bearer { .. })
+            && self
+                .subjects
+                .get(&(identity.key(), target.cluster.clone()))
+                .is_none()
+    }
+
     /// The user name `target`'s API server gives the bearer token of `identity`; `None` for
-    /// other identities, or when the review fails (an old cluster, a refused token).
+    /// other identities, or when the review fails (an old cluster, a refused token). Called
+    /// only once the rate limits have been charged for it ([`Creator::subject_needs_call`]).
     pub(super) async fn subject(
         &self,
         target: &WriteTarget,

@@ -1,13 +1,14 @@
 //! One submit: refuse early with reasons, or send a dry run or a create as the user, and
-//! write one audit line either way.
+//! write one audit record either way (one line, every field escaped).
 
 use app::domain::{cost, validation};
 use app::model::{PoolDraft, SubmitMode, SubmitOutcome};
 use app::nodepool::NodePool;
-use axum::http::HeaderMap;
+use axum::http::request::Parts;
 use kube::api::{Api, PostParams};
 
-use super::{Creator, Identity, client_as, identify};
+use super::{Creator, Identity, Limited, client_as, client_of, identify};
+use crate::http::ClientKey;
 
 /// The field manager name on objects spotboard creates.
 pub const FIELD_MANAGER: &str = "spotboard";
@@ -15,21 +16,21 @@ pub const FIELD_MANAGER: &str = "spotboard";
 impl Creator {
     pub(super) async fn submit_for(
         &self,
-        headers: &HeaderMap,
+        request: &Parts,
         draft: PoolDraft,
         mode: SubmitMode,
         confirm: Option<String>,
     ) -> SubmitOutcome {
-        let identity = identify(headers, &self.settings.identity);
-        let subject = match (&identity, self.target(&draft.cluster)) {
-            (Ok(id), Some(target)) => self.subject(target, id).await,
-            _ => None,
-        };
+        let identity = identify(&request.headers, &self.settings.identity);
+        let client = client_of(request);
+        let mut subject = None;
+        let mut outcome = self
+            .decide(&identity, &client, &draft, mode, confirm, &mut subject)
+            .await;
         let who = identity
             .as_ref()
             .map(|id| id.label_as(subject.as_deref()))
             .unwrap_or_else(|_| "anonymous".into());
-        let mut outcome = self.decide(identity, &draft, mode, confirm).await;
         if outcome.identity.is_some() {
             outcome.identity = Some(who.clone());
         }
@@ -37,12 +38,17 @@ impl Creator {
         outcome
     }
 
+    /// The submit's outcome; `subject` gets the cluster's name for a bearer token's user
+    /// when it was asked (only once every check before the call passed; see the module
+    /// order in `create`).
     async fn decide(
         &self,
-        identity: Result<Identity, String>,
+        identity: &Result<Identity, String>,
+        client: &ClientKey,
         draft: &PoolDraft,
         mode: SubmitMode,
         confirm: Option<String>,
+        subject: &mut Option<String>,
     ) -> SubmitOutcome {
         if self.settings.read_only {
             return SubmitOutcome::refused(
@@ -52,7 +58,7 @@ impl Creator {
         }
         let identity = match identity {
             Ok(id) => id,
-            Err(why) => return SubmitOutcome::refused(mode, why),
+            Err(why) => return SubmitOutcome::refused(mode, why.clone()),
         };
         let pools = self.hub.pool_rows();
         let mut errors = validation::validate_draft(draft, |name| {
@@ -103,21 +109,29 @@ impl Creator {
             }
         }
         let create = mode == SubmitMode::Create;
-        if !self.allowed(&identity, create) {
-            let (n, what) = if create {
-                (self.settings.creates_per_minute, "creates")
-            } else {
-                (
+        // The review of an uncached token is a call too: charged before it is made.
+        let review = self.subject_needs_call(target, identity);
+        if let Err(limited) = self.allowed(identity, client, create, 1 + u32::from(review)) {
+            let (n, what, per) = match (limited, create) {
+                (Limited::User, true) => (self.settings.creates_per_minute, "creates", "user"),
+                (Limited::User, false) => (
                     self.settings.api_calls_per_minute,
                     "dry runs and access checks",
-                )
+                    "user",
+                ),
+                (Limited::Client, _) => (
+                    self.settings.api_calls_per_minute,
+                    "calls to API servers",
+                    "client",
+                ),
             };
             return SubmitOutcome::refused(
                 mode,
-                format!("rate limit: at most {n} {what} per minute per user; try again shortly"),
+                format!("rate limit: at most {n} {what} per minute per {per}; try again shortly"),
             );
         }
-        let client = match client_as(target, &identity) {
+        *subject = self.subject(target, identity).await;
+        let client = match client_as(target, identity) {
             Ok(c) => c,
             Err(why) => return SubmitOutcome::refused(mode, why),
         };
@@ -128,7 +142,7 @@ impl Creator {
         };
         let api: Api<NodePool> = Api::all(client);
         let result = api.create(&params, &pool).await;
-        verdict(mode, &identity, &draft.cluster, result.map(|_| ()))
+        verdict(mode, identity, &draft.cluster, result.map(|_| ()))
     }
 }
 
@@ -178,25 +192,52 @@ pub fn is_dry_run_unsupported(message: &str) -> bool {
     message.contains("does not support dry run")
 }
 
-fn audit(who: &str, draft: &PoolDraft, outcome: &SubmitOutcome) {
+/// Longest text of one audit field, in bytes; longer values are cut (at a character boundary)
+/// and marked. Pool and cluster names are DNS labels (63) or names (253); a message is a
+/// sentence. A 64 KiB name must not make a 64 KiB log line.
+pub const AUDIT_FIELD_MAX_BYTES: usize = 256;
+
+/// `text` for an audit field: at most [`AUDIT_FIELD_MAX_BYTES`] (the record's `truncated`
+/// says when a field was cut). Escaping is left to the field's Debug formatting ([`audit`]).
+fn audit_field(text: &str) -> &str {
+    if text.len() <= AUDIT_FIELD_MAX_BYTES {
+        return text;
+    }
+    let mut end = AUDIT_FIELD_MAX_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Writes the submit's one audit record.
+///
+/// Every field that can carry text from the request (the user's name from a proxy header,
+/// cluster and pool from the body, the message and the API server's reason quoting them) is
+/// written with Debug formatting (`?`): quoted, with `"`, `\`, CR, LF, tabs, ESC and other
+/// control characters escaped (`\n`, `\u{1b}`), so a record is always one line and no value
+/// can end it and start a forged one, or drive a terminal. Display (`%`) would splice them raw.
+pub(super) fn audit(who: &str, draft: &PoolDraft, outcome: &SubmitOutcome) {
     let verdict = if outcome.accepted {
-        "accepted".to_string()
+        "accepted"
     } else if !outcome.errors.is_empty() {
-        "invalid".to_string()
+        "invalid"
     } else {
-        outcome
-            .reason
-            .clone()
-            .unwrap_or_else(|| "refused".to_string())
+        outcome.reason.as_deref().unwrap_or("refused")
     };
+    let cut = |s: &str| s.len() > AUDIT_FIELD_MAX_BYTES;
     tracing::info!(
         target: crate::logging::AUDIT_TARGET,
-        user = who,
+        user = ?audit_field(who),
         action = outcome.mode.as_str(),
-        cluster = %draft.cluster,
-        pool = %draft.name,
-        verdict = %verdict,
-        message = %outcome.message,
+        cluster = ?audit_field(&draft.cluster),
+        pool = ?audit_field(&draft.name),
+        verdict = ?audit_field(verdict),
+        // Not `message`: that is the event's own field (the text after the fields), which
+        // the formatter writes without its name.
+        detail = ?audit_field(&outcome.message),
+        truncated = cut(who) || cut(&draft.cluster) || cut(&draft.name) || cut(verdict)
+            || cut(&outcome.message),
         "nodepool {}", outcome.mode.as_str()
     );
 }
@@ -204,6 +245,55 @@ fn audit(who: &str, draft: &PoolDraft, outcome: &SubmitOutcome) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Forged records: CR/LF followed by a whole fake record, terminal escapes, a 70 KB value.
+    #[test]
+    fn audit_records_are_one_escaped_line_whatever_the_fields_hold() {
+        let forged = "FORGED spotboard::audit: user=\"mallory\" verdict=accepted";
+        let long = format!("{}\n{forged}", "a".repeat(70_000));
+        let cases = [
+            ("alice", format!("x\n{forged}"), "pool".to_string()),
+            ("bob\r\n", "c1".to_string(), format!("p\r{forged}")),
+            (
+                "eve",
+                "\x1b[2J\x1b[31mc1".to_string(),
+                "p\x1b]0;title\x07".into(),
+            ),
+            ("mallory", long.clone(), long),
+        ];
+        let buf = crate::logging::tests::Buffer::default();
+        let out = buf.clone();
+        let sub = crate::logging::subscriber("off", move || out.clone(), false);
+        tracing::subscriber::with_default(sub, || {
+            for (who, cluster, name) in &cases {
+                let draft = PoolDraft {
+                    cluster: cluster.clone(),
+                    name: name.clone(),
+                    ..Default::default()
+                };
+                let outcome = SubmitOutcome::refused(
+                    SubmitMode::DryRun,
+                    format!("spotboard does not know a cluster named \"{cluster}\""),
+                );
+                audit(who, &draft, &outcome);
+            }
+        });
+        let text = buf.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), cases.len(), "one line per record: {text}");
+        for line in &lines {
+            assert!(line.contains("spotboard::audit"), "{line}");
+            assert!(!line.starts_with("FORGED"), "{line}");
+            assert!(
+                !line.chars().any(|c| c.is_control()),
+                "a raw control character: {line:?}"
+            );
+            assert!(line.len() < 2_048, "{} bytes", line.len());
+        }
+        assert!(lines[3].contains("truncated=true"), "{}", lines[3]);
+        assert!(lines[0].contains(r#"cluster="x\nFORGED"#), "{}", lines[0]);
+        assert!(lines[2].contains(r#"\u{1b}[2J"#), "{}", lines[2]);
+    }
 
     #[test]
     fn webhook_refusing_dry_runs_is_recognised() {

@@ -13,7 +13,8 @@
 //!   function bodies that do not decode.
 //! - `hosts`: the Host names spotboard answers to (DNS rebinding).
 //! - `proxy`: the authenticating proxy and when its headers are believed.
-//! - `serve`: the accept loop (header read timeout, peer address, graceful stop).
+//! - `serve`: the accept loop (header and body deadlines, connections in all and per peer,
+//!   peer address, graceful stop).
 //! - `health`: `/healthz`, `/readyz`.
 
 mod api;
@@ -40,6 +41,7 @@ use app::{
 use axum::{
     Router,
     extract::FromRef,
+    http::header,
     routing::{get, post},
 };
 use leptos::prelude::*;
@@ -50,13 +52,32 @@ use crate::{hub::Hub, ledger::Savings, preemption::PreemptionWatch};
 pub use guard::GuardSettings;
 pub use hosts::AllowedHosts;
 pub use proxy::{Auth, Proxy, SECRET_HEADER};
-pub use serve::{HEADER_READ_TIMEOUT, serve};
+pub use serve::{BODY_TIMEOUT, CONNECTIONS_PER_PEER, HEADER_READ_TIMEOUT, Limits, serve};
 pub use streams::{ClientKey, StreamSlots};
 
 /// Turns true once the server is asked to stop; live streams end on it, so a graceful
 /// shutdown does not wait for browsers that would never hang up.
 #[derive(Clone)]
 pub struct Shutdown(pub tokio::sync::watch::Receiver<bool>);
+
+/// The Content-Security-Policy of every response.
+///
+/// - `frame-ancestors 'none'` (and `X-Frame-Options: DENY` for older browsers): no page of
+///   another site may frame ours; `/pools/new?…` pre-fills the form, so a framing page was two
+///   clicks from a create as the local user.
+/// - Scripts from our origin only, plus inline ones: Leptos writes its hydration bootstrap and
+///   each resource's data as inline `<script>`s that differ per page and per render, so a
+///   hash cannot name them; a nonce (leptos' `use_nonce`) could, and is the next step.
+///   `'wasm-unsafe-eval'` lets the page compile its wasm, nothing else (no `eval`).
+/// - Styles from our origin plus inline ones (Leptos and ECharts set `style` attributes).
+/// - ECharts (`/vendor`), the wasm and its lazily loaded parts (`/pkg`) are on our origin;
+///   the live stream and server functions go to our origin (`connect-src 'self'`).
+/// - `img-src data: blob:`: ECharts' "save as image" makes a data URL.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
+     script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
+     style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; \
+     font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
+     frame-ancestors 'none'";
 
 /// Largest request body accepted (server functions, later the create form).
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
@@ -79,6 +100,17 @@ pub struct AppState {
     pub streams: Arc<StreamSlots>,
     /// Ends live streams when the server stops.
     pub shutdown: Shutdown,
+}
+
+/// A layer setting `name: value` on every response (replacing a handler's own).
+fn set_header(
+    name: header::HeaderName,
+    value: &'static str,
+) -> tower_http::set_header::SetResponseHeaderLayer<header::HeaderValue> {
+    tower_http::set_header::SetResponseHeaderLayer::overriding(
+        name,
+        header::HeaderValue::from_static(value),
+    )
 }
 
 /// The whole router.
@@ -141,5 +173,16 @@ pub fn router(state: AppState) -> Router {
         // Compressing a server-side rendered page needs the deeper worker stacks of
         // [`crate::run::runtime`] in debug builds.
         .layer(tower_http::compression::CompressionLayer::new())
+        // The framing, content and referrer headers on every response (pages, static files,
+        // the API, and the guard's own refusals: outside every other layer). See
+        // [`CONTENT_SECURITY_POLICY`].
+        .layer(set_header(
+            header::CONTENT_SECURITY_POLICY,
+            CONTENT_SECURITY_POLICY,
+        ))
+        .layer(set_header(header::X_FRAME_OPTIONS, "DENY"))
+        .layer(set_header(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        // No page address (which names clusters and pools) leaves with a link.
+        .layer(set_header(header::REFERRER_POLICY, "no-referrer"))
         .with_state(state)
 }

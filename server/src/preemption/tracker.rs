@@ -159,10 +159,10 @@ impl Tracker {
         metrics
             .preemptions
             .get_or_create(&PreemptionLabels {
-                cluster: n.cluster.clone(),
-                pool: n.pool.clone().unwrap_or_default(),
-                zone: n.zone.clone().unwrap_or_default(),
-                instance_type: n.instance_type.clone().unwrap_or_default(),
+                cluster: n.cluster.as_str().into(),
+                pool: n.pool.as_deref().unwrap_or_default().into(),
+                zone: n.zone.as_deref().unwrap_or_default().into(),
+                instance_type: n.instance_type.as_deref().unwrap_or_default().into(),
             })
             .inc();
         if self.looked {
@@ -244,7 +244,7 @@ impl Tracker {
             metrics
                 .waves
                 .get_or_create(&WaveLabels {
-                    cluster: cluster.to_string(),
+                    cluster: cluster.into(),
                 })
                 .inc();
             tracing::warn!(cluster, node, "preemption wave");
@@ -447,8 +447,8 @@ fn count_errors(metrics: &Metrics, row: &NodeRow, kind: ErrorKind, n: u32) {
     metrics
         .eviction_errors
         .get_or_create(&EvictionLabels {
-            cluster: row.cluster.clone(),
-            pool: row.pool.clone().unwrap_or_default(),
+            cluster: row.cluster.as_str().into(),
+            pool: row.pool.as_deref().unwrap_or_default().into(),
             kind: kind.as_str().into(),
         })
         .inc_by(u64::from(n));

@@ -16,7 +16,8 @@ mod bench {
 
 /// Every allocation is counted, so a fault test can read the process's live heap (R4).
 #[global_allocator]
-static HEAP: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
+pub(crate) static HEAP: &stats_alloc::StatsAlloc<std::alloc::System> =
+    &stats_alloc::INSTRUMENTED_SYSTEM;
 
 mod capacity;
 mod crd;

@@ -433,7 +433,12 @@ async fn idle_connections_are_closed_and_capped() {
     // Both ends live in this process: two descriptors per connection.
     let n = 5_000.min(open_files_limit().saturating_sub(600) / 2);
     let cap = n + 50;
-    let d = common::start_with(&[ZONE], 60.0, |a| a.max_connections = cap).await;
+    // Every connection here comes from one address: the per-peer cap is S11's.
+    let d = common::start_with(&[ZONE], 60.0, |a| {
+        a.max_connections = cap;
+        a.connections_per_peer = cap;
+    })
+    .await;
     let mut idle = connect(d.running.addr, n).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let mut slowest = Duration::ZERO;
@@ -475,3 +480,5 @@ async fn idle_connections_are_closed_and_capped() {
         "idle connections are closed after the idle timeout"
     );
 }
+
+mod second_round;

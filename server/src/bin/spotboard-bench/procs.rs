@@ -121,6 +121,9 @@ pub async fn start_dashboard(
         .arg(ledger)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .args(["--streams-per-client", &streams.to_string()])
+        // Every stream of the bench comes from this one address: a connection each, plus
+        // the bench's own requests.
+        .args(["--connections-per-peer", &(streams + 64).to_string()])
         .env("RUST_LOG", "warn")
         .kill_on_drop(true)
         .spawn()?;

@@ -153,6 +153,10 @@ impl Default for Metrics {
 
 impl Metrics {
     /// Sets the fleet gauges from the hub's pool rows; series of pools that are gone go too.
+    /// The event families (preemptions, waves, eviction errors, replacement latency) get each
+    /// existing pool's (and cluster's) series at zero, so rules and dashboards see 0 rather
+    /// than no data until the first event (Prometheus' instrumentation guidance); counters
+    /// are never removed, as a counter that vanished would read as a reset.
     pub fn set_fleet(&self, pools: &[PoolRow]) {
         self.nodes.clear();
         self.conditions.clear();
@@ -160,7 +164,7 @@ impl Metrics {
         self.under_notice.clear();
         for p in pools {
             let labels = NodeLabels {
-                cluster: p.cluster.clone(),
+                cluster: p.cluster.as_str().into(),
                 provider: provider(p.provider).into(),
                 capacity_type: capacity(p.capacity_type).into(),
             };
@@ -170,16 +174,16 @@ impl Metrics {
             for c in p.conditions.iter().filter(|c| !c.status.is_empty()) {
                 self.conditions
                     .get_or_create(&ConditionLabels {
-                        cluster: p.cluster.clone(),
-                        pool: p.name.clone(),
-                        condition: c.type_.as_str().to_string(),
-                        status: c.status.clone(),
-                        reason: c.reason.clone(),
+                        cluster: p.cluster.as_str().into(),
+                        pool: p.name.as_str().into(),
+                        condition: c.type_.as_str().into(),
+                        status: c.status.as_str().into(),
+                        reason: c.reason.as_str().into(),
                     })
                     .set(1);
             }
             let cluster = ClusterLabels {
-                cluster: p.cluster.clone(),
+                cluster: p.cluster.as_str().into(),
             };
             let problems = self.pools_with_problem.get_or_create(&cluster);
             if p.has_problem() {
@@ -188,7 +192,36 @@ impl Metrics {
             self.under_notice
                 .get_or_create(&cluster)
                 .inc_by(i64::from(p.nodes_preempting));
+            self.touch_event_series(p);
         }
+    }
+
+    /// Creates `p`'s series of the event families at zero (no-op when they exist). Each
+    /// `get_or_create` returns a read guard on its family: dropped at once, as nothing is
+    /// counted here.
+    fn touch_event_series(&self, p: &PoolRow) {
+        let cluster: LabelText = p.cluster.as_str().into();
+        let pool: LabelText = p.name.as_str().into();
+        drop(self.preemptions.get_or_create(&PreemptionLabels {
+            cluster: cluster.clone(),
+            pool: pool.clone(),
+            zone: p.zone.as_deref().unwrap_or_default().into(),
+            instance_type: p.instance_type.as_str().into(),
+        }));
+        drop(self.waves.get_or_create(&WaveLabels {
+            cluster: cluster.clone(),
+        }));
+        for kind in app::domain::preemption::evictions::ErrorKind::ALL {
+            drop(self.eviction_errors.get_or_create(&EvictionLabels {
+                cluster: cluster.clone(),
+                pool: pool.clone(),
+                kind: kind.as_str().into(),
+            }));
+        }
+        drop(
+            self.replacement_latency
+                .get_or_create(&PoolLabels { cluster, pool }),
+        );
     }
 
     /// Counts the replacement latencies in `lifetimes` (the ledger) not counted before; the
@@ -205,8 +238,8 @@ impl Metrics {
             }
             self.replacement_latency
                 .get_or_create(&PoolLabels {
-                    cluster: l.cluster.clone(),
-                    pool: l.pool.clone().unwrap_or_default(),
+                    cluster: l.cluster.as_str().into(),
+                    pool: l.pool.as_deref().unwrap_or_default().into(),
                 })
                 .observe(seconds);
             counted += 1;
@@ -229,7 +262,7 @@ impl Metrics {
                 .get_or_create(&RateLabels {
                     cluster: cluster.into(),
                     pool: pool.into(),
-                    window: r.window.clone(),
+                    window: r.window.as_str().into(),
                 })
                 .set(r.rate_pct);
         }
@@ -416,5 +449,144 @@ mod tests {
             !text.contains("idle"),
             "a pool running no spot nodes has no rate series"
         );
+    }
+
+    /// One sample of a text exposition: metric name, labels (unescaped), value.
+    type Sample = (String, Vec<(String, String)>, f64);
+
+    /// A strict reader of the text exposition (the OpenMetrics / Prometheus 0.0.4 grammar
+    /// for samples: `name{label="value",…} number`, label values with only `\\`, `\"` and
+    /// `\n` escapes, as Prometheus' own parser accepts). Panics naming the line it cannot read.
+    fn parse_exposition(text: &str) -> Vec<Sample> {
+        let mut samples = Vec::new();
+        for line in text.split('\n').filter(|l| !l.is_empty()) {
+            if let Some(comment) = line.strip_prefix('#') {
+                let known = ["# HELP ", "# TYPE ", "# UNIT ", "# EOF"];
+                assert!(
+                    known.iter().any(|k| line.starts_with(k)),
+                    "not a descriptor: {comment:?}"
+                );
+                continue;
+            }
+            let mut chars = line.char_indices().peekable();
+            let name_end = line
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(line.len());
+            let name = &line[..name_end];
+            assert!(!name.is_empty(), "no metric name: {line:?}");
+            while chars.peek().is_some_and(|(i, _)| *i < name_end) {
+                chars.next();
+            }
+            let mut labels = Vec::new();
+            if chars.peek().map(|(_, c)| *c) == Some('{') {
+                chars.next();
+                loop {
+                    let mut key = String::new();
+                    for (_, c) in chars.by_ref() {
+                        if c == '=' {
+                            break;
+                        }
+                        assert!(
+                            c.is_ascii_alphanumeric() || c == '_',
+                            "label name: {line:?}"
+                        );
+                        key.push(c);
+                    }
+                    assert_eq!(chars.next().map(|(_, c)| c), Some('"'), "{line:?}");
+                    let mut value = String::new();
+                    loop {
+                        match chars.next().map(|(_, c)| c) {
+                            Some('"') => break,
+                            Some('\\') => match chars.next().map(|(_, c)| c) {
+                                Some('\\') => value.push('\\'),
+                                Some('"') => value.push('"'),
+                                Some('n') => value.push('\n'),
+                                other => panic!("escape {other:?} in {line:?}"),
+                            },
+                            Some(c) => value.push(c),
+                            None => panic!("unterminated value: {line:?}"),
+                        }
+                    }
+                    labels.push((key, value));
+                    match chars.next().map(|(_, c)| c) {
+                        Some(',') => continue,
+                        Some('}') => break,
+                        other => panic!("{other:?} after a label in {line:?}"),
+                    }
+                }
+            }
+            assert_eq!(chars.next().map(|(_, c)| c), Some(' '), "{line:?}");
+            let rest: String = chars.map(|(_, c)| c).collect();
+            let value = rest
+                .parse::<f64>()
+                .unwrap_or_else(|_| panic!("value: {line:?}"));
+            samples.push((name.to_string(), labels, value));
+        }
+        samples
+    }
+
+    #[test]
+    fn label_values_are_escaped_so_a_reason_cannot_add_series() {
+        use app::model::ConditionView;
+        let reason = "Bad\"} 1\nspotboard_injected_probe_total 1\n# \\ \r\"";
+        let m = Metrics::default();
+        let mut p = pool("c\\1\"", CapacityType::Spot, 3);
+        p.name = "spot-a\n".into();
+        p.conditions = vec![ConditionView {
+            type_: app::nodepool::ConditionType::Capacity,
+            status: "False".into(),
+            reason: reason.into(),
+            ..Default::default()
+        }];
+        m.set_fleet(&[p]);
+        let text = m.encode();
+        let samples = parse_exposition(&text);
+        assert!(
+            samples.iter().all(
+                |(n, _, _)| n.starts_with("spotboard_") && !n.starts_with("spotboard_injected")
+            ),
+            "{text}"
+        );
+        let conditions: Vec<&Sample> = samples
+            .iter()
+            .filter(|(n, _, _)| n == "spotboard_nodepool_condition")
+            .collect();
+        assert_eq!(conditions.len(), 1, "{text}");
+        let got = |k: &str| {
+            conditions[0]
+                .1
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+        };
+        // What was written reads back as it was (a carriage return as a line feed).
+        assert_eq!(
+            got("reason").as_deref(),
+            Some(reason.replace('\r', "\n").as_str())
+        );
+        assert_eq!(got("cluster").as_deref(), Some("c\\1\""));
+        assert_eq!(got("pool").as_deref(), Some("spot-a\n"));
+    }
+
+    #[test]
+    fn event_families_start_at_zero_for_the_pools_that_exist() {
+        let m = Metrics::default();
+        let mut p = pool("c1", CapacityType::Spot, 3);
+        p.name = "spot-a".into();
+        p.zone = Some("US-EAST-04A".into());
+        p.instance_type = "gd-8xh100ib-i128".into();
+        m.set_fleet(&[p]);
+        let text = m.encode();
+        for series in [
+            r#"spotboard_preemptions_total{cluster="c1",pool="spot-a",zone="US-EAST-04A",instance_type="gd-8xh100ib-i128"} 0"#,
+            r#"spotboard_preemption_waves_total{cluster="c1"} 0"#,
+            r#"spotboard_eviction_errors_total{cluster="c1",pool="spot-a",kind="refused"} 0"#,
+            r#"spotboard_eviction_errors_total{cluster="c1",pool="spot-a",kind="past-grace"} 0"#,
+            r#"spotboard_eviction_errors_total{cluster="c1",pool="spot-a",kind="killed"} 0"#,
+            r#"spotboard_replacement_latency_seconds_count{cluster="c1",pool="spot-a"} 0"#,
+        ] {
+            assert!(text.contains(series), "{series} missing from {text}");
+        }
+        parse_exposition(&text);
     }
 }
