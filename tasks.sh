@@ -5,45 +5,45 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-CARGO_LEPTOS_VERSION=0.3.10   # 0.3.11 needs rustc 1.96 (shared/TOOLCHAIN.md)
 BINARYEN_VERSION=132.0.0      # Debian's wasm-opt 108 breaks hydration; npm's 132 works
 CHECKOV_VERSION=3.3.30          # the deployment manifests' policy check (PyPI)
 KUBERNETES_VALIDATE_VERSION=1.37.0  # Kubernetes JSON schemas, 1.33 among them (PyPI)
 
-log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+log() { printf '\033[1m==> [%s] %s\033[0m\n' "$(date +%T)" "$*" >&2; }
 
 need_rust() {
+  need_wasm_target
+  need_wasm_bindgen
+}
+
+need_wasm_target() {
   if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
     log "adding the wasm32-unknown-unknown target"
     rustup target add wasm32-unknown-unknown
   fi
-  if [ "$(cargo leptos --version 2>/dev/null | awk '{print $2}')" != "$CARGO_LEPTOS_VERSION" ]; then
-    log "installing cargo-leptos $CARGO_LEPTOS_VERSION (once)"
-    # cargo-leptos's own release profile is fat LTO in one codegen unit, whose last step runs on
-    # one core, for a tool that only starts builds. Without them it installed in 10 min 45 s on
-    # 2 cores (2026-11-24; README "first run").
-    CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-      cargo install cargo-leptos --locked --version "$CARGO_LEPTOS_VERSION"
-  fi
-  # cargo-leptos would download wasm-bindgen from GitHub, which is unreachable here; it uses
-  # the one on PATH when the version matches Cargo.lock exactly.
+}
+
+need_wasm_bindgen() {
+  # wasm-bindgen's CLI must be the version of the wasm-bindgen crate in Cargo.lock exactly. No
+  # `--locked`: one of its locked dependencies is missing from the registry (shared/TOOLCHAIN.md).
   local want
   want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/"/,"",$3); print $3; exit}' Cargo.lock)
   if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
-    log "installing wasm-bindgen-cli $want (about 2 minutes, once)"
+    log "installing wasm-bindgen-cli $want (about 4 minutes on 2 cores, once)"
     cargo install wasm-bindgen-cli --version "$want"
   fi
 }
 
 need_node_modules() {
   if [ ! -x end2end/node_modules/.bin/playwright ] || [ ! -x end2end/node_modules/.bin/wasm-opt ] \
+      || [ ! -x end2end/node_modules/.bin/esbuild ] || [ ! -x end2end/node_modules/.bin/lightningcss ] \
       || [ ! -f end2end/node_modules/echarts/dist/echarts.min.js ] \
      || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
-    log "installing end2end npm packages (Playwright without browsers, binaryen $BINARYEN_VERSION, ECharts)"
+    log "installing end2end npm packages (Playwright without browsers, binaryen $BINARYEN_VERSION, esbuild, lightningcss, ECharts)"
     (cd end2end && npm ci --no-audit --no-fund)
   fi
   export PATH="$PWD/end2end/node_modules/.bin:$PATH"
-  # The Capacity Finder's chart library, served from our own origin (no CDN): cargo-leptos
+  # The Capacity Finder's chart library, served from our own origin (no CDN): the site build
   # copies public/ into the site.
   mkdir -p public/vendor
   cp -u end2end/node_modules/echarts/dist/echarts.min.js public/vendor/echarts.min.js
@@ -99,13 +99,136 @@ need_kubectl() {
   command -v kubectl >/dev/null 2>&1 || { echo "kubectl is not on PATH: the kubectl tests need it" >&2; exit 1; }
 }
 
+# The site the server sends to browsers (target/site): the wasm of every page split at its lazy
+# routes, wasm-bindgen's JS, the CSS and public/. What cargo-leptos 0.3.10's `build --split`
+# (`--release --precompress` for a release) did, with tools that install in seconds or are needed
+# anyway, instead of a build tool that took 11-24.5 minutes to compile (tools/site/src/main.rs has
+# the steps). `build_site release` also optimises, minifies and precompresses.
+SITE=target/site
+# The site's builds have a target directory of their own (as cargo-leptos had): they share no
+# compiled crate with the server's (the wasm's proc macros are built without the workspace's
+# rustflags), and with their own lock they run beside a server build instead of waiting for it.
+FRONT=target/front
+SITE_TOOL=$FRONT/debug/spotboard-site
+build_site() {
+  site_compile "$1"
+  site_assemble "$1"
+}
+
+site_profile() { if [ "$1" = release ]; then echo wasm-release; else echo dev; fi; }
+
+# The cargo half: the wasm and the site tool.
+site_compile() {
+  log "site ($1): the wasm"
+  cargo build --locked -p app --lib --target wasm32-unknown-unknown --no-default-features \
+    --features hydrate --profile "$(site_profile "$1")" --target-dir "$FRONT"
+  cargo build --locked --quiet -p spotboard-site --target-dir "$FRONT"
+}
+
+# The rest, from the wasm to the site (needs wasm-bindgen and the npm tools).
+site_assemble() {
+  local mode="$1" profile wasm_dir pkg="$SITE/pkg"
+  profile=$(site_profile "$mode")
+  wasm_dir=$FRONT/wasm32-unknown-unknown/$([ "$profile" = dev ] && echo debug || echo "$profile")
+  rm -rf "$SITE" && mkdir -p "$pkg"
+  log "site ($mode): split, wasm-bindgen, CSS, assets"
+  local parts
+  parts=$("$SITE_TOOL" split "$wasm_dir/app.wasm" "$pkg" "$wasm_dir/app_split.wasm")
+  wasm-bindgen --target=web --keep-lld-exports --no-demangle --no-typescript --out-name=spotboard \
+    --out-dir="$pkg" "$wasm_dir/app_split.wasm"
+  # leptos asks for `{name}.wasm` (LEPTOS_OUTPUT_NAME, .cargo/config.toml).
+  mv "$pkg/spotboard_bg.wasm" "$pkg/spotboard.wasm"
+  local css=(--targets defaults)
+  if [ "$mode" = release ]; then css+=(--minify); fi
+  lightningcss "${css[@]}" style/main.css -o "$pkg/spotboard.css"
+  cp -r public/. "$SITE/"
+  if [ "$mode" = release ]; then
+    log "site: wasm-opt -Oz on the main module and $(echo "$parts" | wc -l) parts, esbuild --minify, precompress"
+    # The flags cargo-leptos gives wasm-opt; one file per core.
+    printf '%s\n' "$pkg/spotboard.wasm" $parts | xargs -P "$(nproc)" -I{} \
+      wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int {} -o {}
+    # `--log-level=error`: esbuild warns that wasm-bindgen's import object names the split
+    # loader twice (the same module, so either key is right); nothing to act on.
+    esbuild --minify --format=esm --log-level=error "$pkg/spotboard.js" --outfile="$pkg/spotboard.min.js"
+    mv "$pkg/spotboard.min.js" "$pkg/spotboard.js"
+    "$SITE_TOOL" precompress "$SITE"
+    "$SITE_TOOL" check "$SITE" tools/site/files.txt --precompressed
+  else
+    "$SITE_TOOL" check "$SITE" tools/site/files.txt
+  fi
+}
+
+# What a task will install or compile before it starts, with what it is expected to take on 2
+# cores (measured from nothing installed, docs/performance.md "First run"). Prints nothing for
+# what is already there.
+doctor_lines() {
+  local want
+  want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/"/,"",$3); print $3; exit}' Cargo.lock)
+  command -v cargo >/dev/null 2>&1 || echo "MISSING rustup/cargo: install Rust 1.95 with rustup first (not done by tasks.sh)"
+  command -v npm >/dev/null 2>&1 || echo "MISSING node and npm: install Node.js 20 and npm first (not done by tasks.sh)"
+  rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
+    || echo "install  the wasm32-unknown-unknown target (rustup; under a minute)"
+  [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "$want" ] \
+    || echo "install  wasm-bindgen-cli $want (cargo install; about 4 minutes, alongside the builds)"
+  [ -x end2end/node_modules/.bin/esbuild ] && [ -x end2end/node_modules/.bin/wasm-opt ] \
+    || echo "install  the npm packages in end2end/ (binaryen, esbuild, lightningcss, ECharts, Playwright; under a minute)"
+  [ -d target/debug/deps ] \
+    || echo "compile  the server and its dependencies, debug (about 7 minutes)"
+  [ -d target/front/wasm32-unknown-unknown ] \
+    || echo "compile  the site's wasm (about 3 minutes, alongside the server)"
+  if [ "${1:-}" = test ]; then
+    command -v chromium >/dev/null 2>&1 || echo "install  Debian's Chromium (apt-get; about a minute)"
+    ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo "install  Debian's PostgreSQL (apt-get; under a minute)"
+    command -v kubectl >/dev/null 2>&1 || echo "MISSING kubectl on the PATH (the kubectl tests need it)"
+    [ -x .tools/py/bin/python ] || echo "install  the Python kubernetes and kr8s clients into .tools/py (pip; under a minute)"
+    [ -x .tools/deploy-py/bin/python ] || echo "install  checkov and kubernetes-validate into .tools/deploy-py (pip; about a minute)"
+  fi
+}
+
+cmd_doctor() { # Say what is missing and how long installing it is expected to take; change nothing
+  local lines
+  lines=$(doctor_lines "${1:-test}")
+  if [ -z "$lines" ]; then
+    echo "everything ./tasks.sh serve and ./tasks.sh test need is here"
+  else
+    echo "$lines"
+    ! grep -q '^MISSING' <<<"$lines"
+  fi
+}
+
 cmd_serve() { # Serve the dashboard on the embedded cluster at http://127.0.0.1:3000
-  need_rust
+  local todo
+  todo=$(doctor_lines serve)
+  if [ -n "$todo" ]; then
+    log "before serving, this machine needs:"
+    sed 's/^/    /' <<<"$todo" >&2
+    if grep -q '^MISSING' <<<"$todo"; then exit 1; fi
+  fi
+  need_wasm_target
   need_node_modules
-  # Release assets go out precompressed (brotli and gzip files beside each one; the server
-  # picks by Accept-Encoding): the wasm is about a third of its size in brotli. `--split`: the
-  # pages other than `/` are lazy routes, each in its own part of the wasm (app/src/pages/lazy.rs).
-  cargo leptos serve --release --precompress --split -- "$@"
+  # The server in the dev profile (dependencies at opt-level 1, as the tests build them): on a
+  # fresh machine the first `serve` spends its minutes compiling, not optimising (the release
+  # build of the server alone took 13 of the 44 minutes a first serve took on 2026-11-27).
+  # `./tasks.sh release` builds the optimised binary and site that server/Containerfile ships
+  # (docs/operations.md); SPOTBOARD_BUILD=release serves those instead.
+  local mode=${SPOTBOARD_BUILD:-debug} logs
+  logs=$(mktemp -d)
+  # The server, the wasm-bindgen CLI and the site's wasm compile side by side: each has long
+  # stretches on one core (a big crate, a link), which the others fill.
+  log "compiling the server ($mode) and installing what is missing, alongside the site (logs: $logs)"
+  local server_args=(--locked -p server --bin spotboard)
+  if [ "$mode" = release ]; then server_args+=(--release); fi
+  cargo build "${server_args[@]}" > "$logs/server.log" 2>&1 &
+  local server_pid=$!
+  need_wasm_bindgen > "$logs/wasm-bindgen.log" 2>&1 &
+  local bindgen_pid=$!
+  site_compile "$mode"
+  wait "$bindgen_pid" || { cat "$logs/wasm-bindgen.log" >&2; exit 1; }
+  site_assemble "$mode"
+  log "site built; waiting for the server's compile"
+  wait "$server_pid" || { tail -n 60 "$logs/server.log" >&2; exit 1; }
+  log "serving on http://127.0.0.1:3000 (Ctrl-C stops)"
+  LEPTOS_SITE_ROOT="$SITE" exec "target/$mode/spotboard" "$@"
 }
 
 cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright in Chromium
@@ -132,11 +255,47 @@ cmd_e2e() { # Build the site and run only the Playwright tests
   export SPOTBOARD_SPEED="${SPOTBOARD_SPEED:-60}"
   export SPOTBOARD_EMBEDDED_KUBECONFIG="$PWD/end2end/.kubeconfig"
   # A fresh ledger per run: the savings test compares the page with what this run recorded.
-  SPOTBOARD_LEDGER="$(mktemp -d)/ledger.sqlite"
-  export SPOTBOARD_LEDGER
-  # Debug build: it shares compiled dependencies with `cargo test`, which halves CI time.
-  # Split as the release build is: the lazy routes' loader is only there when split.
-  cargo leptos end-to-end --split
+  local dir
+  dir="$(mktemp -d)"
+  export SPOTBOARD_LEDGER="$dir/ledger.sqlite"
+  # Debug build, split as the release site is (the lazy routes' loader is only there when
+  # split). The server binary is the one `cargo test --workspace` builds for the integration
+  # tests (the same features and flags): after the unit and integration tests of
+  # `./tasks.sh test` this compiles nothing (`cargo build -p server` would resolve features for
+  # the server alone and compile most dependencies again).
+  build_site debug
+  cargo test --workspace --locked --no-run
+  LEPTOS_SITE_ROOT="$SITE" target/debug/spotboard > "$dir/server.log" 2>&1 &
+  local pid=$! rc=0
+  # shellcheck disable=SC2064
+  trap "kill $pid 2>/dev/null; wait $pid 2>/dev/null" EXIT
+  # global-setup.ts waits until every watch has listed.
+  (cd end2end && npx playwright test "$@") || rc=$?
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  trap - EXIT
+  if [ "$rc" != 0 ]; then
+    echo "the server's log (last 40 lines):" >&2
+    tail -n 40 "$dir/server.log" >&2
+  fi
+  return "$rc"
+}
+
+cmd_screenshots() { # Remake the README's screenshots (docs/img/) from the demo at 1440 x 900, light theme
+  need_rust
+  need_node_modules
+  need_chromium
+  local dir
+  dir="$(mktemp -d)"
+  build_site debug
+  cargo build --locked -p server --bin spotboard
+  # Real time (speed 1): the preemption's card is still in its 7-minute notice window when drawn.
+  SPOTBOARD_EMBEDDED_KUBECONFIG="$dir/kubeconfig" LEPTOS_SITE_ROOT="$SITE" \
+    target/debug/spotboard --ledger "$dir/ledger.sqlite" > "$dir/server.log" 2>&1 &
+  local pid=$!
+  # shellcheck disable=SC2064
+  trap "kill $pid 2>/dev/null; rm -rf '$dir'" EXIT
+  (cd end2end && SPOTBOARD_EMBEDDED_KUBECONFIG="$dir/kubeconfig" npx playwright test --config screenshots.config.ts "$@")
+  log "wrote docs/img/dashboard.png and docs/img/preemption.png"
 }
 
 cmd_faults() { # The fault suite: injects each fault and prints one table (docs/reliability.md)
@@ -163,7 +322,7 @@ cmd_faults() { # The fault suite: injects each fault and prints one table (docs/
 cmd_lint() { # cargo fmt --check, and clippy -D warnings for the ssr and hydrate feature sets
   need_rust
   cargo fmt --all -- --check
-  cargo clippy --locked -p server -p spotboard-embedded --all-targets -- -D warnings
+  cargo clippy --locked -p server -p spotboard-embedded -p spotboard-site --all-targets -- -D warnings
   # A production build may leave the embedded cluster (and its admin-token API server) out.
   cargo clippy --locked -p server --no-default-features --lib --bins -- -D warnings
   cargo clippy --locked -p app --lib --features hydrate --target wasm32-unknown-unknown -- -D warnings
@@ -175,12 +334,8 @@ cmd_crd() { # Regenerate the committed NodePool CRD YAML
 
 cmd_bench() { # Scale benchmark: RSS, bytes per node change, stream latency, watch count
   need_rust
-  # With the name cargo-leptos gives the site: a plain build would otherwise replace the served
-  # `target/release/spotboard` with one whose pages ask for `spotboard_bg.wasm` and never load.
-  # The same type-erased components as `cargo leptos build --release` (Cargo.toml's
-  # `always-erase-components`): the same binary is measured, and the build reuses its cache.
-  LEPTOS_OUTPUT_NAME=spotboard RUSTFLAGS="--cfg erase_components" \
-    cargo build --release --locked -p server --bins
+  # The same flags as every build (.cargo/config.toml): the binary measured is the one served.
+  cargo build --release --locked -p server --bins
   target/release/spotboard-bench "$@"
 }
 
@@ -212,7 +367,9 @@ cmd_perf() { # Browser figures (P3, P3b, P5): release build, 10k nodes in 2,000 
 cmd_release() { # Build the release binary and the precompressed site (what server/Containerfile copies)
   need_rust
   need_node_modules
-  cargo leptos build --release --precompress --split
+  build_site release
+  log "the server (release)"
+  cargo build --locked --release -p server --bin spotboard
 }
 
 need_deploy_tools() {
@@ -243,7 +400,7 @@ cmd_deploy() { # Render every kustomize overlay, validate it (Kubernetes 1.33 sc
   # --skip-download: checkov would otherwise ask Prisma Cloud for guidelines; nothing leaves
   # this machine. Skipped checks are named with their reason in the manifests.
   .tools/deploy-py/bin/checkov --quiet --compact --skip-download --framework kubernetes -d "$out"
-  log "deploy: the Containerfile's inputs, after cargo leptos build --release"
+  log "deploy: the Containerfile's inputs, after the release build"
   cmd_release
   grep -oE '^COPY --from=build /src/[^ ]+' server/Containerfile | sed 's|^COPY --from=build /src/||' | while read -r path; do
     [ -e "$path" ] || { echo "server/Containerfile copies $path, which the release build did not make" >&2; exit 1; }

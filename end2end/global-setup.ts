@@ -1,6 +1,6 @@
 import type { FullConfig } from "@playwright/test";
 
-// cargo-leptos starts the server and the tests together: wait until every watch has listed.
+// tasks.sh starts the server and the tests together: wait until every watch has listed.
 export default async function globalSetup(config: FullConfig) {
   const base = config.projects[0].use.baseURL ?? "http://127.0.0.1:3000";
   const deadline = Date.now() + 180_000;

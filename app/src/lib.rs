@@ -48,7 +48,7 @@ pub fn hydrate() {
     leptos::mount::hydrate_lazy(App);
 }
 
-/// Slack in the wasm's read-only data for `cargo leptos --split`.
+/// Slack in the wasm's read-only data for the split step (`spotboard-site split`).
 ///
 /// The splitter lays each part's data out again, aligned part by part, and where that comes
 /// out even a few bytes longer than the linker's own layout it gives up and keeps all the

@@ -1,6 +1,6 @@
 //! The pages other than the dashboard as lazy routes: each one's view, and what only it uses
 //! (the create form's YAML and validation, the charts' options, the capacity ranking), is
-//! split out of the main wasm by `cargo leptos build --split` and fetched when the route is
+//! split out of the main wasm by the site build (`spotboard-site split`) and fetched when the route is
 //! first visited; the dashboard at `/` loads with the main wasm alone.
 //!
 //! A page the server renders is hydrated once its part has arrived: the server names that

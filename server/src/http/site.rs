@@ -1,9 +1,10 @@
 //! The built site the pages load (wasm, JS, CSS under `{site_root}/pkg`), checked at start.
 //!
-//! Leptos names the wasm file it asks for at compile time: `{output_name}.wasm` when the server
-//! was built by cargo-leptos (which sets `LEPTOS_OUTPUT_NAME`), `{output_name}_bg.wasm` when it
-//! was built with a plain `cargo build`. cargo-leptos writes only the first, so a plain build's
-//! pages never hydrate, with nothing on the page to say why. The server says it at start instead.
+//! Leptos names the wasm file it asks for at compile time: `{output_name}.wasm` when
+//! `LEPTOS_OUTPUT_NAME` is set (`.cargo/config.toml` sets it for every build of the workspace),
+//! `{output_name}_bg.wasm` when it is not (a build from outside the workspace, or with the
+//! variable removed). The site build writes only the first, so such a binary's pages would never
+//! hydrate, with nothing on the page to say why. The server says it at start instead.
 
 use std::path::{Path, PathBuf};
 
@@ -19,8 +20,9 @@ pub fn wasm_path(site_root: &Path, pkg_dir: &str, output_name: &str) -> PathBuf 
         .join(format!("{output_name}{suffix}.wasm"))
 }
 
-/// The manifest of the wasm's lazily loaded parts under `site_root`, which `cargo leptos build
-/// --split` writes beside the loader the wasm imports.
+/// The manifest of the wasm's lazily loaded parts under `site_root`, which the site build's split
+/// step (`spotboard-site split`, `./tasks.sh serve`/`release`) writes beside the loader the wasm
+/// imports.
 pub fn split_manifest_path(site_root: &Path, pkg_dir: &str) -> PathBuf {
     site_root.join(pkg_dir).join("__wasm_split_manifest.json")
 }
@@ -37,19 +39,18 @@ pub fn missing_wasm(site_root: &Path, pkg_dir: &str, output_name: &str) -> Optio
         return (!manifest.is_file()).then(|| {
             format!(
                 "the pages will not become interactive: {} does not exist, so the site was built \
-                 without `--split`; build it with `cargo leptos build --release --split` \
-                 (`./tasks.sh serve` does)",
+                 without its split step; build it with `./tasks.sh release` (or `./tasks.sh serve`)",
                 manifest.display()
             )
         });
     }
     let how = if option_env!("LEPTOS_OUTPUT_NAME").is_some() {
-        "build the site with `cargo leptos build --release --split` (`./tasks.sh serve` does), or point \
-         --site-root at a built one"
+        "build the site with `./tasks.sh release` (`./tasks.sh serve` does too), or point --site-root \
+         at a built one"
     } else {
-        "this binary was built with a plain `cargo build`, which makes the pages ask for \
-         `*_bg.wasm`; build with `cargo leptos build --release --split` (`./tasks.sh serve` does) or set \
-         LEPTOS_OUTPUT_NAME when building"
+        "this binary was built without LEPTOS_OUTPUT_NAME (set by the workspace's \
+         .cargo/config.toml), which makes the pages ask for `*_bg.wasm`; build it from the \
+         workspace with `./tasks.sh release`"
     };
     Some(format!(
         "the pages will not become interactive: {} does not exist; {how}",
@@ -69,8 +70,8 @@ mod tests {
         assert!(msg.contains(&expected.display().to_string()), "{msg}");
         std::fs::create_dir_all(expected.parent().unwrap()).unwrap();
         std::fs::write(&expected, b"\0asm").unwrap();
-        let msg = missing_wasm(dir.path(), "pkg", "spotboard").expect("built without --split");
-        assert!(msg.contains("--split"), "{msg}");
+        let msg = missing_wasm(dir.path(), "pkg", "spotboard").expect("built without the split");
+        assert!(msg.contains("split step"), "{msg}");
         std::fs::write(split_manifest_path(dir.path(), "pkg"), b"{}").unwrap();
         assert_eq!(missing_wasm(dir.path(), "pkg", "spotboard"), None);
     }

@@ -61,9 +61,9 @@ fn pages_and_the_api_are_gzipped_but_the_stream_is_not() {
     });
 }
 
-/// The wasm and JS go out as the precompressed files `cargo leptos build --precompress` writes
-/// beside them (brotli first), chosen by the browser's `Accept-Encoding`, and are not
-/// compressed a second time on the way.
+/// The wasm and JS go out as the precompressed files the release site build writes beside them
+/// (`spotboard-site precompress`; brotli first), chosen by the browser's `Accept-Encoding`, and
+/// are not compressed a second time on the way.
 #[test]
 fn precompressed_assets_are_served_by_accept_encoding() {
     server::run::runtime().unwrap().block_on(async {
