@@ -175,6 +175,13 @@ pub struct ServeArgs {
     #[arg(global = true, long, default_value_t = 10_000)]
     pub max_connections: usize,
 
+    /// Also serve `GET /metrics` (and nothing else) on this address, for Prometheus inside the
+    /// cluster: no Host or Origin check there (a scrape names the pod's IP), so keep it off the
+    /// network people reach (the deployment's NetworkPolicy admits only the monitoring
+    /// namespace to it). The dashboard's own `/metrics` stays as it is.
+    #[arg(global = true, long, env = "SPOTBOARD_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+
     /// Open connections one peer address may hold at once, within --max-connections; one
     /// past it is closed at once. The trusted proxy's addresses (--trusted-proxy, with
     /// --auth-proxy-header) are held only to --max-connections: every user comes through them.

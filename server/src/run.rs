@@ -42,6 +42,8 @@ use crate::{
 /// stops the watchers and the embedded cluster; the HTTP server stops with `shutdown`.
 pub struct Running {
     pub addr: SocketAddr,
+    /// Where `--metrics-listen` serves `/metrics` alone, once bound.
+    pub metrics_addr: Option<SocketAddr>,
     pub hub: Hub,
     pub embedded: Option<Embedded>,
     ledger: Ledger,
@@ -270,7 +272,7 @@ pub async fn start(
     // Every user's connections come from the proxy's addresses: those are held only to the
     // global limit.
     let proxy_networks = auth.proxy().map(|p| p.trusted.clone()).unwrap_or_default();
-    let router = http::router(AppState {
+    let state = AppState {
         hub: hub.clone(),
         leptos_options,
         guard: GuardSettings {
@@ -283,16 +285,41 @@ pub async fn start(
         preemptions,
         streams: StreamSlots::new(args.streams_per_client),
         shutdown: Shutdown(stop_rx.clone()),
-    });
+    };
+    let router = http::router(state.clone());
     let limits = http::Limits {
         max_connections: args.max_connections,
         per_peer: args.connections_per_peer,
         unlimited_peers: proxy_networks,
         body_timeout: std::time::Duration::from_secs(args.request_body_seconds),
     };
+    let metrics_addr = match args.metrics_listen {
+        Some(at) => {
+            let listener = TcpListener::bind(at)
+                .await
+                .map_err(|source| Error::Bind { addr: at, source })?;
+            let bound = listener
+                .local_addr()
+                .map_err(|e| Error::io("metrics address", e))?;
+            let (router, limits, stop) = (
+                http::metrics::router(state),
+                limits.clone(),
+                stop_rx.clone(),
+            );
+            watchers.push(tokio::spawn(async move {
+                if let Err(e) = http::serve(listener, router, limits, stop).await {
+                    tracing::error!(error = %e, "the metrics address stopped serving");
+                }
+            }));
+            tracing::info!(addr = %bound, "serving /metrics alone");
+            Some(bound)
+        }
+        None => None,
+    };
     let server = tokio::spawn(http::serve(listener, router, limits, stop_rx));
     Ok(Running {
         addr,
+        metrics_addr,
         hub,
         embedded,
         ledger,

@@ -112,7 +112,32 @@ pub fn read_options() -> serde_saphyr::Options {
 
 /// `text` as `T` within [`read_options`]' budget.
 fn read<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, ManifestError> {
-    serde_saphyr::from_str_with_options(text, read_options()).map_err(yaml_error)
+    serde_saphyr::from_str_with_options(text, read_options()).map_err(|e| {
+        let mut error = yaml_error(e);
+        name_the_key(&mut error, text);
+        error
+    })
+}
+
+/// Prefixes `error`'s message with the mapping key on the line it points at, when the parser's
+/// message does not name it: serde-saphyr says "invalid i32" where a person needs
+/// "targetNodes: invalid i32" (serde_yaml named the field).
+fn name_the_key(error: &mut ManifestError, text: &str) {
+    let Some(line) = error.line.and_then(|n| text.lines().nth(n - 1)) else {
+        return;
+    };
+    let entry = line.trim_start().trim_start_matches("- ");
+    let Some((key, _)) = entry.split_once(':') else {
+        return;
+    };
+    let key = key.trim().trim_matches(|c| c == '"' || c == '\'');
+    let is_key = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'));
+    if is_key && !error.message.contains(key) {
+        error.message = format!("{key}: {}", error.message);
+    }
 }
 
 /// Only whether the document is a mapping with a `spec` key.

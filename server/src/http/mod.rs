@@ -4,7 +4,8 @@
 //! # Layout
 //! - `api`: `GET /api/v1/pools`, `GET /api/v1/pools/{cluster}/{name}`.
 //! - `capacity`: `GET /api/v1/capacity`, `GET /api/v1/capacity-finder`.
-//! - `preemptions`: `GET /api/v1/preemptions`, `GET /metrics`.
+//! - `preemptions`: `GET /api/v1/preemptions`, `GET /api/v1/readiness`.
+//! - `metrics`: `GET /metrics`, here and alone on `--metrics-listen`.
 //! - `savings`: `GET /api/v1/prices`, `/api/v1/savings[.csv]`, `/api/v1/ledger[.csv]`.
 //! - `stream`: `GET /api/v1/stream` (Server-Sent Events: snapshot, then keyed deltas).
 //! - `streams`: open streams per client, limited.
@@ -22,6 +23,7 @@ mod capacity;
 mod guard;
 mod health;
 mod hosts;
+pub mod metrics;
 mod preemptions;
 mod proxy;
 mod savings;
@@ -135,7 +137,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/prices", get(savings::prices))
         .route("/api/v1/preemptions", get(preemptions::list))
         .route("/api/v1/readiness", get(preemptions::readiness))
-        .route("/metrics", get(preemptions::metrics))
+        .route("/metrics", get(metrics::metrics))
         .route("/api/v1/savings", get(savings::savings))
         .route("/api/v1/savings.csv", get(savings::savings_csv))
         .route("/api/v1/ledger", get(savings::ledger))

@@ -161,3 +161,59 @@ fn series_names_are_read_from_promql() {
         ["spotboard_preemptions_total", "spotboard_nodes"]
     );
 }
+
+/// `--metrics-listen`: Prometheus in the cluster scrapes the pod's IP, which the dashboard's
+/// address refuses (421, the Host allow-list); the metrics address answers it, with every
+/// family from the start (zero series for the pools that exist), and serves nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_address_answers_a_scrape_by_pod_ip_and_serves_nothing_else() {
+    let d = common::start_with(&[ZONE], 60.0, |a| {
+        a.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
+    })
+    .await;
+    let at = d
+        .running
+        .metrics_addr
+        .expect("the metrics address is bound");
+    assert_ne!(at, d.running.addr);
+    let client = reqwest::Client::new();
+    // As a scrape of the pod at 10.4.7.19 names it.
+    let pod_host = format!("10.4.7.19:{}", at.port());
+    let r = client
+        .get(format!("http://{at}/metrics"))
+        .header("host", pod_host.as_str())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let text = r.text().await.unwrap();
+    // A family that has had no event yet is there at zero for a pool that exists.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("spotboard_preemptions_total{")
+                && l.contains("h100-spot-train")
+                && l.ends_with(" 0")),
+        "{text}"
+    );
+    assert!(
+        text.trim_end().ends_with("# EOF"),
+        "OpenMetrics ends with # EOF"
+    );
+    for path in ["/", "/api/v1/pools", "/api/v1/stream", "/pools/new"] {
+        let r = client
+            .get(format!("http://{at}{path}"))
+            .header("host", pod_host.as_str())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 404, "{path} on the metrics address");
+    }
+    // The dashboard's address still refuses a foreign Host, /metrics included.
+    let r = client
+        .get(format!("{}/metrics", d.base))
+        .header("host", format!("10.4.7.19:{}", d.running.addr.port()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 421);
+}

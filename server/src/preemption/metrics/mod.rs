@@ -337,10 +337,21 @@ mod tests {
         ));
         assert!(text.contains(r#"spotboard_pools_with_problem{cluster="c1"} 1"#));
         assert!(text.contains(r#"spotboard_nodes_under_notice{cluster="c1"} 1"#));
-        assert!(
-            !text.contains("gone"),
-            "a cluster that left has no series: {text}"
-        );
+        // The fleet gauges forget a cluster that left; its counters stay (at zero here): a
+        // counter that vanished would read as a reset.
+        for gauge in [
+            "spotboard_nodes{",
+            "spotboard_pools_with_problem{",
+            "spotboard_nodes_under_notice{",
+        ] {
+            assert!(
+                !text
+                    .lines()
+                    .any(|l| l.starts_with(gauge) && l.contains(r#"cluster="gone""#)),
+                "a cluster that left has no {gauge}: {text}"
+            );
+        }
+        assert!(text.contains(r#"spotboard_preemption_waves_total{cluster="gone"} 0"#));
     }
 
     fn m_rows() -> Vec<PoolRow> {
