@@ -78,12 +78,13 @@ need_postgres() {
   export SPOTBOARD_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
 }
 
-# Kubernetes clients nobody here wrote, for the embedded cluster's compatibility tests: the
-# official Python client and kr8s, in a virtualenv of the project's (.tools/py).
-PY_CLIENTS="kubernetes==37.0.2 kr8s==0.20.15"
+# Clients nobody here wrote: for the embedded cluster's compatibility tests the official Python
+# Kubernetes client and kr8s, and Prometheus' own parser for /metrics (prometheus-client), in a
+# virtualenv of the project's (.tools/py).
+PY_CLIENTS="kubernetes==37.0.2 kr8s==0.20.15 prometheus-client==0.26.0"
 need_python_clients() {
   local py=.tools/py/bin/python
-  if ! "$py" -c 'import kubernetes, kr8s' >/dev/null 2>&1; then
+  if ! "$py" -c 'import kubernetes, kr8s, prometheus_client' >/dev/null 2>&1; then
     log "installing the Python Kubernetes clients ($PY_CLIENTS) into .tools/py"
     command -v python3 >/dev/null 2>&1 && python3 -m venv .tools/py 2>/dev/null || {
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv
@@ -241,7 +242,9 @@ cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright
   log "unit and integration tests"
   cargo test --workspace --locked
   log "the tests that must run alone (they count the whole process's heap)"
-  cargo test --locked -p server --test it -- --ignored --test-threads 1
+  # `--workspace`, as above: `-p server` would resolve features for the server alone and
+  # compile it again (the embedded cluster's `it` has no ignored test).
+  cargo test --workspace --locked --test it -- --ignored --test-threads 1
   log "end-to-end tests (Playwright, Debian Chromium)"
   cmd_e2e
   log "deployment manifests and the Containerfile"

@@ -42,3 +42,11 @@ export async function poolDetail(request: APIRequestContext, cluster: string, na
   if (!r.ok()) throw new Error(`GET pool ${cluster}/${name}: ${r.status()}`);
   return (await r.json()) as { pool: Pool; nodes: Node[]; events: { reason: string; object: string }[] };
 }
+
+/** A node of `pool` that is neither under notice nor cordoned (a test fails without one). */
+export async function nodeToPreempt(request: APIRequestContext, pool: Pool): Promise<Node> {
+  const detail = await poolDetail(request, pool.cluster, pool.name);
+  const node = detail.nodes.find((n) => !n.pending_preemption && !n.cordoned);
+  if (!node) throw new Error(`no node of ${pool.cluster}/${pool.name} is free to preempt`);
+  return node;
+}

@@ -217,3 +217,68 @@ async fn the_metrics_address_answers_a_scrape_by_pod_ip_and_serves_nothing_else(
         .unwrap();
     assert_eq!(r.status().as_u16(), 421);
 }
+
+/// A NodePool condition's reason is free text: one carrying a quote, a newline and a whole
+/// series after them leaves the scrape readable by Prometheus' own parser (the Python
+/// `prometheus_client`'s OpenMetrics parser, PyPI) with no series of its own, and reads back
+/// as it was written.
+#[test]
+fn a_hostile_reason_leaves_the_scrape_parseable_by_prometheus_client() {
+    use app::model::{ConditionView, PoolRow};
+    let python = std::env::var("SPOTBOARD_TEST_PYTHON").expect(
+        "SPOTBOARD_TEST_PYTHON is not set: run the tests through ./tasks.sh test, which \
+         installs prometheus-client into .tools/py",
+    );
+    let reason = "Bad\"} 1\nspotboard_injected_probe_total 1\n# EOF\n\\";
+    let metrics = server::preemption::Metrics::default();
+    metrics.set_fleet(&[PoolRow {
+        cluster: "c1".into(),
+        name: "spot-a".into(),
+        conditions: vec![ConditionView {
+            type_: app::nodepool::ConditionType::Capacity,
+            status: "False".into(),
+            reason: reason.into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }]);
+    let text = metrics.encode();
+    let script = r#"
+import json, sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+print(json.dumps([[s.name, s.labels] for f in text_string_to_metric_families(sys.stdin.read()) for s in f.samples]))
+"#;
+    let mut child = std::process::Command::new(&python)
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python starts");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "prometheus_client refused the scrape: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let samples: Vec<(String, std::collections::BTreeMap<String, String>)> =
+        serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        samples.iter().all(|(name, _)| !name.contains("injected")),
+        "{samples:?}"
+    );
+    let condition: Vec<_> = samples
+        .iter()
+        .filter(|(name, _)| name == "spotboard_nodepool_condition")
+        .collect();
+    assert_eq!(condition.len(), 1, "{samples:?}");
+    assert_eq!(condition[0].1["reason"], reason);
+    assert_eq!(condition[0].1["pool"], "spot-a");
+}
