@@ -23,11 +23,16 @@ need_wasm_target() {
   fi
 }
 
+# The wasm-bindgen crate's version in Cargo.lock: the CLI must be exactly this one.
+wasm_bindgen_version() {
+  awk '/^name = "wasm-bindgen"$/{getline; gsub(/"/,"",$3); print $3; exit}' Cargo.lock
+}
+
 need_wasm_bindgen() {
   # wasm-bindgen's CLI must be the version of the wasm-bindgen crate in Cargo.lock exactly. No
   # `--locked`: one of its locked dependencies is missing from the registry (shared/TOOLCHAIN.md).
   local want
-  want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/"/,"",$3); print $3; exit}' Cargo.lock)
+  want=$(wasm_bindgen_version)
   if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
     log "installing wasm-bindgen-cli $want (about 4 minutes on 2 cores, once)"
     cargo install wasm-bindgen-cli --version "$want"
@@ -164,7 +169,7 @@ site_assemble() {
 # what is already there.
 doctor_lines() {
   local want
-  want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/"/,"",$3); print $3; exit}' Cargo.lock)
+  want=$(wasm_bindgen_version)
   command -v cargo >/dev/null 2>&1 || echo "MISSING rustup/cargo: install Rust 1.95 with rustup first (not done by tasks.sh)"
   command -v npm >/dev/null 2>&1 || echo "MISSING node and npm: install Node.js 20 and npm first (not done by tasks.sh)"
   rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \

@@ -10,7 +10,7 @@ use k8s_openapi::api::authorization::v1::{
 };
 use kube::api::{Api, PostParams};
 
-use super::{Creator, Identity, Limited, WriteTarget, client_as, client_of, identify};
+use super::{Creator, Identity, WriteTarget, client_as, client_of, identify};
 use crate::http::ClientKey;
 
 impl Creator {
@@ -63,10 +63,7 @@ impl Creator {
             return hit;
         }
         if let Err(limited) = self.allowed(identity, client, false, 1) {
-            let per = match limited {
-                Limited::User => "user",
-                Limited::Client => "client",
-            };
+            let per = limited.per();
             // Not cached: the next page load asks again once the limit refills.
             return denied(
                 target,

@@ -170,6 +170,16 @@ enum Limited {
     Client,
 }
 
+impl Limited {
+    /// Whom the limit is counted for, as the refusal says it ("per user", "per client").
+    fn per(self) -> &'static str {
+        match self {
+            Limited::User => "user",
+            Limited::Client => "client",
+        }
+    }
+}
+
 /// The client a request came from, as the guard named it (one shared key when it did not,
 /// which only requests that bypassed the router can be).
 fn client_of(request: &Parts) -> ClientKey {

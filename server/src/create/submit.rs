@@ -112,19 +112,17 @@ impl Creator {
         // The review of an uncached token is a call too: charged before it is made.
         let review = self.subject_needs_call(target, identity);
         if let Err(limited) = self.allowed(identity, client, create, 1 + u32::from(review)) {
-            let (n, what, per) = match (limited, create) {
-                (Limited::User, true) => (self.settings.creates_per_minute, "creates", "user"),
+            let (n, what) = match (limited, create) {
+                (Limited::User, true) => (self.settings.creates_per_minute, "creates"),
                 (Limited::User, false) => (
                     self.settings.api_calls_per_minute,
                     "dry runs and access checks",
-                    "user",
                 ),
-                (Limited::Client, _) => (
-                    self.settings.api_calls_per_minute,
-                    "calls to API servers",
-                    "client",
-                ),
+                (Limited::Client, _) => {
+                    (self.settings.api_calls_per_minute, "calls to API servers")
+                }
             };
+            let per = limited.per();
             return SubmitOutcome::refused(
                 mode,
                 format!("rate limit: at most {n} {what} per minute per {per}; try again shortly"),
