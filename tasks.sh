@@ -115,7 +115,10 @@ SITE=target/site
 # compiled crate with the server's (the wasm's proc macros are built without the workspace's
 # rustflags), and with their own lock they run beside a server build instead of waiting for it.
 FRONT=target/front
-SITE_TOOL=$FRONT/debug/spotboard-site
+# The site tool (tools/site) builds in the site's target directory too, so `serve` need not wait
+# for the server's lock; the test task builds it in the workspace's, where `cargo test
+# --workspace` has already compiled it (TOOL_TARGET=target).
+TOOL_TARGET=${TOOL_TARGET:-$FRONT}
 build_site() {
   site_compile "$1"
   site_assemble "$1"
@@ -128,18 +131,18 @@ site_compile() {
   log "site ($1): the wasm"
   cargo build --locked -p app --lib --target wasm32-unknown-unknown --no-default-features \
     --features hydrate --profile "$(site_profile "$1")" --target-dir "$FRONT"
-  cargo build --locked --quiet -p spotboard-site --target-dir "$FRONT"
+  cargo build --locked --quiet -p spotboard-site --target-dir "$TOOL_TARGET"
 }
 
 # The rest, from the wasm to the site (needs wasm-bindgen and the npm tools).
 site_assemble() {
-  local mode="$1" profile wasm_dir pkg="$SITE/pkg"
+  local mode="$1" profile wasm_dir pkg="$SITE/pkg" tool="$TOOL_TARGET/debug/spotboard-site"
   profile=$(site_profile "$mode")
   wasm_dir=$FRONT/wasm32-unknown-unknown/$([ "$profile" = dev ] && echo debug || echo "$profile")
   rm -rf "$SITE" && mkdir -p "$pkg"
   log "site ($mode): split, wasm-bindgen, CSS, assets"
   local parts
-  parts=$("$SITE_TOOL" split "$wasm_dir/app.wasm" "$pkg" "$wasm_dir/app_split.wasm")
+  parts=$("$tool" split "$wasm_dir/app.wasm" "$pkg" "$wasm_dir/app_split.wasm")
   wasm-bindgen --target=web --keep-lld-exports --no-demangle --no-typescript --out-name=spotboard \
     --out-dir="$pkg" "$wasm_dir/app_split.wasm"
   # leptos asks for `{name}.wasm` (LEPTOS_OUTPUT_NAME, .cargo/config.toml).
@@ -157,10 +160,10 @@ site_assemble() {
     # loader twice (the same module, so either key is right); nothing to act on.
     esbuild --minify --format=esm --log-level=error "$pkg/spotboard.js" --outfile="$pkg/spotboard.min.js"
     mv "$pkg/spotboard.min.js" "$pkg/spotboard.js"
-    "$SITE_TOOL" precompress "$SITE"
-    "$SITE_TOOL" check "$SITE" tools/site/files.txt --precompressed
+    "$tool" precompress "$SITE"
+    "$tool" check "$SITE" tools/site/files.txt --precompressed
   else
-    "$SITE_TOOL" check "$SITE" tools/site/files.txt
+    "$tool" check "$SITE" tools/site/files.txt
   fi
 }
 
@@ -250,10 +253,15 @@ cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright
   # `--workspace`, as above: `-p server` would resolve features for the server alone and
   # compile it again (the embedded cluster's `it` has no ignored test).
   cargo test --workspace --locked --test it -- --ignored --test-threads 1
-  log "end-to-end tests (Playwright, Debian Chromium)"
-  cmd_e2e
+  # One site for both checks below: the release site (optimised, minified, precompressed) is
+  # what the image ships, so Playwright hydrates what users get (Debian's wasm-opt once broke
+  # exactly that), and the deploy check finds the files the Containerfile copies. The site tool
+  # is the one `cargo test --workspace` compiled.
+  TOOL_TARGET=target build_site release
+  log "end-to-end tests (Playwright, Debian Chromium) on the release site"
+  SPOTBOARD_SITE_BUILT=1 cmd_e2e
   log "deployment manifests and the Containerfile"
-  cmd_deploy
+  SPOTBOARD_SITE_BUILT=1 cmd_deploy
 }
 
 cmd_e2e() { # Build the site and run only the Playwright tests
@@ -266,12 +274,13 @@ cmd_e2e() { # Build the site and run only the Playwright tests
   local dir
   dir="$(mktemp -d)"
   export SPOTBOARD_LEDGER="$dir/ledger.sqlite"
-  # Debug build, split as the release site is (the lazy routes' loader is only there when
-  # split). The server binary is the one `cargo test --workspace` builds for the integration
-  # tests (the same features and flags): after the unit and integration tests of
-  # `./tasks.sh test` this compiles nothing (`cargo build -p server` would resolve features for
-  # the server alone and compile most dependencies again).
-  build_site debug
+  # The debug site unless SPOTBOARD_BUILD=release (the test task builds the release site
+  # first and sets SPOTBOARD_SITE_BUILT), split as the release site is (the lazy routes'
+  # loader is only there when split). The server binary is the one `cargo test --workspace`
+  # builds for the integration tests (the same features and flags): after the unit and
+  # integration tests of `./tasks.sh test` this compiles nothing (`cargo build -p server` would
+  # resolve features for the server alone and compile most dependencies again).
+  if [ -z "${SPOTBOARD_SITE_BUILT:-}" ]; then build_site "${SPOTBOARD_BUILD:-debug}"; fi
   cargo test --workspace --locked --no-run
   LEPTOS_SITE_ROOT="$SITE" target/debug/spotboard > "$dir/server.log" 2>&1 &
   local pid=$! rc=0
@@ -408,20 +417,30 @@ cmd_deploy() { # Render every kustomize overlay, validate it (Kubernetes 1.33 sc
   # --skip-download: checkov would otherwise ask Prisma Cloud for guidelines; nothing leaves
   # this machine. Skipped checks are named with their reason in the manifests.
   .tools/deploy-py/bin/checkov --quiet --compact --skip-download --framework kubernetes -d "$out"
-  log "deploy: the Containerfile's inputs, after the release build"
-  cmd_release
-  grep -oE '^COPY --from=build /src/[^ ]+' server/Containerfile | sed 's|^COPY --from=build /src/||' | while read -r path; do
-    [ -e "$path" ] || { echo "server/Containerfile copies $path, which the release build did not make" >&2; exit 1; }
-  done
-  [ -f target/site/pkg/spotboard.wasm ] || { echo "the site has no pkg/spotboard.wasm" >&2; exit 1; }
-  [ -f target/site/pkg/__wasm_split_manifest.json ] || { echo "the site was built without --split: its lazy routes cannot load" >&2; exit 1; }
-  target/release/spotboard --help >/dev/null
+  # The Containerfile's inputs: the site it copies as `./tasks.sh release` builds it (the test
+  # task has built it; alone, this builds it), and its CMD's flags parsed by the same program.
+  # The server's release build is not repeated here: it compiles the same code with other
+  # optimisation settings (15.5 of CI's minutes), so the debug binary the tests built parses
+  # the flags; `./tasks.sh release` builds the optimised one.
+  log "deploy: the Containerfile's inputs"
+  if [ -z "${SPOTBOARD_SITE_BUILT:-}" ]; then need_rust; need_node_modules; build_site release; fi
+  # The binary of `cargo test --workspace` (compiles nothing after the tests; see cmd_e2e).
+  cargo test --workspace --locked --no-run 2>/dev/null
+  local copied
+  copied=$(grep -oE '^COPY --from=build /src/[^ ]+' server/Containerfile | sed 's|^COPY --from=build /src/||')
+  [ "$copied" = "$(printf '%s\n' target/release/spotboard "$SITE")" ] || {
+    echo "server/Containerfile copies $(tr '\n' ' ' <<<"$copied")but ./tasks.sh release makes target/release/spotboard and $SITE" >&2; exit 1; }
+  grep -q '^RUN ./tasks.sh release$' server/Containerfile \
+    || { echo "server/Containerfile does not build with ./tasks.sh release" >&2; exit 1; }
+  [ -f "$SITE/pkg/spotboard.wasm.br" ] || { echo "the site has no precompressed pkg/spotboard.wasm: not a release build" >&2; exit 1; }
+  [ -f "$SITE/pkg/__wasm_split_manifest.json" ] || { echo "the site was built without --split: its lazy routes cannot load" >&2; exit 1; }
+  target/debug/spotboard --help >/dev/null
   # The image's default command: its flags must parse (exit 2 is a usage error). Outside a
   # pod it then stops on the missing in-cluster credentials, which is expected here.
   local args rc=0
   args="$(sed -n 's/^CMD \[\(.*\)\]$/\1/p' server/Containerfile | tr -d '",')"
   # shellcheck disable=SC2086
-  env -u KUBERNETES_SERVICE_HOST timeout 20 target/release/spotboard $args --auth-proxy-header X-Forwarded-User \
+  env -u KUBERNETES_SERVICE_HOST timeout 20 target/debug/spotboard $args --auth-proxy-header X-Forwarded-User \
     --ledger "$out/ledger.sqlite" \
     > "$out/cmd.log" 2>&1 || rc=$?
   if [ "$rc" = 2 ] || grep -q "^Usage:" "$out/cmd.log"; then

@@ -23,6 +23,9 @@ pub enum ApiError {
     Transport(String),
 }
 
+/// `Result` with this crate's [`ApiError`].
+pub type Result<T, E = ApiError> = std::result::Result<T, E>;
+
 impl ApiError {
     /// A 400 with `message`.
     pub fn invalid(message: impl Into<String>) -> Self {

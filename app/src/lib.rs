@@ -1,42 +1,36 @@
-//! spotboard's shared crate: the UI (Leptos, SSR + hydrate), the view types that cross the
-//! wire, and the pure domain logic both sides use.
+//! spotboard's UI (Leptos, SSR + hydrate): pages, components, the browser's live store and the
+//! server functions, over `spotboard-core` (the data shapes and pure logic, which the server
+//! and the embedded cluster use without this crate).
 //!
 //! # Layout
-//! - [`nodepool`]: CoreWeave's `NodePool` CRD as Rust types (the `kube` derive only under `ssr`).
-//! - [`labels`]: CKS label, annotation and event names from CoreWeave's docs (`docs/sources.md`).
-//! - [`catalog`]: the shipped instance types and zones, with their source and date.
-//! - [`model`]: the rows and stream messages the browser receives.
-//! - [`domain`]: pure logic: condition severity, what makes a pool a problem, filters and sorting.
 //! - [`capacity_api`]: the capacity pages' server functions and the server-side seam.
 //! - [`create_api`]: the create form's server functions and the server-side seam behind them.
-//! - [`live`]: the browser side of the stream: merge patches, keyed stores, connection state.
+//! - [`live`]: the browser side of the stream: keyed stores fed by deltas, connection state.
 //! - [`preemptions_api`]: the preemptions page's server function and the server-side seam.
 //! - [`savings_api`]: the savings page's server function and the server-side seam.
-//! - [`api_error`]: the typed error of every server function, with its HTTP status.
+//! - [`api_error`]: this crate's error, [`ApiError`]: what every server function returns, with
+//!   its HTTP status.
 //! - [`json_text`]: the server functions' JSON encoding (one JSON reader in the wasm).
 //! - [`pages`] and [`components`]: what a person sees.
-//! - [`error`]: this crate's error type.
 
 #![recursion_limit = "256"]
 
 pub mod api_error;
 pub mod capacity_api;
-pub mod catalog;
 pub mod components;
 pub mod create_api;
-pub mod domain;
-pub mod error;
 pub mod json_text;
-pub mod labels;
 pub mod live;
-pub mod model;
-pub mod nodepool;
 pub mod pages;
 pub mod preemptions_api;
 pub mod savings_api;
 mod shell;
 
-pub use error::{Error, Result};
+// The core's modules under their own names, so this crate's code reads `crate::model::PoolRow`
+// as it did before they moved; not re-exported (the server imports `spotboard_core` itself).
+use spotboard_core::{catalog, domain, model, nodepool};
+
+pub use api_error::{ApiError, Result};
 pub use shell::{App, shell};
 
 /// The browser entry point: hydrates the server-rendered page, once the part of the wasm its

@@ -207,7 +207,7 @@ pub struct ServeArgs {
     pub api_calls_per_minute: u32,
 
     /// A capacity feed to read (repeatable): a JSON file or an http(s) URL in the format of
-    /// `app::model::capacity` (docs/operations.md "Capacity feeds"). The embedded cluster's
+    /// `spotboard_core::model::capacity` (docs/operations.md "Capacity feeds"). The embedded cluster's
     /// zones are added by themselves.
     #[arg(
         global = true,

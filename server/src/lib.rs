@@ -9,7 +9,7 @@
 //!   model), the default input and the input of every test.
 //! - [`watch`]: one watcher per kind per cluster; objects trimmed to records.
 //! - [`preemption`]: live preemption timelines, blast radius, waves, metrics.
-//! - [`projection`]: pure functions from records to the view rows of `app::model`.
+//! - [`projection`]: pure functions from records to the view rows of `spotboard_core::model`.
 //! - [`hub`]: the current view, its revision, keyed deltas, resume ring, subscribers.
 //! - [`ledger`]: node lifetimes in SQLite or PostgreSQL, recorded from the watches.
 //! - [`leader`]: which replica writes the ledger (leader election on a Lease).

@@ -2,7 +2,7 @@
 
 use std::{future::Future, net::SocketAddr, sync::Arc};
 
-use app::domain::prices::PriceCatalog;
+use spotboard_core::domain::prices::PriceCatalog;
 
 use leptos::prelude::LeptosOptions;
 #[cfg(feature = "embedded")]
@@ -219,11 +219,11 @@ pub async fn start(
         PreemptionSettings {
             webhook: args.alert_webhook.clone(),
             rate_alert_pct: args.rate_alert_pct,
-            thresholds: app::domain::alerts::Thresholds {
+            thresholds: spotboard_core::domain::alerts::Thresholds {
                 wave_gap: chrono::Duration::seconds(args.wave_gap_seconds as i64),
                 wave_min_nodes: args.wave_min_nodes as usize,
                 condition_after: chrono::Duration::minutes(i64::from(args.alert_condition_minutes)),
-                ..app::domain::alerts::Thresholds::default()
+                ..spotboard_core::domain::alerts::Thresholds::default()
             },
         },
         Some(ledger.clone()),

@@ -10,11 +10,10 @@
 mod api;
 #[cfg(any(feature = "hydrate", test))]
 mod inbox;
-pub mod patch;
+
 #[cfg(feature = "hydrate")]
 mod source;
 mod store;
-
 pub use api::*;
 pub use store::*;
 

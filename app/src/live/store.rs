@@ -16,7 +16,7 @@ use crate::model::{
     PoolRow, PreemptionView, RowKind, Snapshot, SourceStatus, UndeliveredAlert, Wave,
 };
 
-use super::patch;
+use crate::model::patch;
 
 /// Rows of one kind, keyed by their key (object uid, or cluster name).
 pub struct Keyed<T: Send + Sync + 'static> {

@@ -7,11 +7,11 @@ use std::time::Duration;
 use crate::api::{ApiOptions, ApiServer, Tokens};
 use crate::client_for;
 use crate::sim::{self, SimHandle, SimOptions};
-use app::labels;
-use app::nodepool::{ConditionType, NodePool};
 use k8s_openapi::api::core::v1::{Event, Node};
 use kube::api::ListParams;
 use kube::{Api, Client};
+use spotboard_core::labels;
+use spotboard_core::nodepool::{ConditionType, NodePool};
 use tokio::time::Instant;
 
 pub struct Zone {

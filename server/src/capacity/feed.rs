@@ -1,4 +1,4 @@
-//! Capacity feeds: a JSON document (format in `app::model::capacity`) read from a file or a
+//! Capacity feeds: a JSON document (format in `spotboard_core::model::capacity`) read from a file or a
 //! URL, polled, with the last good copy kept when a read fails ("stale since").
 //!
 //! # CoreWeave's capacity availability API
@@ -6,13 +6,13 @@
 //! (beta, Spot only, bearer token, results confidential to the customer), but its request and
 //! response schema is not in public documentation we could read. An adapter belongs here as
 //! one more [`FeedSource`] variant: POST the instance types and counts, map the ranked zones to
-//! [`FeedEntry`](app::model::FeedEntry)s, and set `confidential: true` on the feed so every
+//! [`FeedEntry`](spotboard_core::model::FeedEntry)s, and set `confidential: true` on the feed so every
 //! view and export marks it. Until then, a script that calls the API can write a feed file.
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use app::model::{CapacityFeed, SourceStatus};
 use chrono::Utc;
+use spotboard_core::model::{CapacityFeed, SourceStatus};
 use std::sync::RwLock;
 
 /// Where a feed comes from.

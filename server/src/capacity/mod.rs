@@ -12,9 +12,9 @@ mod tracker;
 use std::{sync::Arc, time::Duration};
 
 use app::capacity_api::CapacityReader;
-use app::domain::capacity::{GridInputs, build_grid};
-use app::model::CapacityGrid;
 use chrono::Utc;
+use spotboard_core::domain::capacity::{GridInputs, build_grid};
+use spotboard_core::model::CapacityGrid;
 
 use crate::hub::{CapacityInputs, Hub};
 
@@ -90,14 +90,15 @@ impl Capacity {
         let now = Utc::now();
         let read = ledger
             .transitions_of(
-                app::nodepool::ConditionType::AtTarget.as_str(),
+                spotboard_core::nodepool::ConditionType::AtTarget.as_str(),
                 now - chrono::Duration::days(7),
                 now,
             )
             .await;
         match read {
             Ok(transitions) => {
-                let episodes = app::domain::conditions_history::false_episodes(&transitions);
+                let episodes =
+                    spotboard_core::domain::conditions_history::false_episodes(&transitions);
                 let pools = self.hub.capacity_inputs().pools;
                 self.tracker
                     .lock()
@@ -115,7 +116,7 @@ impl Capacity {
         let cells = grid
             .cells
             .into_iter()
-            .map(|c| app::model::CapacityCell {
+            .map(|c| spotboard_core::model::CapacityCell {
                 observed_at: None,
                 ..c
             })

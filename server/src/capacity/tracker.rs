@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use app::model::PoolRow;
 use chrono::{DateTime, Utc};
+use spotboard_core::model::PoolRow;
 
 /// Samples kept per (zone, instance type): the most recent ones.
 pub const SAMPLES_KEPT: usize = 50;
@@ -33,7 +33,7 @@ impl FulfilTracker {
             let Some(at_target) = p
                 .conditions
                 .iter()
-                .find(|c| c.type_ == app::nodepool::ConditionType::AtTarget)
+                .find(|c| c.type_ == spotboard_core::nodepool::ConditionType::AtTarget)
             else {
                 continue;
             };
@@ -100,8 +100,8 @@ impl FulfilTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::model::ConditionView;
     use chrono::{Duration, TimeZone};
+    use spotboard_core::model::ConditionView;
 
     fn pool(status: &str, at: DateTime<Utc>) -> Arc<PoolRow> {
         Arc::new(PoolRow {

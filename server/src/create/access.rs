@@ -2,13 +2,13 @@
 //! cluster, cached for [`ACCESS_CACHE_TTL`](super::ACCESS_CACHE_TTL) so a page load does not
 //! cost one review per cluster every time.
 
-use app::model::{ClusterAccess, CreateAccess};
-use app::nodepool::GROUP;
 use axum::http::request::Parts;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
 use kube::api::{Api, PostParams};
+use spotboard_core::model::{ClusterAccess, CreateAccess};
+use spotboard_core::nodepool::GROUP;
 
 use super::{Creator, Identity, WriteTarget, client_as, client_of, identify};
 use crate::http::ClientKey;

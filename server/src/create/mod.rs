@@ -36,9 +36,9 @@ use std::{
 };
 
 use app::create_api::{BoxFuture, PoolWriter};
-use app::model::{CreateAccess, PoolDraft, SubmitMode, SubmitOutcome};
 use axum::http::request::Parts;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use spotboard_core::model::{CreateAccess, PoolDraft, SubmitMode, SubmitOutcome};
 
 use crate::http::ClientKey;
 use crate::hub::Hub;
@@ -80,7 +80,7 @@ pub struct Creator {
     targets: Vec<WriteTarget>,
     settings: CreateSettings,
     hub: Hub,
-    access_cache: cache::TtlCache<app::model::ClusterAccess>,
+    access_cache: cache::TtlCache<spotboard_core::model::ClusterAccess>,
     /// The cluster's user name per bearer token (`None`: it would not say).
     subjects: cache::TtlCache<Option<String>>,
     limiter: DefaultKeyedRateLimiter<String>,

@@ -1,11 +1,11 @@
 //! One submit: refuse early with reasons, or send a dry run or a create as the user, and
 //! write one audit record either way (one line, every field escaped).
 
-use app::domain::{cost, validation};
-use app::model::{PoolDraft, SubmitMode, SubmitOutcome};
-use app::nodepool::NodePool;
 use axum::http::request::Parts;
 use kube::api::{Api, PostParams};
+use spotboard_core::domain::{cost, validation};
+use spotboard_core::model::{PoolDraft, SubmitMode, SubmitOutcome};
+use spotboard_core::nodepool::NodePool;
 
 use super::{Creator, Identity, Limited, client_as, client_of, identify};
 use crate::http::ClientKey;

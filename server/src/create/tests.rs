@@ -7,9 +7,9 @@ use std::sync::{
 };
 
 use app::create_api::PoolWriter;
-use app::model::{PoolDraft, SubmitMode};
-use app::nodepool::{ComputeClass, NodePoolSpec};
 use axum::http::{Request, request::Parts};
+use spotboard_core::model::{PoolDraft, SubmitMode};
+use spotboard_core::nodepool::{ComputeClass, NodePoolSpec};
 
 use super::{CreateSettings, Creator, IdentitySettings, WriteTarget};
 use crate::http::ClientKey;

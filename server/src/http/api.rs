@@ -1,6 +1,5 @@
 //! The read-only JSON API: what the pages show, for scripts and tests.
 
-use app::model::{EventRow, NodeRow, PoolRow};
 use axum::{
     Json,
     extract::{Path, State},
@@ -8,6 +7,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde::Serialize;
+use spotboard_core::model::{EventRow, NodeRow, PoolRow};
 
 use crate::hub::Hub;
 

@@ -3,7 +3,6 @@
 //! confidential capacity data carry `X-Spotboard-Confidential` and `Cache-Control: no-store`.
 
 use app::capacity_api::CapacityReaderHandle;
-use app::domain::capacity::rank;
 use axum::{
     Json,
     extract::{Query, State},
@@ -11,6 +10,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde::{Deserialize, Serialize};
+use spotboard_core::domain::capacity::rank;
 
 /// The header naming confidential content.
 pub const CONFIDENTIAL_HEADER: &str = "x-spotboard-confidential";

@@ -2,8 +2,8 @@
 //! phase, T=0 and phase times, pods hit, grace-period fit) and `GET /api/v1/readiness` (the spot
 //! readiness audit).
 
-use app::model::Preemptions;
 use axum::{Json, extract::State};
+use spotboard_core::model::Preemptions;
 
 use crate::preemption::PreemptionWatch;
 
@@ -12,6 +12,6 @@ pub async fn list(State(w): State<PreemptionWatch>) -> Json<Preemptions> {
 }
 
 /// `GET /api/v1/readiness`: the spot readiness audit per pool (cached 15 s).
-pub async fn readiness(State(w): State<PreemptionWatch>) -> Json<app::model::Readiness> {
+pub async fn readiness(State(w): State<PreemptionWatch>) -> Json<spotboard_core::model::Readiness> {
     Json(w.readiness.report().await)
 }

@@ -7,8 +7,6 @@
 
 use std::sync::Arc;
 
-use app::domain::savings::report::range_label;
-use app::model::{Lifetime, SavingsReport};
 use axum::{
     Json,
     extract::{Path, Query, State},
@@ -17,6 +15,8 @@ use axum::{
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use spotboard_core::domain::savings::report::range_label;
+use spotboard_core::model::{Lifetime, SavingsReport};
 
 use crate::ledger::Savings;
 
@@ -28,9 +28,9 @@ pub struct RangeQuery {
 }
 
 impl RangeQuery {
-    /// The range asked for (see `app::domain::savings::range::resolve`).
+    /// The range asked for (see `spotboard_core::domain::savings::range::resolve`).
     fn resolve(&self) -> Result<(DateTime<Utc>, DateTime<Utc>), String> {
-        app::domain::savings::range::resolve(
+        spotboard_core::domain::savings::range::resolve(
             self.range.as_deref(),
             self.from.as_deref(),
             self.to.as_deref(),
@@ -65,7 +65,7 @@ fn csv_response(name: &str, body: Vec<u8>) -> Response {
 pub struct Prices {
     /// Rows from the user's price file, first in `entries`.
     user_entries: usize,
-    entries: Vec<app::model::PriceEntry>,
+    entries: Vec<spotboard_core::model::PriceEntry>,
 }
 
 pub async fn prices(State(s): State<Arc<Savings>>) -> Json<Prices> {
@@ -196,7 +196,8 @@ pub async fn ledger_pod_hits(
     State(s): State<Arc<Savings>>,
     Query(q): Query<PodHitsQuery>,
 ) -> Response {
-    if let Err(e) = app::domain::preemption::readiness::pod_lookup(&q.namespace, &q.name) {
+    if let Err(e) = spotboard_core::domain::preemption::readiness::pod_lookup(&q.namespace, &q.name)
+    {
         return (StatusCode::BAD_REQUEST, e).into_response();
     }
     match s.ledger.hits_on(&q.namespace, &q.name).await {
@@ -251,7 +252,7 @@ pub async fn ledger_conditions(
         Err(e) => return bad(e),
     };
     match s.ledger.conditions_of(&q.cluster, &q.pool, from, to).await {
-        Ok(transitions) => Json(app::domain::conditions_history::history(
+        Ok(transitions) => Json(spotboard_core::domain::conditions_history::history(
             transitions,
             from,
             to,

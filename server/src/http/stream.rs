@@ -10,7 +10,6 @@
 
 use std::{sync::Arc, time::Duration};
 
-use app::model::{Scope, Snapshot, sse};
 use axum::{
     Extension,
     extract::{Query, State},
@@ -22,6 +21,7 @@ use axum::{
 };
 use futures::{StreamExt, stream};
 use serde::Deserialize;
+use spotboard_core::model::{Scope, Snapshot, sse};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{ClientKey, Shutdown, StreamSlots};

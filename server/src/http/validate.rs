@@ -5,8 +5,6 @@
 //! NodePool manifest at all (with line and column). `?cluster=NAME` also checks that the name
 //! is free in that cluster.
 
-use app::domain::{manifest, validation};
-use app::model::PoolDraft;
 use axum::{
     Json,
     body::Bytes,
@@ -15,6 +13,8 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde::{Deserialize, Serialize};
+use spotboard_core::domain::{manifest, validation};
+use spotboard_core::model::PoolDraft;
 
 use crate::hub::Hub;
 

@@ -6,9 +6,9 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use app::domain::preemption::{CapacityType, Provider};
-use app::model::RowKind;
 use chrono::{DateTime, Utc};
+use spotboard_core::domain::preemption::{CapacityType, Provider};
+use spotboard_core::model::RowKind;
 
 use super::pod_nodes::PodNodes;
 use super::pools_seen::PoolsSeen;
@@ -354,7 +354,7 @@ impl ClusterData {
     fn put_event(&mut self, rec: EventRecord, dirty: &mut Vec<Dirty>) {
         dirty.push((RowKind::Event, rec.uid.clone()));
         if rec.kind == "Node"
-            && rec.reason == app::domain::preemption::KARPENTER_SPOT_INTERRUPTED
+            && rec.reason == spotboard_core::domain::preemption::KARPENTER_SPOT_INTERRUPTED
             && self.interrupted.insert(rec.object_name.clone())
         {
             self.dirty_node_named(&rec.object_name, dirty);
@@ -406,7 +406,7 @@ impl ClusterData {
 
     /// The current pool row of `uid` (a NodePool's uid or a GKE/Karpenter pool's key), if the
     /// pool exists. A GKE or Karpenter pool exists while one of its nodes does.
-    pub fn pool_row(&self, cluster: &str, uid: &str) -> Option<app::model::PoolRow> {
+    pub fn pool_row(&self, cluster: &str, uid: &str) -> Option<spotboard_core::model::PoolRow> {
         let Some(rec) = self.pools.get(uid) else {
             let (provider, name) = self.provider_pools.get(uid)?;
             let nodes: Vec<&NodeRecord> = self
@@ -441,7 +441,7 @@ impl ClusterData {
     }
 
     /// The current node row of `uid`, if the node exists.
-    pub fn node_row(&self, cluster: &str, uid: &str) -> Option<app::model::NodeRow> {
+    pub fn node_row(&self, cluster: &str, uid: &str) -> Option<spotboard_core::model::NodeRow> {
         let rec = self.nodes.get(uid)?;
         let pods = self.pods.on_node(&rec.name);
         let mut row = projection::node_row(cluster, rec, pods);
@@ -451,7 +451,7 @@ impl ClusterData {
     }
 
     /// The current event row of `uid`, if the event is kept.
-    pub fn event_row(&self, cluster: &str, uid: &str) -> Option<app::model::EventRow> {
+    pub fn event_row(&self, cluster: &str, uid: &str) -> Option<spotboard_core::model::EventRow> {
         let rec = self.events.get(uid)?;
         let pool = match rec.kind.as_str() {
             "NodePool" => Some(rec.object_name.clone()),

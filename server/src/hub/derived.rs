@@ -4,14 +4,14 @@
 
 use std::collections::HashMap;
 
-use app::{
+use serde::Serialize;
+use spotboard_core::{
     domain::preemption::rates::RateRow,
     model::{
         Alert, CapacityCell, Change, ClusterAudit, PoolReadiness, PreemptionView, RowKind, Scope,
         SourceStatus, UndeliveredAlert, Wave,
     },
 };
-use serde::Serialize;
 
 /// A row kind a consumer derives: its key on the stream and where it belongs.
 pub trait DerivedRow: Serialize + PartialEq + Clone {

@@ -3,10 +3,10 @@
 
 use super::tests::{drain, hub};
 use super::*;
-use app::model::{Change, RowKind};
+use spotboard_core::model::{Change, RowKind};
 
 fn preemption(uid: &str, pool: &str, removed: bool) -> PreemptionView {
-    use app::domain::preemption::{
+    use spotboard_core::domain::preemption::{
         Provider,
         timeline::{Phase, Timeline},
     };
@@ -23,7 +23,7 @@ fn preemption(uid: &str, pool: &str, removed: bool) -> PreemptionView {
         pool: Some(pool.into()),
         zone: None,
         instance_type: None,
-        capacity_type: app::domain::preemption::CapacityType::Spot,
+        capacity_type: spotboard_core::domain::preemption::CapacityType::Spot,
         timeline: Timeline {
             provider: Provider::Cks,
             t0,
@@ -57,7 +57,7 @@ fn preemption_rows_are_published_once_per_change_and_only_where_wanted() {
     // One node is removed: one patch, for that row only; the other row leaves.
     let a_removed = preemption("u1", "spot-a", true);
     let a_removed = PreemptionView {
-        timeline: app::domain::preemption::timeline::Timeline {
+        timeline: spotboard_core::domain::preemption::timeline::Timeline {
             t0: a.timeline.t0,
             ..a_removed.timeline
         },
@@ -111,7 +111,7 @@ fn preemption_rows_are_published_once_per_change_and_only_where_wanted() {
 
 #[test]
 fn rates_and_alerts_go_to_the_preemptions_page_only() {
-    use app::domain::preemption::rates::RateRow;
+    use spotboard_core::domain::preemption::rates::RateRow;
     let hub = hub();
     hub.set_rates(vec![RateRow {
         by: "pool".into(),
@@ -138,7 +138,7 @@ fn rates_and_alerts_go_to_the_preemptions_page_only() {
 /// findings changed; a pool page gets its own pool's audit and no other.
 #[test]
 fn an_audit_sends_only_the_pools_that_changed_and_each_where_wanted() {
-    use app::model::{ClusterAudit, PoolReadiness};
+    use spotboard_core::model::{ClusterAudit, PoolReadiness};
     let hub = hub();
     let audit = || ClusterAudit {
         cluster: "zone-a".into(),

@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use app::model::{EventRow, NodeRow, PoolRow};
+use spotboard_core::model::{EventRow, NodeRow, PoolRow};
 use tokio::sync::broadcast;
 
 use super::{ALL_KINDS, Hub, State};
@@ -32,7 +32,7 @@ pub enum Fact {
         row: Option<Box<EventRow>>,
     },
     /// An event about a Node reporting a refused eviction
-    /// (`app::domain::preemption::evictions::is_refusal`).
+    /// (`spotboard_core::domain::preemption::evictions::is_refusal`).
     EvictionSignal {
         key: String,
         row: Option<Box<EventRow>>,
@@ -91,7 +91,7 @@ impl Hub {
     fn inputs_of(s: &State) -> LedgerInputs {
         let (nodes, pools, preemptions) = s
             .views
-            .ledger_inputs(app::labels::REASON_PREEMPTION_PENDING);
+            .ledger_inputs(spotboard_core::labels::REASON_PREEMPTION_PENDING);
         let evictions = s.views.eviction_signals();
         let synced = s
             .clusters

@@ -23,12 +23,12 @@ mod views;
 
 use std::sync::{Arc, RwLock};
 
-use app::domain::preemption::rates::RateRow;
-use app::model::{
+use chrono::Utc;
+use spotboard_core::domain::preemption::rates::RateRow;
+use spotboard_core::model::{
     CapacityCell, ClusterAudit, ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow,
     PreemptionView, Scope, Snapshot, SourceStatus, UndeliveredAlert, Wave,
 };
-use chrono::Utc;
 use tokio::sync::broadcast;
 
 use crate::watch::records::{
@@ -306,7 +306,11 @@ impl Hub {
 
     /// Publishes the readiness audit: one row per cluster (when it ran, what could not be
     /// read) and one per pool; only rows that changed are sent.
-    pub fn set_audits(&self, audits: Vec<ClusterAudit>, pools: Vec<app::model::PoolReadiness>) {
+    pub fn set_audits(
+        &self,
+        audits: Vec<ClusterAudit>,
+        pools: Vec<spotboard_core::model::PoolReadiness>,
+    ) {
         self.write(|s, tx| {
             s.views.set_derived(|d| &mut d.audits, audits, tx);
             s.views.set_derived(|d| &mut d.pool_audits, pools, tx);
@@ -323,10 +327,10 @@ impl Hub {
 
     /// Publishes the alerts firing now (every page's header shows them), a wave's with its
     /// first [`Wave::STREAM_NODES`] nodes.
-    pub fn set_firing(&self, firing: Vec<app::model::Alert>) {
+    pub fn set_firing(&self, firing: Vec<spotboard_core::model::Alert>) {
         let firing = firing
             .into_iter()
-            .map(app::model::Alert::for_stream)
+            .map(spotboard_core::model::Alert::for_stream)
             .collect();
         self.write(|s, tx| s.views.set_derived(|d| &mut d.firing, firing, tx));
     }
@@ -346,7 +350,7 @@ impl Hub {
                 };
                 let dirty = uids
                     .into_iter()
-                    .map(|u| (app::model::RowKind::Pool, u))
+                    .map(|u| (spotboard_core::model::RowKind::Pool, u))
                     .collect();
                 s.views
                     .refresh(&cluster, data, dirty, false, tx, &self.inner.facts);

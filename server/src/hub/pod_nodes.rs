@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use app::domain::preemption::readiness::PodFacts;
+use spotboard_core::domain::preemption::readiness::PodFacts;
 use uuid::Uuid;
 
 /// A node's name, shared by its pods and its count.

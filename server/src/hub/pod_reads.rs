@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use app::domain::preemption::readiness::NodeFacts;
 use chrono::{DateTime, Utc};
+use spotboard_core::domain::preemption::readiness::NodeFacts;
 
 use super::{Hub, WatchedKind, pod_nodes::PodBinding};
 
@@ -56,7 +56,7 @@ impl Hub {
 
 #[cfg(test)]
 mod tests {
-    use app::domain::preemption::{CapacityType, Provider};
+    use spotboard_core::domain::preemption::{CapacityType, Provider};
 
     use crate::hub::{
         Hub,

@@ -3,7 +3,7 @@
 
 use super::tests::{drain, hub, node_rec, pool_rec};
 use super::*;
-use app::model::RowKind;
+use spotboard_core::model::RowKind;
 
 #[test]
 fn a_pool_page_gets_its_own_pool_row_and_the_clusters_count_the_notices() {

@@ -6,12 +6,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use app::{
-    domain::preemption::{CapacityType, readiness::NodeFacts},
-    live::patch,
-    model::{Change, ClusterRow, Delta, EventRow, NodeRow, PoolRow, RowKind, Scope, Snapshot},
-};
 use serde::Serialize;
+use spotboard_core::{
+    domain::preemption::{CapacityType, readiness::NodeFacts},
+    model::{
+        Change, ClusterRow, Delta, EventRow, NodeRow, PoolRow, RowKind, Scope, Snapshot, patch,
+    },
+};
 use tokio::sync::broadcast;
 
 use super::{
@@ -200,8 +201,9 @@ impl Views {
                     let pool = new.as_ref().or(old.as_ref()).and_then(|r| r.pool.clone());
                     if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
                         let signal = |r: &Option<EventRow>| {
-                            r.as_ref()
-                                .is_some_and(|e| e.reason == app::labels::REASON_PREEMPTION_PENDING)
+                            r.as_ref().is_some_and(|e| {
+                                e.reason == spotboard_core::labels::REASON_PREEMPTION_PENDING
+                            })
                         };
                         if following && (signal(&new) || signal(&old)) {
                             send(Fact::PreemptionSignal {
@@ -466,7 +468,7 @@ fn change_of<T: Serialize + PartialEq>(old: Option<&T>, new: Option<&T>) -> Opti
 /// An event about a Node that reports a refused eviction: what the preemption tracker follows.
 pub fn is_eviction_signal(e: &EventRow) -> bool {
     e.object.starts_with("Node/")
-        && app::domain::preemption::evictions::is_refusal(&e.reason, &e.message)
+        && spotboard_core::domain::preemption::evictions::is_refusal(&e.reason, &e.message)
 }
 
 fn eviction_signal(r: &Option<EventRow>) -> bool {

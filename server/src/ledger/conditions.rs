@@ -1,8 +1,8 @@
 //! NodePool condition history in the ledger: every transition the watches see, kept beyond
 //! what the NodePool itself remembers (only its current conditions).
 
-use app::model::{ConditionTransition, ConditionView};
 use chrono::{DateTime, Utc};
+use spotboard_core::model::{ConditionTransition, ConditionView};
 use sqlx::Row;
 
 use super::Ledger;

@@ -2,11 +2,11 @@
 //! it turned Ready and how it ended, and the lifetimes overlapping a window (the savings and
 //! the preemption rates read those).
 
-use app::domain::preemption::CapacityType;
-use app::domain::preemption::evictions::EvictionCounts;
-use app::model::Lifetime;
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
+use spotboard_core::domain::preemption::CapacityType;
+use spotboard_core::domain::preemption::evictions::EvictionCounts;
+use spotboard_core::model::Lifetime;
 use sqlx::Row;
 
 use super::Ledger;
@@ -53,7 +53,7 @@ fn count(r: &sqlx::any::AnyRow, name: &str) -> u32 {
 
 /// The eviction-error columns of a lifetime in `between`: refusals as recorded, and the
 /// pods held at T=0 by how they stood when the node went, DaemonSet pods aside (see
-/// `app::domain::preemption::evictions`).
+/// `spotboard_core::domain::preemption::evictions`).
 const EVICTION_COLUMNS: &str = "evictions_refused,
     (SELECT COUNT(*) FROM preemption_pods p WHERE p.node_uid = node_lifetimes.uid
        AND (p.owner_kind IS NULL OR p.owner_kind <> 'DaemonSet')

@@ -1,7 +1,7 @@
 //! A preemption's pods in the ledger: the pods a preempted node held at T=0, linked to its
 //! lifetime, how each ended, and "why did my pod stop?" by pod name.
 
-use app::model::{PodHit, PodImpact};
+use spotboard_core::model::{PodHit, PodImpact};
 use sqlx::Row;
 
 use super::Ledger;

@@ -15,9 +15,9 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use app::catalog;
-use app::model::{ConditionView, EventRow, Lifetime, NodeRow, PoolRow};
 use chrono::{DateTime, Utc};
+use spotboard_core::catalog;
+use spotboard_core::model::{ConditionView, EventRow, Lifetime, NodeRow, PoolRow};
 
 use super::Ledger;
 use crate::Result;

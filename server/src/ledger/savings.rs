@@ -5,11 +5,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use app::create_api::BoxFuture;
-use app::domain::prices::PriceCatalog;
-use app::domain::savings::{ReportInput, report};
-use app::model::{PriceEntry, SavingsHeadline, SavingsReport};
 use app::savings_api::SavingsSource;
 use chrono::{DateTime, Utc};
+use spotboard_core::domain::prices::PriceCatalog;
+use spotboard_core::domain::savings::{ReportInput, report};
+use spotboard_core::model::{PriceEntry, SavingsHeadline, SavingsReport};
 
 use super::Ledger;
 
@@ -125,7 +125,7 @@ impl SavingsSource for Savings {
         pool: &'a str,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
-    ) -> BoxFuture<'a, Result<Vec<app::model::ConditionTransition>, String>> {
+    ) -> BoxFuture<'a, Result<Vec<spotboard_core::model::ConditionTransition>, String>> {
         Box::pin(async move {
             let read = self.ledger.conditions_of(cluster, pool, from, to).await;
             self.ledger.track(read).map_err(|e| e.to_string())

@@ -1,4 +1,4 @@
-//! Alerts, stepped once a second: the episodes of `app::domain::alerts` judged from what the
+//! Alerts, stepped once a second: the episodes of `spotboard_core::domain::alerts` judged from what the
 //! preemption watch holds (waves, cards, the ledger's rates) and the hub's pools. Each
 //! firing and resolved message is logged and, with `--alert-webhook`, POSTed in order by one
 //! delivery task; the alerts firing now are published for every page's header.
@@ -12,10 +12,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use app::domain::alerts::{Episodes, Inputs, Thresholds, now_wrong};
-use app::domain::preemption::rates::RateRow;
-use app::model::{Alert, AlertStatus, PoolRow, Preemptions};
 use chrono::{DateTime, Utc};
+use spotboard_core::domain::alerts::{Episodes, Inputs, Thresholds, now_wrong};
+use spotboard_core::domain::preemption::rates::RateRow;
+use spotboard_core::model::{Alert, AlertStatus, PoolRow, Preemptions};
 use tokio::sync::mpsc;
 
 use super::webhook::Webhook;
@@ -152,8 +152,8 @@ pub fn deliveries(hook: Webhook) -> mpsc::Sender<Alert> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::model::ConditionView;
-    use app::nodepool::ConditionType;
+    use spotboard_core::model::ConditionView;
+    use spotboard_core::nodepool::ConditionType;
 
     fn queued(capacity_false: bool) -> Vec<std::sync::Arc<PoolRow>> {
         vec![std::sync::Arc::new(PoolRow {

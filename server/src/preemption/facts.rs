@@ -1,9 +1,9 @@
 //! Pods and PodDisruptionBudgets as the readiness audit and the blast radius read them.
 
-use app::domain::preemption::readiness::{PdbFacts, PodFacts, pdb_selector};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::{Api, ResourceExt, api::ListParams};
+use spotboard_core::domain::preemption::readiness::{PdbFacts, PodFacts, pdb_selector};
 
 use crate::watch::{slim_pod::SlimPod, trim::pod_facts};
 

@@ -3,12 +3,12 @@
 //! Prometheus counters.
 //!
 //! # Layout
-//! - `tracker`: observations → timelines (pure derivation in `app::domain::preemption`).
+//! - `tracker`: observations → timelines (pure derivation in `spotboard_core::domain::preemption`).
 //! - `metrics`: `spotboard_preemptions_total`, `spotboard_preemption_waves_total`.
 //! - `pods`: reading a node's pods into blast-radius rows; `shared_reads`: what a wave's
 //!   reads share (a cap on how many run at once, replica counts, budgets).
 //! - `facts`, `readiness`: the spot readiness audit over the hub's pods (pure part in
-//!   `app::domain::preemption::readiness`) and the blast radius's reads.
+//!   `spotboard_core::domain::preemption::readiness`) and the blast radius's reads.
 //! - `alerting`: the alert episodes (waves, rates, replacement latency, eviction errors,
 //!   NodePool conditions), stepped once a second; `webhook` delivers them (retries,
 //!   redacted destinations, undelivered kept).
@@ -28,8 +28,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use app::model::{Preemptions, Scope};
 use chrono::Utc;
+use spotboard_core::model::{Preemptions, Scope};
 
 use crate::hub::{Fact, Hub};
 
@@ -62,7 +62,7 @@ pub struct PreemptionWatch {
     pub readiness: ReadinessAudit,
     webhook: Option<Webhook>,
     /// The webhook's delivery task, in order.
-    deliveries: Option<tokio::sync::mpsc::Sender<app::model::Alert>>,
+    deliveries: Option<tokio::sync::mpsc::Sender<spotboard_core::model::Alert>>,
     alerting: Arc<std::sync::Mutex<alerting::Alerting>>,
     /// Rates above this percent on a key still running spot nodes are flagged.
     rate_alert_pct: f64,
@@ -77,7 +77,7 @@ pub struct PreemptionSettings {
     /// `--rate-alert-pct`: a rate above this percent on a key running spot nodes is flagged.
     pub rate_alert_pct: f64,
     /// Waves (their gap and size) and the other alerts' thresholds.
-    pub thresholds: app::domain::alerts::Thresholds,
+    pub thresholds: spotboard_core::domain::alerts::Thresholds,
 }
 
 impl PreemptionWatch {
@@ -86,9 +86,9 @@ impl PreemptionWatch {
     ///
     /// The pods read at T=0 are also linked to the node's lifetime in `ledger`.
     /// Alerts (a wave of `settings.thresholds.wave_min_nodes` preemptions less than
-    /// `wave_gap` apart, and the other kinds of `app::domain::alerts`) are judged once a
+    /// `wave_gap` apart, and the other kinds of `spotboard_core::domain::alerts`) are judged once a
     /// second: each is logged when it fires and when it resolves and, with a webhook, POSTed
-    /// there both times as an [`app::model::Alert`].
+    /// there both times as an [`spotboard_core::model::Alert`].
     pub fn start(
         hub: Hub,
         clients: HashMap<String, kube::Client>,
@@ -359,7 +359,7 @@ impl PreemptionWatch {
     /// Recomputes the rates from the last 30 days of the ledger and publishes them; when the
     /// ledger cannot be read the last rates stay (the live part does not depend on them).
     async fn publish_rates(&self) {
-        use app::domain::preemption::rates;
+        use spotboard_core::domain::preemption::rates;
         let Some(l) = &self.ledger else { return };
         let now = Utc::now();
         let read = Instant::now();
@@ -420,7 +420,7 @@ impl app::preemptions_api::PreemptionSource for PreemptionWatch {
         &'a self,
         namespace: &'a str,
         name: &'a str,
-    ) -> app::create_api::BoxFuture<'a, Result<Vec<app::model::PodHit>, String>> {
+    ) -> app::create_api::BoxFuture<'a, Result<Vec<spotboard_core::model::PodHit>, String>> {
         Box::pin(async move {
             let ledger = self
                 .ledger

@@ -5,16 +5,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use app::domain::preemption::evictions::{
-    OUTCOME_PAST_GRACE, OUTCOME_STILL_RUNNING, OUTCOME_TERMINATING,
-};
-use app::domain::preemption::readiness::covering_pdb;
-use app::labels::{POD_GRACEFUL_INTERRUPTIBLE, POD_INTERRUPTABLE};
-use app::model::PodImpact;
 use chrono::Utc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
+use spotboard_core::domain::preemption::evictions::{
+    OUTCOME_PAST_GRACE, OUTCOME_STILL_RUNNING, OUTCOME_TERMINATING,
+};
+use spotboard_core::domain::preemption::readiness::covering_pdb;
+use spotboard_core::labels::{POD_GRACEFUL_INTERRUPTIBLE, POD_INTERRUPTABLE};
+use spotboard_core::model::PodImpact;
 
 use super::facts;
 use super::shared_reads::SharedReads;

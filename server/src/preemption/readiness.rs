@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use app::domain::preemption::readiness::{AuditFold, NodeFacts};
-use app::model::{ClusterAudit, PoolReadiness, Readiness};
 use chrono::Utc;
+use spotboard_core::domain::preemption::readiness::{AuditFold, NodeFacts};
+use spotboard_core::model::{ClusterAudit, PoolReadiness, Readiness};
 
 use super::facts;
 use crate::hub::Hub;

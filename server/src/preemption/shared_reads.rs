@@ -11,7 +11,7 @@ use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use app::domain::preemption::readiness::PdbFacts;
+use spotboard_core::domain::preemption::readiness::PdbFacts;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// Blast-radius reads running at once, over every cluster; the others wait their turn (a

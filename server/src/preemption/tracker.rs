@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 
-use app::domain::preemption::Provider;
-use app::domain::preemption::evictions::{self, ErrorKind};
-use app::domain::preemption::timeline::{Observation, derive, grace_fit};
-use app::model::{EventRow, NodeRow, PodImpact, PreemptionView, Preemptions, Wave};
 use chrono::{DateTime, Duration, Utc};
+use spotboard_core::domain::preemption::Provider;
+use spotboard_core::domain::preemption::evictions::{self, ErrorKind};
+use spotboard_core::domain::preemption::timeline::{Observation, derive, grace_fit};
+use spotboard_core::model::{EventRow, NodeRow, PodImpact, PreemptionView, Preemptions, Wave};
 
 use super::metrics::{EvictionLabels, Metrics, PreemptionLabels, WaveLabels};
 

@@ -11,8 +11,8 @@ use std::{
     time::Duration,
 };
 
-use app::model::{Alert, UndeliveredAlert};
 use chrono::Utc;
+use spotboard_core::model::{Alert, UndeliveredAlert};
 
 /// Waits between attempts; one attempt more than there are waits.
 pub const BACKOFF: [Duration; 3] = [

@@ -1,6 +1,6 @@
-//! Pure projections from trimmed records to the view rows of `app::model`.
+//! Pure projections from trimmed records to the view rows of `spotboard_core::model`.
 //!
-//! Everything a person sees about a pool is computed here (or in `app::domain`, which this
+//! Everything a person sees about a pool is computed here (or in `spotboard_core::domain`, which this
 //! calls): counts, the five conditions in order, severities, problems.
 
 mod pool;
@@ -9,7 +9,7 @@ mod provider_pool;
 pub use pool::{NodeAggregate, condition_view, pool_row};
 pub use provider_pool::provider_pool_row;
 
-use app::model::{EventRow, NodeRow};
+use spotboard_core::model::{EventRow, NodeRow};
 
 use crate::watch::records::{EventRecord, NodeRecord};
 

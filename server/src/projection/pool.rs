@@ -1,11 +1,11 @@
-use app::{
+use chrono::{DateTime, Utc};
+use spotboard_core::{
     catalog,
     domain::conditions::{problems, severity},
     domain::preemption::CapacityType,
     model::{ConditionView, PoolDetail, PoolRow},
     nodepool::{Condition, FIVE_CONDITIONS, NodePoolSpec, NodePoolStatus},
 };
-use chrono::{DateTime, Utc};
 
 use crate::watch::records::PoolRecord;
 
@@ -33,7 +33,7 @@ pub fn pool_row(
 ) -> PoolRow {
     let mut row = PoolRow {
         key: rec.uid.clone(),
-        provider: app::domain::preemption::Provider::Cks,
+        provider: spotboard_core::domain::preemption::Provider::Cks,
         cluster: cluster.to_string(),
         zone: zone.map(str::to_string).or_else(|| nodes.zone.clone()),
         name: rec.name.clone(),
@@ -70,7 +70,7 @@ fn fill(row: &mut PoolRow, spec: &NodePoolSpec, status: &NodePoolStatus, generat
         row.problems.push(format!(
             "Unknown computeClass \"{}\" (this build knows {})",
             spec.compute_class,
-            app::nodepool::ComputeClass::known().join(", ")
+            spotboard_core::nodepool::ComputeClass::known().join(", ")
         ));
     }
     row.detail = detail(spec, status, generation);
@@ -182,7 +182,7 @@ fn detail(spec: &NodePoolSpec, status: &NodePoolStatus, generation: Option<i64>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::model::Severity;
+    use spotboard_core::model::Severity;
 
     fn record(spec: serde_json::Value, status: serde_json::Value) -> PoolRecord {
         PoolRecord {

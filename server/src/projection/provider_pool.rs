@@ -10,8 +10,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use app::domain::preemption::{CapacityType, Provider};
-use app::model::PoolRow;
+use spotboard_core::domain::preemption::{CapacityType, Provider};
+use spotboard_core::model::PoolRow;
 
 use crate::watch::records::{KarpenterPoolRecord, NodeRecord};
 
@@ -104,7 +104,9 @@ fn from_spec(cluster: &str, key: &str, provider: Provider, s: &KarpenterPoolReco
 fn add_spec(row: &mut PoolRow, s: &KarpenterPoolRecord) {
     row.conditions = s.conditions.iter().map(super::condition_view).collect();
     row.problems
-        .extend(app::domain::conditions::problems(&row.conditions));
+        .extend(spotboard_core::domain::conditions::problems(
+            &row.conditions,
+        ));
     if let Some(m) = &s.malformed {
         row.problems
             .push(format!("Could not read the NodePool: {m}"));
@@ -143,7 +145,7 @@ fn add_spec(row: &mut PoolRow, s: &KarpenterPoolRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::domain::preemption::CapacityType;
+    use spotboard_core::domain::preemption::CapacityType;
 
     fn node(name: &str, t: &str, cap: CapacityType, ready: bool, notice: bool) -> NodeRecord {
         NodeRecord {

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::hash::Hash;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use app::domain::preemption::readiness::PodFacts;
+use spotboard_core::domain::preemption::readiness::PodFacts;
 
 /// A table is not pruned below this many values.
 const PRUNE_FROM: usize = 1024;

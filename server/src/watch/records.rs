@@ -5,9 +5,9 @@
 //! at the watch keeps 10k nodes and 50k pods within the dashboard's memory budget
 //! (generic dashboards that keep whole objects collapse on big clusters).
 
-use app::domain::preemption::{CapacityType, Provider, readiness::PodFacts};
-use app::nodepool::{NodePoolSpec, NodePoolStatus};
 use chrono::{DateTime, Utc};
+use spotboard_core::domain::preemption::{CapacityType, Provider, readiness::PodFacts};
+use spotboard_core::nodepool::{NodePoolSpec, NodePoolStatus};
 use std::sync::Arc;
 
 /// A NodePool as stored: its spec and status, or why they could not be read.
@@ -42,7 +42,7 @@ pub struct KarpenterPoolRecord {
     /// `spec.disruption.budgets`, one line each (`nodes 20% (0 9 * * 1-5 for 8h)`).
     pub budgets: Vec<String>,
     /// `status.conditions`.
-    pub conditions: Vec<app::nodepool::Condition>,
+    pub conditions: Vec<spotboard_core::nodepool::Condition>,
     /// Why the object could not be read, if it could not (the row still shows).
     pub malformed: Option<String>,
 }
@@ -72,11 +72,11 @@ pub struct NodeRecord {
     /// `qos.coreweave.cloud/evicted-at`.
     pub evicted_at: Option<String>,
     pub created: Option<DateTime<Utc>>,
-    /// From the labels: CKS, GKE or Karpenter (`app::domain::preemption::classify`).
+    /// From the labels: CKS, GKE or Karpenter (`spotboard_core::domain::preemption::classify`).
     pub provider: Provider,
     /// GKE and Karpenter say it in labels; CKS nodes get it from their pool's computeClass.
     pub capacity: CapacityType,
-    /// The provider's preemption notice is on the node (`app::domain::preemption::notice`).
+    /// The provider's preemption notice is on the node (`spotboard_core::domain::preemption::notice`).
     pub notice: bool,
 }
 

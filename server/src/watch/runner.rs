@@ -6,7 +6,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use app::{model::LinkState, nodepool::NodePool};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Event, Node};
 use kube::{
@@ -15,6 +14,7 @@ use kube::{
     runtime::{WatchStreamExt, watcher},
 };
 use serde::de::DeserializeOwned;
+use spotboard_core::{model::LinkState, nodepool::NodePool};
 use tokio::task::JoinHandle;
 
 use crate::hub::Hub;
@@ -139,7 +139,11 @@ async fn watch_karpenter(hub: Hub, src: ClusterSource) {
 /// The NodePool watch, after checking that the cluster serves the CRD at all: a cluster
 /// without it gets a clear message instead of a watch failing forever.
 async fn watch_pools(hub: Hub, src: ClusterSource, api: Api<DynamicObject>, last_error: LastError) {
-    let gv = format!("{}/{}", app::nodepool::GROUP, app::nodepool::VERSION);
+    let gv = format!(
+        "{}/{}",
+        spotboard_core::nodepool::GROUP,
+        spotboard_core::nodepool::VERSION
+    );
     // Said once: a GKE or Karpenter cluster never has the CRD, and asking again every 30 s is
     // not news.
     let mut told = false;

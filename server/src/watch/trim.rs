@@ -1,15 +1,15 @@
 //! Pure functions from Kubernetes objects to trimmed records.
 
-use app::domain::preemption::readiness::PodFacts;
-use app::{
-    domain::preemption,
-    labels,
-    nodepool::{NodePoolSpec, NodePoolStatus},
-};
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{Event, Node};
 use kube::{ResourceExt, api::DynamicObject};
 use serde_json::Value;
+use spotboard_core::domain::preemption::readiness::PodFacts;
+use spotboard_core::{
+    domain::preemption,
+    labels,
+    nodepool::{NodePoolSpec, NodePoolStatus},
+};
 
 use super::names;
 use super::records::{EventRecord, KarpenterPoolRecord, NodeRecord, PodRecord, PoolRecord};
@@ -130,7 +130,7 @@ pub fn karpenter_pool(obj: &DynamicObject) -> Option<KarpenterPoolRecord> {
         rec.budgets.push(line);
     }
     if let Some(c) = d.pointer("/status/conditions") {
-        match decode::<Vec<app::nodepool::Condition>>("status.conditions", c.clone()) {
+        match decode::<Vec<spotboard_core::nodepool::Condition>>("status.conditions", c.clone()) {
             Ok(cs) => rec.conditions = cs,
             Err(e) => rec.malformed = Some(e),
         }

@@ -209,8 +209,8 @@ async fn the_embedded_feed_needs_a_token_and_a_feed_file_is_read_and_marked_conf
 /// a median of an hour as soon as the dashboard has listed the pool.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_time_from_queued_to_current_is_read_from_the_condition_history() {
-    use app::model::ConditionView;
-    use app::nodepool::ConditionType;
+    use spotboard_core::model::ConditionView;
+    use spotboard_core::nodepool::ConditionType;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("history.sqlite");
     let cluster = "spotboard-us-east-04a";

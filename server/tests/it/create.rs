@@ -7,10 +7,10 @@ use crate::common;
 
 use std::time::Duration;
 
-use app::domain::{manifest, validation::cases::CASES};
-use app::nodepool::{ConditionType, NodePool};
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
+use spotboard_core::domain::{manifest, validation::cases::CASES};
+use spotboard_core::nodepool::{ConditionType, NodePool};
 
 use common::create::{CLUSTER, ZONE, body, draft, error_fields, exists, submit};
 use common::sim::{eventually, reason};
@@ -410,7 +410,7 @@ async fn random_payloads_never_fail_the_server_or_create_invalid_pools() {
     {
         let name = pool.metadata.name.clone().unwrap_or_default();
         if created.contains(&name) {
-            let errs = app::domain::validation::validate(&pool.spec);
+            let errs = spotboard_core::domain::validation::validate(&pool.spec);
             assert!(
                 errs.is_empty(),
                 "{name} was created though invalid: {errs:?}"

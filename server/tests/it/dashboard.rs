@@ -4,13 +4,13 @@ use crate::common;
 
 use std::time::Duration;
 
-use app::{
-    model::{LinkState, PoolRow, Scope},
-    nodepool::NodePool,
-};
 use common::{sse_until, start, wait_for};
 use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::json;
+use spotboard_core::{
+    model::{LinkState, PoolRow, Scope},
+    nodepool::NodePool,
+};
 
 const ZONE: &str = "US-EAST-04A";
 
@@ -112,7 +112,7 @@ async fn a_pool_created_through_kube_rs_reaches_the_stream_as_one_keyed_add() {
         .await
         .unwrap()
         .expect("the add arrives on the stream within 10 s");
-    let delta: app::model::Delta = serde_json::from_str(&data).unwrap();
+    let delta: spotboard_core::model::Delta = serde_json::from_str(&data).unwrap();
     assert_eq!(
         Some(delta.key),
         created.metadata.uid,
@@ -374,7 +374,7 @@ async fn revisions_of_another_process_get_a_snapshot_never_a_replay() {
     );
     let (event, data) = first_event(&foreign).await.expect("a first event");
     assert_eq!(event, "snapshot");
-    let got: app::model::Snapshot = serde_json::from_str(&data).unwrap();
+    let got: spotboard_core::model::Snapshot = serde_json::from_str(&data).unwrap();
     assert_eq!(got.epoch, epoch);
     println!(
         "FAULT|R7|a tab resumes with another process's revision|1|1|0|0|0|0|0|–|snapshot sent, never that process's deltas"

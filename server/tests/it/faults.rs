@@ -12,12 +12,12 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use app::model::{LinkState, Scope};
-use app::nodepool::NodePool;
 use futures::StreamExt;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use rand::{Rng, SeedableRng};
+use spotboard_core::model::{LinkState, Scope};
+use spotboard_core::nodepool::NodePool;
 use spotboard_embedded::api::ReaderFault;
 
 mod stalled_viewer;
@@ -171,7 +171,7 @@ async fn cluster_pools(api: &Api<NodePool>) -> BTreeSet<String> {
         .collect()
 }
 
-fn cluster_state(d: &common::Dashboard) -> app::model::ClusterRow {
+fn cluster_state(d: &common::Dashboard) -> spotboard_core::model::ClusterRow {
     d.running.hub.snapshot(&Scope::pools()).clusters[0].clone()
 }
 

@@ -121,8 +121,8 @@ async fn one_replica_holds_the_lease_and_a_killed_holder_is_replaced_after_the_d
     println!("LEADER|clean handover in {} ms", handover.as_millis());
 }
 
-fn lifetime(uid: &str) -> app::model::Lifetime {
-    app::model::Lifetime {
+fn lifetime(uid: &str) -> spotboard_core::model::Lifetime {
+    spotboard_core::model::Lifetime {
         uid: uid.into(),
         cluster: "US-EAST-04A".into(),
         node: format!("node-{uid}"),

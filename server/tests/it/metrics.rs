@@ -224,7 +224,7 @@ async fn the_metrics_address_answers_a_scrape_by_pod_ip_and_serves_nothing_else(
 /// as it was written.
 #[test]
 fn a_hostile_reason_leaves_the_scrape_parseable_by_prometheus_client() {
-    use app::model::{ConditionView, PoolRow};
+    use spotboard_core::model::{ConditionView, PoolRow};
     let python = std::env::var("SPOTBOARD_TEST_PYTHON").expect(
         "SPOTBOARD_TEST_PYTHON is not set: run the tests through ./tasks.sh test, which \
          installs prometheus-client into .tools/py",
@@ -235,7 +235,7 @@ fn a_hostile_reason_leaves_the_scrape_parseable_by_prometheus_client() {
         cluster: "c1".into(),
         name: "spot-a".into(),
         conditions: vec![ConditionView {
-            type_: app::nodepool::ConditionType::Capacity,
+            type_: spotboard_core::nodepool::ConditionType::Capacity,
             status: "False".into(),
             reason: reason.into(),
             ..Default::default()

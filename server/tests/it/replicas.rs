@@ -79,7 +79,7 @@ fn record_nodes(nodes: Api<Node>) -> (Record, tokio::task::JoinHandle<()>) {
                 name: n.name_any(),
                 pool: n
                     .labels()
-                    .get(app::labels::NODE_POOL)
+                    .get(spotboard_core::labels::NODE_POOL)
                     .cloned()
                     .unwrap_or_default(),
                 gone,
@@ -207,7 +207,7 @@ async fn a_tab_moves_to_the_other_replica(
             on_a.split('-').next(),
             "B's own epoch"
         );
-        let snap: app::model::Snapshot = serde_json::from_str(&data).unwrap();
+        let snap: spotboard_core::model::Snapshot = serde_json::from_str(&data).unwrap();
         let shown: HashSet<String> = snap.nodes.iter().map(|n| n.key.clone()).collect();
         // The cluster may change while the snapshot is taken: compare in a quiet moment.
         if before != live(record, pool) && attempt < 30 {
@@ -293,7 +293,7 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
         .iter()
         .filter(|n| {
             n.labels()
-                .get(app::labels::NODE_POOL)
+                .get(spotboard_core::labels::NODE_POOL)
                 .is_some_and(|p| p.contains("spot"))
         })
         .filter(|n| {

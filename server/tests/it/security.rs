@@ -5,9 +5,9 @@ use crate::common;
 
 use std::time::Duration;
 
-use app::nodepool::NodePool;
 use kube::api::Api;
 use serde_json::json;
+use spotboard_core::nodepool::NodePool;
 
 use common::create::{ZONE, body, draft, exists, submit};
 
@@ -250,7 +250,7 @@ async fn hostile_payloads_never_get_a_server_error() {
             let q = |pairs: &[(&str, &str)]| {
                 pairs
                     .iter()
-                    .map(|(k, v)| format!("{k}={}", app::model::encode_component(v)))
+                    .map(|(k, v)| format!("{k}={}", spotboard_core::model::encode_component(v)))
                     .collect::<Vec<_>>()
                     .join("&")
             };

@@ -93,7 +93,7 @@ pub fn selector(budget: &Value) -> Option<LabelSelector> {
     LabelSelector::parse(&parts.join(",")).ok()
 }
 
-/// The pods a budget must keep healthy out of `expected` ([`app::domain::preemption::budget`]).
+/// The pods a budget must keep healthy out of `expected` ([`spotboard_core::domain::preemption::budget`]).
 pub fn desired_healthy(budget: &Value, expected: i64) -> i64 {
     let text = |field: &str| -> Option<String> {
         match budget.pointer(&format!("/spec/{field}"))? {
@@ -102,7 +102,7 @@ pub fn desired_healthy(budget: &Value, expected: i64) -> i64 {
             _ => None,
         }
     };
-    app::domain::preemption::budget::desired_healthy(
+    spotboard_core::domain::preemption::budget::desired_healthy(
         text("minAvailable").as_deref(),
         text("maxUnavailable").as_deref(),
         expected,

@@ -406,7 +406,8 @@ pub fn groups(served: &[Kind]) -> Vec<(&'static str, &'static str)> {
 #[cfg(test)]
 pub fn test_nodepools() -> Kind {
     use kube::CustomResourceExt;
-    let crd = serde_json::to_value(app::nodepool::NodePool::crd()).expect("CRD serializes");
+    let crd =
+        serde_json::to_value(spotboard_core::nodepool::NodePool::crd()).expect("CRD serializes");
     Kind::from_crd(&crd).expect("the NodePool CRD registers")
 }
 

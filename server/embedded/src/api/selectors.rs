@@ -5,11 +5,11 @@
 //! allowing all of them costs nothing and means a selector kubectl or kube-rs sends never
 //! fails for want of a registration.
 
-use app::domain::selector::{Requirement, Selector};
 use serde_json::Value;
+use spotboard_core::domain::selector::{Requirement, Selector};
 
 /// One parsed `labelSelector` (requirements ANDed), matched by the product's one selector
-/// matcher ([`app::domain::selector`]).
+/// matcher ([`spotboard_core::domain::selector`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LabelSelector(Selector);
 

@@ -17,9 +17,9 @@
 //!   `nodeConfigurationUpdateStrategy.type` is `Manual`, `OnSpecUpdate` or `Always`.
 //! - With `image.name` set, `image.kernel` is empty and `image.releaseTrain` is `stable`.
 
-use app::domain::validation::FieldError;
-use app::nodepool::NodePoolSpec;
 use serde_json::Value;
+use spotboard_core::domain::validation::FieldError;
+use spotboard_core::nodepool::NodePoolSpec;
 
 /// The domains CKS keeps for itself (CoreWeave CKS: labels).
 const CKS_DOMAINS: [&str; 2] = ["coreweave.com", "coreweave.cloud"];
@@ -39,7 +39,7 @@ pub fn check(spec: &NodePoolSpec) -> Vec<FieldError> {
     let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default();
 
     let t = text("instanceType").trim();
-    let offered = app::catalog::instance_type(t);
+    let offered = spotboard_core::catalog::instance_type(t);
     if t.is_empty() {
         flag("spec.instanceType", "instanceType must be set".into());
     } else if offered.is_none() {
@@ -225,8 +225,8 @@ fn cks_domain(key: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::domain::manifest;
-    use app::domain::validation::cases::CASES;
+    use spotboard_core::domain::manifest;
+    use spotboard_core::domain::validation::cases::CASES;
 
     /// The controller and the product agree on every row of the shared table, each by its
     /// own rules: the fields flagged at the spec level are the same.

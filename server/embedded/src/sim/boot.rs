@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use app::nodepool::NodePoolSpec;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::PostParams;
 use kube::{Api, ResourceExt};
+use spotboard_core::nodepool::NodePoolSpec;
 
 use super::Ctx;
 use super::events::{Component, Involved, Severity};

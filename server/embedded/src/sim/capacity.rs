@@ -32,9 +32,9 @@ pub enum CapacityClass {
 impl CapacityClass {
     /// The class a pool with `spec.computeClass` draws from; unknown classes count as
     /// on-demand (they never get this far: validation refuses them).
-    pub fn of(compute_class: &app::nodepool::ComputeClass) -> Self {
+    pub fn of(compute_class: &spotboard_core::nodepool::ComputeClass) -> Self {
         match compute_class {
-            app::nodepool::ComputeClass::Spot => Self::Spot,
+            spotboard_core::nodepool::ComputeClass::Spot => Self::Spot,
             _ => Self::OnDemand,
         }
     }
@@ -179,22 +179,26 @@ impl CapacityModel {
 }
 
 impl CapacitySnapshot {
-    /// This snapshot in the capacity feed format (`app::model::capacity`): one entry per
+    /// This snapshot in the capacity feed format (`spotboard_core::model::capacity`): one entry per
     /// instance type and capacity class, `availableNodes` = free nodes now.
-    pub fn to_feed(&self) -> app::model::CapacityFeed {
-        app::model::CapacityFeed {
+    pub fn to_feed(&self) -> spotboard_core::model::CapacityFeed {
+        spotboard_core::model::CapacityFeed {
             source: format!("spotboard embedded cluster, zone {} (simulated)", self.zone),
             generated_at: self.as_of,
             confidential: false,
             entries: self
                 .capacity
                 .iter()
-                .map(|e| app::model::FeedEntry {
+                .map(|e| spotboard_core::model::FeedEntry {
                     zone: self.zone.clone(),
                     instance_type: e.instance_type.clone(),
                     capacity_type: match e.class {
-                        CapacityClass::Spot => app::domain::preemption::CapacityType::Spot,
-                        CapacityClass::OnDemand => app::domain::preemption::CapacityType::OnDemand,
+                        CapacityClass::Spot => {
+                            spotboard_core::domain::preemption::CapacityType::Spot
+                        }
+                        CapacityClass::OnDemand => {
+                            spotboard_core::domain::preemption::CapacityType::OnDemand
+                        }
                     },
                     available_nodes: e.free_nodes,
                     observed_at: Some(self.as_of),
@@ -213,7 +217,7 @@ pub fn seeded(
     scarce: &[(&str, CapacityClass)],
 ) -> Vec<CapacityEntry> {
     let mut out = Vec::new();
-    for t in app::catalog::instance_types() {
+    for t in spotboard_core::catalog::instance_types() {
         let on_demand = if t.superchip {
             rng.random_range(0..=2)
         } else {

@@ -9,8 +9,10 @@
 //! Pure: no clock, no I/O. [`merge`] keeps `lastTransitionTime` when a condition's status and
 //! reason are unchanged, as Kubernetes' `meta.SetStatusCondition` does.
 
-use app::domain::validation::FieldError;
-use app::nodepool::{Condition, ConditionStatus, ConditionType, NodePoolSpec, ScaleDownStrategy};
+use spotboard_core::domain::validation::FieldError;
+use spotboard_core::nodepool::{
+    Condition, ConditionStatus, ConditionType, NodePoolSpec, ScaleDownStrategy,
+};
 
 /// Everything the conditions of one pool depend on.
 #[derive(Clone, Debug)]
@@ -52,7 +54,7 @@ fn cond(type_: ConditionType, ok: bool, reason: &str, message: String) -> Condit
     }
 }
 
-/// The five conditions, in [`app::nodepool::FIVE_CONDITIONS`] order, without transition
+/// The five conditions, in [`spotboard_core::nodepool::FIVE_CONDITIONS`] order, without transition
 /// times or generation (see [`merge`]).
 pub fn desired(f: &PoolFacts<'_>) -> Vec<Condition> {
     vec![

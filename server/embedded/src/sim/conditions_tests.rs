@@ -1,5 +1,5 @@
 use super::*;
-use app::nodepool::FIVE_CONDITIONS;
+use spotboard_core::nodepool::FIVE_CONDITIONS;
 
 fn spec(instance: &str, class: &str, target: i32) -> NodePoolSpec {
     NodePoolSpec::new(class, instance, target)
@@ -150,7 +150,7 @@ fn at_target_table() {
 #[test]
 fn invalid_pool_says_why() {
     let s = spec("gb200-4x", "spot", 2);
-    let errors = app::domain::validation::validate(&s);
+    let errors = spotboard_core::domain::validation::validate(&s);
     let f = PoolFacts {
         errors: &errors,
         current: 0,

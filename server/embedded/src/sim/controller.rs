@@ -13,11 +13,11 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::labels;
-use app::nodepool::NodePool;
 use k8s_openapi::api::core::v1::Node;
 use kube::ResourceExt;
 use rand::Rng;
+use spotboard_core::labels;
+use spotboard_core::nodepool::NodePool;
 use tokio::time::Instant;
 
 use super::capacity::CapacityClass;
@@ -325,7 +325,8 @@ async fn assign(
     rt.queued -= n;
     // Still queued: try again after another assignment delay.
     rt.assign_at = (rt.queued > 0).then(|| now + ctx.clock.real(secs(rand_in(ctx, ASSIGN_TIME))));
-    let gpu = app::catalog::instance_type(&pool.spec.instance_type).is_some_and(|t| t.gpus > 0);
+    let gpu = spotboard_core::catalog::instance_type(&pool.spec.instance_type)
+        .is_some_and(|t| t.gpus > 0);
     for _ in 0..n {
         let node = super::lock(&ctx.namer).next(gpu);
         let boot = ctx.clock.real(secs(rand_in(ctx, BOOT_TIME)));

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::fleet::Flavor;
 
 /// Where a CKS zone's API server serves the zone's capacity feed (the feed format of
-/// `app::model::capacity`), for the dashboard's capacity grid to read as it would read a
+/// `spotboard_core::model::capacity`), for the dashboard's capacity grid to read as it would read a
 /// provider's.
 pub const CAPACITY_FEED_PATH: &str = "/capacity-feed";
 
@@ -26,7 +26,8 @@ pub fn for_zone(fleet: Option<Flavor>) -> Vec<Value> {
 /// in the `coreweave` category so `kubectl get coreweave` lists pools (`kubectl get all`
 /// leaves cluster-scoped kinds out).
 pub fn coreweave_nodepool() -> Value {
-    let mut crd = serde_json::to_value(app::nodepool::NodePool::crd()).expect("CRD serializes");
+    let mut crd =
+        serde_json::to_value(spotboard_core::nodepool::NodePool::crd()).expect("CRD serializes");
     crd["spec"]["names"]["categories"] = json!(["coreweave"]);
     crd
 }

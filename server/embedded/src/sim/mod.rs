@@ -59,11 +59,11 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use app::nodepool::NodePool;
 use k8s_openapi::api::core::v1::Node;
 use kube::Client;
 use kube::runtime::reflector::{ObjectRef, Store};
 use rand::rngs::SmallRng;
+use spotboard_core::nodepool::NodePool;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
@@ -117,11 +117,11 @@ impl SimHandle {
 
     /// A function that reads the zone's capacity as a capacity feed document, for as long as
     /// the model runs (empty afterwards). The embedded API server serves it.
-    pub fn feed(&self) -> impl Fn() -> app::model::CapacityFeed + Send + Sync + 'static {
+    pub fn feed(&self) -> impl Fn() -> spotboard_core::model::CapacityFeed + Send + Sync + 'static {
         let ctx = Arc::downgrade(&self.ctx);
         move || match ctx.upgrade() {
             Some(ctx) => ctx.capacity().snapshot().to_feed(),
-            None => app::model::CapacityFeed {
+            None => spotboard_core::model::CapacityFeed {
                 generated_at: chrono::Utc::now(),
                 ..Default::default()
             },

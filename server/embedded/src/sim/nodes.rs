@@ -1,14 +1,11 @@
 //! Node objects as a CKS node registers them: CoreWeave's labels (CoreWeave: Workload
-//! scheduling on CKS, and `app::labels`), the pool's `nodeLabels`/`nodeAnnotations`/
+//! scheduling on CKS, and `spotboard_core::labels`), the pool's `nodeLabels`/`nodeAnnotations`/
 //! `nodeTaints` (CoreWeave: Node Pool reference), capacity from the instance catalog, the
 //! kubelet's conditions plus CoreWeave's `CWActive`, `CWRegistered` and `CWNodeRemoval`
 //! (CoreWeave: Node Pool reference, "Node Conditions").
 
 use std::collections::BTreeMap;
 
-use app::catalog::{self, InstanceType};
-use app::labels;
-use app::nodepool::NodePoolSpec;
 use k8s_openapi::api::core::v1::{
     Node, NodeAddress, NodeCondition, NodeSpec, NodeStatus, NodeSystemInfo, Taint,
 };
@@ -16,6 +13,9 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::Api;
 use kube::api::{ObjectMeta, Patch, PatchParams};
 use serde_json::json;
+use spotboard_core::catalog::{self, InstanceType};
+use spotboard_core::labels;
+use spotboard_core::nodepool::NodePoolSpec;
 
 use super::clock::wall_time;
 use super::random::{hash, mix};

@@ -10,7 +10,7 @@ fn spec(instance: &str) -> NodePoolSpec {
     s.node_labels.insert("team".into(), "ml-training".into());
     s.node_annotations
         .insert("example.com/owner".into(), "ml-platform".into());
-    s.node_taints.push(app::nodepool::Taint {
+    s.node_taints.push(spotboard_core::nodepool::Taint {
         key: "dedicated".into(),
         value: Some("ml".into()),
         effect: "NoSchedule".into(),

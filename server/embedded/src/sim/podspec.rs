@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use app::labels;
 use k8s_openapi::api::core::v1::{
     Container, ContainerState, ContainerStateRunning, ContainerStatus, ExecAction, Lifecycle,
     LifecycleHandler, Pod, PodCondition, PodIP, PodSpec, PodStatus, ResourceRequirements,
@@ -15,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::ResourceExt;
 use kube::api::ObjectMeta;
 use rand::Rng;
+use spotboard_core::labels;
 
 use super::clock::wall_time;
 use super::pods::Policy;

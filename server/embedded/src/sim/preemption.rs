@@ -27,8 +27,6 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::labels;
-use app::nodepool::ComputeClass;
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
@@ -36,6 +34,8 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use rand::Rng;
 use serde_json::json;
+use spotboard_core::labels;
+use spotboard_core::nodepool::ComputeClass;
 use tokio::time::Instant;
 
 use super::clock::{mins, rfc3339};
@@ -399,7 +399,10 @@ mod tests {
         let t: DateTime<Utc> = "2026-11-21T10:04:05Z".parse().unwrap();
         let v = evicted_at_value(t);
         assert_eq!(v, "2026-11-21T10-04-05Z");
-        assert_eq!(app::domain::validation::label_value_problem(&v), None);
+        assert_eq!(
+            spotboard_core::domain::validation::label_value_problem(&v),
+            None
+        );
     }
 
     #[test]

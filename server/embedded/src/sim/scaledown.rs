@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
-use app::labels;
-use app::nodepool::{NodePool, ScaleDownStrategy};
 use k8s_openapi::api::core::v1::{Node, Taint};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
+use spotboard_core::labels;
+use spotboard_core::nodepool::{NodePool, ScaleDownStrategy};
 use tokio::time::Instant;
 
 use super::capacity::CapacityClass;

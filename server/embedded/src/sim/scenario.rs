@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use app::catalog;
-use app::nodepool::{Lifecycle, NodePoolSpec, ScaleDownStrategy, Taint, TaintEffect};
 use rand::Rng;
+use spotboard_core::catalog;
+use spotboard_core::nodepool::{Lifecycle, NodePoolSpec, ScaleDownStrategy, Taint, TaintEffect};
 
 use super::capacity::{self, CapacityClass, CapacityEntry};
 pub use super::random::{NodeNamer, mix, org_id, rng};

@@ -1,8 +1,8 @@
 use std::collections::HashSet;
 
 use super::*;
-use app::domain::validation::validate;
-use app::nodepool::ComputeClass;
+use spotboard_core::domain::validation::validate;
+use spotboard_core::nodepool::ComputeClass;
 
 fn names(s: &Scenario) -> Vec<&str> {
     s.pools.iter().map(|p| p.name.as_str()).collect()

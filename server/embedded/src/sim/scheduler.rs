@@ -271,7 +271,7 @@ mod tests {
     use crate::sim::pods::Policy;
 
     fn node(pool: &str, cordoned: bool) -> Node {
-        let spec = app::nodepool::NodePoolSpec {
+        let spec = spotboard_core::nodepool::NodePoolSpec {
             instance_type: "gd-8xl40s-i128".into(),
             target_nodes: 1,
             ..Default::default()
@@ -300,7 +300,10 @@ mod tests {
             deleting: false,
             finished: false,
             owner_kind: Some("ReplicaSet".into()),
-            node_selector: Box::new([(app::labels::NODE_POOL.to_string(), pool.to_string())]),
+            node_selector: Box::new([(
+                spotboard_core::labels::NODE_POOL.to_string(),
+                pool.to_string(),
+            )]),
         }
     }
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use app::nodepool::NodePool;
+use spotboard_core::nodepool::NodePool;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;

@@ -2,11 +2,11 @@
 //! "NodePoolStatus"; CoreWeave: Node Pool status), and the CW* events that condition changes
 //! fire (CoreWeave: Node Pool reference, "Events").
 
-use app::nodepool::{
-    Condition, ConditionType, NodeConfigurationRevision, NodePool, NodePoolStatus,
-};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
+use spotboard_core::nodepool::{
+    Condition, ConditionType, NodeConfigurationRevision, NodePool, NodePoolStatus,
+};
 
 use super::Ctx;
 use super::conditions::changed;
@@ -28,7 +28,8 @@ pub fn node_profile(pool: &NodePool) -> String {
 }
 
 fn summary(pool: &NodePool) -> Vec<String> {
-    let gpu = app::catalog::instance_type(&pool.spec.instance_type).is_some_and(|t| t.gpus > 0);
+    let gpu = spotboard_core::catalog::instance_type(&pool.spec.instance_type)
+        .is_some_and(|t| t.gpus > 0);
     let mut out = vec!["ncore-image v2.10.0".to_string()];
     if gpu {
         let driver = pool
@@ -44,7 +45,7 @@ fn summary(pool: &NodePool) -> Vec<String> {
 }
 
 /// The `CWNodePoolCreated` message.
-pub fn created_message(name: &str, spec: &app::nodepool::NodePoolSpec) -> String {
+pub fn created_message(name: &str, spec: &spotboard_core::nodepool::NodePoolSpec) -> String {
     format!(
         "NodePool {name} created: {} {} node(s) of instance type {}.",
         spec.target_nodes, spec.compute_class, spec.instance_type
@@ -197,7 +198,7 @@ mod tests {
     fn profile_is_stable_and_follows_configuration() {
         let a = NodePool::new(
             "a",
-            app::nodepool::NodePoolSpec {
+            spotboard_core::nodepool::NodePoolSpec {
                 instance_type: "gd-8xh100ib-i128".into(),
                 target_nodes: 1,
                 ..Default::default()
@@ -211,7 +212,7 @@ mod tests {
             "same configuration, same profile"
         );
         assert_eq!(node_profile(&a).len(), 12);
-        b.spec.gpu = Some(app::nodepool::Gpu {
+        b.spec.gpu = Some(spotboard_core::nodepool::Gpu {
             version: Some("575".into()),
         });
         assert_ne!(node_profile(&a), node_profile(&b));
@@ -222,7 +223,7 @@ mod tests {
     fn status_counts_and_revision() {
         let pool = NodePool::new(
             "p",
-            app::nodepool::NodePoolSpec {
+            spotboard_core::nodepool::NodePoolSpec {
                 instance_type: "turin-gp".into(),
                 target_nodes: 3,
                 ..Default::default()

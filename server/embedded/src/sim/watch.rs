@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use app::nodepool::NodePool;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, ResourceExt};
+use spotboard_core::nodepool::NodePool;
 
 use super::nodes::PREEMPT_ANNOTATION;
 use super::pods::delete_pod;

@@ -3,10 +3,10 @@
 //! the Cilium DaemonSet), namespaces, eviction labels (CoreWeave: Workload scheduling on CKS)
 //! and grace periods (30 / 120 / 600 s; preStop hooks where a real workload would have one).
 
-use app::catalog;
-use app::nodepool::{ComputeClass, NodePoolSpec};
 use k8s_openapi::api::core::v1::Toleration;
 use rand::Rng;
+use spotboard_core::catalog;
+use spotboard_core::nodepool::{ComputeClass, NodePoolSpec};
 
 use super::pods::Policy;
 use super::podspec::{Owner, suffix, uid_from};

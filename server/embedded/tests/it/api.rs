@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use app::nodepool::NodePool;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
+use spotboard_core::nodepool::NodePool;
 use spotboard_embedded::client_for;
 
 use crate::common;

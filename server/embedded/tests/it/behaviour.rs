@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use app::labels;
-use app::nodepool::{ConditionType, NodePool, NodePoolSpec};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
+use spotboard_core::labels;
+use spotboard_core::nodepool::{ConditionType, NodePool, NodePoolSpec};
 
 use crate::common;
 

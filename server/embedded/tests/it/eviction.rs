@@ -7,10 +7,10 @@ use crate::common;
 
 use std::time::Duration;
 
-use app::labels;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{EvictParams, ListParams};
 use kube::{Api, ResourceExt};
+use spotboard_core::labels;
 use spotboard_embedded::sim::BLOCKING_BUDGET;
 
 use common::objects::api_code;

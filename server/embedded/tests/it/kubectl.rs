@@ -5,12 +5,12 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use app::nodepool::NodePool;
 use common::objects::{api_code, node, pod, pool};
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
+use spotboard_core::nodepool::NodePool;
 use spotboard_embedded::{EmbeddedCluster, EmbeddedOptions};
 
 pub(crate) struct Kubectl {

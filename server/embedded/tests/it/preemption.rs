@@ -6,12 +6,12 @@ use crate::common;
 
 use std::time::Duration;
 
-use app::labels;
-use app::nodepool::ConditionType;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
+use spotboard_core::labels;
+use spotboard_core::nodepool::ConditionType;
 use tokio::time::Instant;
 
 use common::sim::{counts, events, eventually, pool, pool_nodes, reason, zone};

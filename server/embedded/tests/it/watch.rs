@@ -5,7 +5,6 @@ use crate::common;
 
 use std::time::Duration;
 
-use app::nodepool::NodePool;
 use common::api::{event_name, fixture, fixture_with, next_event};
 use common::objects::pool;
 use futures::{StreamExt, TryStreamExt};
@@ -15,6 +14,7 @@ use kube::api::{
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use serde_json::json;
+use spotboard_core::nodepool::NodePool;
 use spotboard_embedded::api::ApiOptions;
 
 #[tokio::test]

@@ -63,14 +63,15 @@ impl Counter {
                     let Some(data) = block.lines().find_map(|l| l.strip_prefix("data:")) else {
                         continue;
                     };
-                    let Ok(delta) = serde_json::from_str::<app::model::Delta>(data.trim_start())
+                    let Ok(delta) =
+                        serde_json::from_str::<spotboard_core::model::Delta>(data.trim_start())
                     else {
                         continue;
                     };
-                    if delta.kind != app::model::RowKind::Node {
+                    if delta.kind != spotboard_core::model::RowKind::Node {
                         continue;
                     }
-                    let app::model::Change::Patch(p) = &delta.change else {
+                    let spotboard_core::model::Change::Patch(p) = &delta.change else {
                         continue;
                     };
                     if p.get("notice").and_then(|v| v.as_bool()) == Some(true) {

@@ -1,5 +1,5 @@
 use super::*;
-use app::model::PoolRow;
+use spotboard_core::model::PoolRow;
 
 const CLUSTER: &str = "zone-a";
 
@@ -13,7 +13,7 @@ fn node(uid: &str, name: &str, notice: bool) -> NodeRow {
         cluster: CLUSTER.into(),
         name: name.into(),
         pool: Some("spot-a".into()),
-        capacity_type: app::domain::preemption::CapacityType::Spot,
+        capacity_type: spotboard_core::domain::preemption::CapacityType::Spot,
         notice,
         ..Default::default()
     }
@@ -89,7 +89,7 @@ fn the_preemption_event_decides_for_a_node_that_left_without_a_notice_seen() {
                 key: "e1".into(),
                 cluster: CLUSTER.into(),
                 object: "Node/g1".into(),
-                reason: app::labels::REASON_PREEMPTION_PENDING.into(),
+                reason: spotboard_core::labels::REASON_PREEMPTION_PENDING.into(),
                 last_seen: Some(t(9)),
                 ..Default::default()
             })),
@@ -162,7 +162,7 @@ fn pool_with(conditions: Vec<ConditionView>) -> Fact {
 
 fn capacity(reason: &str, since: Option<DateTime<Utc>>) -> ConditionView {
     ConditionView {
-        type_: app::nodepool::ConditionType::Capacity,
+        type_: spotboard_core::nodepool::ConditionType::Capacity,
         status: if reason == "Sufficient" {
             "True"
         } else {

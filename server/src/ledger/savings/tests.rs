@@ -1,5 +1,5 @@
-use app::domain::preemption::CapacityType;
-use app::model::Lifetime;
+use spotboard_core::domain::preemption::CapacityType;
+use spotboard_core::model::Lifetime;
 
 use super::*;
 
@@ -27,8 +27,9 @@ async fn savings(fresh_for: Duration) -> Savings {
 }
 
 async fn headline(s: &Savings, range: &str) -> SavingsHeadline {
-    let (from, to) = app::domain::savings::range::resolve(Some(range), None, None, Utc::now())
-        .expect("a named range");
+    let (from, to) =
+        spotboard_core::domain::savings::range::resolve(Some(range), None, None, Utc::now())
+            .expect("a named range");
     s.headline(range, from, to).await.unwrap()
 }
 

@@ -111,6 +111,6 @@ pub struct ClusterLabels {
 pub struct EvictionLabels {
     pub cluster: LabelText,
     pub pool: LabelText,
-    /// `refused`, `past-grace` or `killed` (`app::domain::preemption::evictions::ErrorKind`).
+    /// `refused`, `past-grace` or `killed` (`spotboard_core::domain::preemption::evictions::ErrorKind`).
     pub kind: LabelText,
 }

@@ -8,15 +8,15 @@
 
 use std::sync::atomic::AtomicU64;
 
-use app::domain::preemption::rates::RateRow;
-use app::domain::preemption::{CapacityType, Provider};
-use app::model::{Lifetime, PoolRow, RunRate};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use rust_decimal::prelude::ToPrimitive;
+use spotboard_core::domain::preemption::rates::RateRow;
+use spotboard_core::domain::preemption::{CapacityType, Provider};
+use spotboard_core::model::{Lifetime, PoolRow, RunRate};
 
 mod labels;
 
@@ -211,7 +211,7 @@ impl Metrics {
         drop(self.waves.get_or_create(&WaveLabels {
             cluster: cluster.clone(),
         }));
-        for kind in app::domain::preemption::evictions::ErrorKind::ALL {
+        for kind in spotboard_core::domain::preemption::evictions::ErrorKind::ALL {
             drop(self.eviction_errors.get_or_create(&EvictionLabels {
                 cluster: cluster.clone(),
                 pool: pool.clone(),
@@ -227,7 +227,7 @@ impl Metrics {
     /// Counts the replacement latencies in `lifetimes` (the ledger) not counted before; the
     /// first call only notes those already there. Returns how many were counted.
     pub fn observe_replacements(&self, lifetimes: &[Lifetime]) -> usize {
-        use app::domain::preemption::replacement;
+        use spotboard_core::domain::preemption::replacement;
         let mut replaced = self.replaced.lock().unwrap_or_else(|p| p.into_inner());
         let first = replaced.is_none();
         let seen = replaced.get_or_insert_default();
@@ -247,7 +247,7 @@ impl Metrics {
         counted
     }
 
-    /// Sets the rate gauges from the ledger's rate rows (`app::domain::preemption::rates`):
+    /// Sets the rate gauges from the ledger's rate rows (`spotboard_core::domain::preemption::rates`):
     /// the pool rows of pools still running spot nodes, the ones an alert can act on.
     pub fn set_rates(&self, rows: &[RateRow]) {
         self.rates.clear();
@@ -268,7 +268,7 @@ impl Metrics {
         }
     }
 
-    /// Sets the savings gauges from the run rate (see `app::domain::savings`).
+    /// Sets the savings gauges from the run rate (see `spotboard_core::domain::savings`).
     pub fn set_run_rate(&self, r: &RunRate) {
         let f = |d: rust_decimal::Decimal| d.to_f64().unwrap_or(0.0);
         self.savings.set(f(r.difference_usd_h));
@@ -428,12 +428,12 @@ mod tests {
 
     #[test]
     fn conditions_and_rates_of_pools_in_use_are_exported() {
-        use app::model::ConditionView;
+        use spotboard_core::model::ConditionView;
         let m = Metrics::default();
         let mut p = pool("c1", CapacityType::Spot, 3);
         p.name = "spot-a".into();
         p.conditions = vec![ConditionView {
-            type_: app::nodepool::ConditionType::Capacity,
+            type_: spotboard_core::nodepool::ConditionType::Capacity,
             status: "False".into(),
             reason: "NoneAvailable".into(),
             ..Default::default()
@@ -538,13 +538,13 @@ mod tests {
 
     #[test]
     fn label_values_are_escaped_so_a_reason_cannot_add_series() {
-        use app::model::ConditionView;
+        use spotboard_core::model::ConditionView;
         let reason = "Bad\"} 1\nspotboard_injected_probe_total 1\n# \\ \r\"";
         let m = Metrics::default();
         let mut p = pool("c\\1\"", CapacityType::Spot, 3);
         p.name = "spot-a\n".into();
         p.conditions = vec![ConditionView {
-            type_: app::nodepool::ConditionType::Capacity,
+            type_: spotboard_core::nodepool::ConditionType::Capacity,
             status: "False".into(),
             reason: reason.into(),
             ..Default::default()

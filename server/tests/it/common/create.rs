@@ -4,7 +4,7 @@
 use kube::api::Api;
 use serde_json::{Value, json};
 
-use app::nodepool::NodePool;
+use spotboard_core::nodepool::NodePool;
 
 pub const ZONE: &str = "US-EAST-04A";
 pub const CLUSTER: &str = "spotboard-us-east-04a";

@@ -274,15 +274,15 @@ async fn postgres_ledger_records_the_cluster_and_survives_a_restart() {
 /// another run's open nodes for its own leftovers nor ends a run that still beats; a run
 /// whose heartbeat stopped has its nodes ended at that heartbeat, once.
 async fn runs_keep_to_their_own_nodes(url: &str) {
-    use app::model::Lifetime;
     use server::ledger::Ledger;
+    use spotboard_core::model::Lifetime;
     let cluster = "spotboard-us-east-04a";
     let now = chrono::Utc::now();
     let node = |uid: &str| Lifetime {
         uid: uid.into(),
         cluster: cluster.into(),
         node: uid.into(),
-        capacity_type: app::domain::preemption::CapacityType::Spot,
+        capacity_type: spotboard_core::domain::preemption::CapacityType::Spot,
         started_at: now - chrono::Duration::hours(2),
         ..Default::default()
     };

@@ -33,7 +33,7 @@ async fn a_yaml_alias_bomb_is_refused_within_its_budget() {
     // other tests running meanwhile can only make this larger).
     let before = crate::HEAP.stats();
     let t = Instant::now();
-    let refused = app::domain::manifest::from_text(&bomb).unwrap_err();
+    let refused = spotboard_core::domain::manifest::from_text(&bomb).unwrap_err();
     let parse = t.elapsed();
     let after = crate::HEAP.stats();
     let allocated = after.bytes_allocated.saturating_sub(before.bytes_allocated);

@@ -84,7 +84,10 @@ fn a_kind_the_server_does_not_serve_is_not_found() {
     };
     assert!(loader.create(&node).unwrap().is_some());
     let e = loader
-        .create(&app::nodepool::NodePool::new("a", Default::default()))
+        .create(&spotboard_core::nodepool::NodePool::new(
+            "a",
+            Default::default(),
+        ))
         .map(|_| ())
         .unwrap_err();
     assert_eq!(e.code, 404);

@@ -30,7 +30,6 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use app::domain::preemption::{self, CapacityType};
 use chrono::Utc;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -39,6 +38,7 @@ use kube::{Api, Client, ResourceExt};
 use rand::Rng;
 use rand::rngs::SmallRng;
 use serde_json::{Value, json};
+use spotboard_core::domain::preemption::{self, CapacityType};
 use tokio::task::JoinSet;
 
 use super::clock::{Clock, rfc3339};

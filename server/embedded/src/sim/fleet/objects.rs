@@ -4,10 +4,10 @@
 
 use serde_json::{Value, json};
 
-use app::domain::preemption::{
+use spotboard_core::domain::preemption::{
     GKE_NODEPOOL, GKE_PROVISIONING, GKE_SPOT, KARPENTER_CAPACITY_TYPE, KARPENTER_NODEPOOL,
 };
-use app::labels;
+use spotboard_core::labels;
 
 /// Which provider a fleet zone plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub enum Flavor {
 }
 
 impl Flavor {
-    /// `gke` or `karpenter`, as `app::domain::preemption::Provider` spells it.
+    /// `gke` or `karpenter`, as `spotboard_core::domain::preemption::Provider` spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Flavor::Gke => "gke",
@@ -354,9 +354,9 @@ pub fn pdb(w: &WorkloadPlan) -> Option<Value> {
 mod tests {
     use std::collections::BTreeMap;
 
-    use app::domain::preemption::{CapacityType, Provider, classify};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
     use kube::core::{Selector, SelectorExt};
+    use spotboard_core::domain::preemption::{CapacityType, Provider, classify};
 
     use super::*;
 

@@ -4,12 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use app::domain::preemption::{self, GKE_TERMINATION_TAINT, KARPENTER_DISRUPTED_TAINT};
 use chrono::Utc;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
+use spotboard_core::domain::preemption::{self, GKE_TERMINATION_TAINT, KARPENTER_DISRUPTED_TAINT};
 
 use super::super::clock::{rfc3339, secs};
 use super::super::events::{Component, Involved, Severity};
@@ -166,7 +166,7 @@ pub(super) async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
                 .record(
                     &Involved::of(node),
                     Severity::Warning,
-                    app::labels::REASON_KARPENTER_FAILED_DRAINING,
+                    spotboard_core::labels::REASON_KARPENTER_FAILED_DRAINING,
                     &format!(
                         "Failed to drain node, {refused} pods are waiting to be evicted \
                          (Cannot evict pod as it would violate the pod's disruption budget.)"

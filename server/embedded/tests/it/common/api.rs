@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use app::nodepool::NodePool;
 use futures::StreamExt;
 use kube::api::WatchEvent;
 use kube::{Client, ResourceExt};
+use spotboard_core::nodepool::NodePool;
 use spotboard_embedded::api::{ApiOptions, ApiServer, Tokens};
 use spotboard_embedded::client_for;
 

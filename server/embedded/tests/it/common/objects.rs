@@ -1,9 +1,9 @@
 //! Kubernetes objects for the embedded API server's tests.
 
-use app::nodepool::{NodePool, NodePoolSpec};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::{Api, ResourceExt, api::ListParams};
 use serde_json::{Value, json};
+use spotboard_core::nodepool::{NodePool, NodePoolSpec};
 
 pub fn pool(name: &str, target: i32) -> NodePool {
     let mut np = NodePool::new(

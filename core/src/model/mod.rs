@@ -7,6 +7,7 @@ mod alert;
 mod capacity;
 mod create;
 mod history;
+pub mod patch;
 mod preemption;
 mod readiness;
 mod rows;

@@ -2,7 +2,7 @@
 //!
 //! Source: CoreWeave's Node Pool reference
 //! (<https://docs.coreweave.com/products/cks/reference/node-pool>; all sources are listed in
-//! `docs/sources.md`). Every spec and status field of that page is here. Under the `ssr`
+//! `docs/sources.md`). Every spec and status field of that page is here. Under the `kube`
 //! feature the spec derives `kube::CustomResource`, which makes the `NodePool` object type and
 //! the CRD; the browser build sees only the plain serde types.
 //!

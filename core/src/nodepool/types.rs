@@ -90,9 +90,9 @@ pub const FIVE_CONDITIONS: [ConditionType; 5] = [
 
 /// `NodePoolSpec`: the desired state of a NodePool (CoreWeave: Node Pool reference).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(kube::CustomResource, schemars::JsonSchema))]
+#[cfg_attr(feature = "kube", derive(kube::CustomResource, schemars::JsonSchema))]
 #[cfg_attr(
-    feature = "ssr",
+    feature = "kube",
     kube(
         group = "compute.coreweave.com",
         version = "v1alpha1",
@@ -152,7 +152,7 @@ pub struct NodePoolSpec {
     pub node_configuration_update_strategy: Option<NodeConfigurationUpdateStrategy>,
     /// Fields this build does not know, kept as they came.
     #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[cfg_attr(feature = "ssr", schemars(skip))]
+    #[cfg_attr(feature = "kube", schemars(skip))]
     pub extra: BTreeMap<String, Value>,
 }
 
@@ -170,7 +170,7 @@ impl NodePoolSpec {
 
 /// A node taint (`key`, optional `value`, `effect`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "kube", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Taint {
     pub key: String,
@@ -182,7 +182,7 @@ pub struct Taint {
 
 /// `spec.image`: only when directed by CoreWeave support (CoreWeave: Node Pool reference).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "kube", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Image {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -195,7 +195,7 @@ pub struct Image {
 
 /// `spec.gpu`: the GPU driver's major version.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "kube", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Gpu {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -204,7 +204,7 @@ pub struct Gpu {
 
 /// `spec.lifecycle`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "kube", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Lifecycle {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -216,7 +216,7 @@ pub struct Lifecycle {
 
 /// `spec.nodeConfigurationUpdateStrategy`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "kube", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeConfigurationUpdateStrategy {
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
@@ -225,7 +225,7 @@ pub struct NodeConfigurationUpdateStrategy {
 
 /// `NodePoolStatus`: the observed state (CoreWeave: Node Pool reference).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "kube", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct NodePoolStatus {
     /// Nodes requested and waiting to be assigned.
@@ -248,13 +248,13 @@ pub struct NodePoolStatus {
     pub conditions: Vec<Condition>,
     /// Fields this build does not know, kept as they came.
     #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[cfg_attr(feature = "ssr", schemars(skip))]
+    #[cfg_attr(feature = "kube", schemars(skip))]
     pub extra: BTreeMap<String, Value>,
 }
 
 /// `status.pendingNodeConfiguration`: a staged configuration awaiting adoption.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "kube", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PendingNodeConfiguration {
     /// RFC 3339 timestamp.
@@ -268,7 +268,7 @@ pub struct PendingNodeConfiguration {
 
 /// One entry of `status.nodeConfigurationRevisions`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "kube", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct NodeConfigurationRevision {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -289,7 +289,7 @@ pub struct NodeConfigurationRevision {
 /// `last_transition_time` stays the raw RFC 3339 string so that one malformed timestamp does
 /// not make the whole pool unreadable; the projection parses it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "kube", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     #[serde(rename = "type")]

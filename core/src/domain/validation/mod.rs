@@ -12,7 +12,7 @@
 //!
 //! No tokio or kube here: this module is compiled to wasm for the browser.
 
-#[cfg(any(test, feature = "ssr"))]
+#[cfg(any(test, feature = "testing"))]
 pub mod cases;
 mod syntax;
 

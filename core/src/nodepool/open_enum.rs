@@ -9,7 +9,7 @@
 ///
 /// The generated type serializes as the plain string, implements `From<&str>`, `as_str()`,
 /// `is_known()` and `known()` (the list of documented values, for forms and schemas), and
-/// under `ssr` a `schemars::JsonSchema` of `type: string` listing the known values.
+/// under `kube` a `schemars::JsonSchema` of `type: string` listing the known values.
 #[macro_export]
 macro_rules! open_enum {
     (
@@ -78,7 +78,7 @@ macro_rules! open_enum {
             }
         }
 
-        #[cfg(feature = "ssr")]
+        #[cfg(feature = "kube")]
         impl schemars::JsonSchema for $name {
             fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()

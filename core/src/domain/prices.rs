@@ -1,9 +1,9 @@
 //! The price catalog in force: instance type (and region, and cluster) → on-demand and spot USD
 //! per instance-hour, each with its source and as-of date.
 //!
-//! The shipped rows are CoreWeave's public prices (`app/data/`, coreweave.com/pricing
+//! The shipped rows are CoreWeave's public prices (`core/data/`, coreweave.com/pricing
 //! scraped 2026-08-22): North America on-demand and spot, and Europe spot; and dated Compute
-//! Engine and EC2 list prices for GKE and Karpenter node types (`app/data/cloud-prices.csv`). A user file
+//! Engine and EC2 list prices for GKE and Karpenter node types (`core/data/cloud-prices.csv`). A user file
 //! (`--prices FILE`, CSV) adds rows that win over the shipped ones, including per-cluster
 //! negotiated prices and discounts, and prices for GKE or Karpenter node types:
 //!
@@ -54,7 +54,7 @@ fn dec(s: &Option<String>) -> Option<Decimal> {
 impl PriceCatalog {
     /// The shipped prices: CoreWeave's public prices from the instance catalog (North America
     /// on-demand and spot, Europe spot; coreweave.com/pricing), then Compute Engine and EC2 list
-    /// prices for GKE and Karpenter node types (`app/data/cloud-prices.csv`, each row with its
+    /// prices for GKE and Karpenter node types (`core/data/cloud-prices.csv`, each row with its
     /// source and date).
     pub fn shipped() -> Self {
         let mut entries = Vec::new();

@@ -1,8 +1,8 @@
 //! The shipped reference data: CoreWeave instance types and General Access zones.
 //!
-//! Source: `app/data/coreweave-instance-catalog.csv` (instance IDs, GPUs, vCPUs, memory,
+//! Source: `core/data/coreweave-instance-catalog.csv` (instance IDs, GPUs, vCPUs, memory,
 //! Superchip flag, spot eligibility and public prices scraped from coreweave.com/pricing on
-//! 2026-08-22) and `app/data/coreweave-zones.txt` (General Access zones). Both files keep their
+//! 2026-08-22) and `core/data/coreweave-zones.txt` (General Access zones). Both files keep their
 //! `# SOURCE` lines; `docs/sources.md` lists the public pages behind them.
 
 use std::sync::OnceLock;
