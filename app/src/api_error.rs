@@ -14,6 +14,9 @@ pub enum ApiError {
     /// A source the answer needs cannot be read now (503): the ledger's database is away.
     #[error("{0}")]
     Unavailable(String),
+    /// What was asked for does not exist (404).
+    #[error("{0}")]
+    NotFound(String),
     /// A defect (500): the server was wired without what the function needs.
     #[error("{0}")]
     Internal(String),
@@ -47,6 +50,7 @@ impl ApiError {
         match self {
             Self::Invalid(_) => 400,
             Self::Unavailable(_) => 503,
+            Self::NotFound(_) => 404,
             Self::Internal(_) | Self::Transport(_) => 500,
         }
     }
@@ -62,6 +66,22 @@ impl ApiError {
             options.set_status(status);
         }
         self
+    }
+}
+
+/// A seam's failure (`spotboard_core::Error`, from the ledger, the feeds, the API servers) by
+/// its kind: the one place a source's error becomes a status.
+impl From<spotboard_core::Error> for ApiError {
+    fn from(e: spotboard_core::Error) -> Self {
+        use spotboard_core::Error as E;
+        match e {
+            E::Invalid(m) => Self::Invalid(m),
+            E::Unavailable(m) => Self::Unavailable(m),
+            E::NotFound(m) => Self::NotFound(m),
+            // A row that does not decode on the server is its own defect.
+            e @ E::Decode { .. } => Self::Internal(e.to_string()),
+        }
+        .respond()
     }
 }
 
@@ -101,5 +121,16 @@ mod tests {
         );
         let lost = ApiError::from_server_fn_error(ServerFnErrorErr::Request("reset".into()));
         assert_eq!(lost.status(), 500);
+        // A seam's kinds, each to its status.
+        use spotboard_core::Error as E;
+        for (e, status) in [
+            (E::Invalid("backwards range".into()), 400),
+            (E::NotFound("no pool c/p".into()), 404),
+            (E::Unavailable("ledger unavailable since 12:00".into()), 503),
+        ] {
+            let text = e.to_string();
+            let api = ApiError::from(e);
+            assert_eq!((api.status(), api.to_string()), (status, text));
+        }
     }
 }

@@ -15,7 +15,7 @@ pub trait PreemptionSource: Send + Sync {
         &'a self,
         namespace: &'a str,
         name: &'a str,
-    ) -> crate::create_api::BoxFuture<'a, Result<Vec<PodHit>, String>>;
+    ) -> crate::create_api::BoxFuture<'a, spotboard_core::Result<Vec<PodHit>>>;
 }
 
 /// The context value carrying the server's [`PreemptionSource`].
@@ -41,5 +41,5 @@ pub async fn find_pod_hits(
         .0
         .pod_hits(&namespace, &name)
         .await
-        .map_err(crate::api_error::ApiError::unavailable)
+        .map_err(crate::api_error::ApiError::from)
 }

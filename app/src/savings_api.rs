@@ -14,7 +14,7 @@ pub trait SavingsSource: Send + Sync {
         &'a self,
         from: chrono::DateTime<chrono::Utc>,
         to: chrono::DateTime<chrono::Utc>,
-    ) -> crate::create_api::BoxFuture<'a, Result<SavingsReport, String>>;
+    ) -> crate::create_api::BoxFuture<'a, spotboard_core::Result<SavingsReport>>;
 
     /// The headline of the report over the named `range` ending now (see
     /// [`load_savings_headline`]). The server answers every tab from one report a few seconds
@@ -26,7 +26,7 @@ pub trait SavingsSource: Send + Sync {
         range: &'a str,
         from: chrono::DateTime<chrono::Utc>,
         to: chrono::DateTime<chrono::Utc>,
-    ) -> crate::create_api::BoxFuture<'a, Result<crate::model::SavingsHeadline, String>>;
+    ) -> crate::create_api::BoxFuture<'a, spotboard_core::Result<crate::model::SavingsHeadline>>;
 
     /// The price catalog in force, user rows first.
     fn prices(&self) -> Vec<crate::model::PriceEntry>;
@@ -38,7 +38,10 @@ pub trait SavingsSource: Send + Sync {
         pool: &'a str,
         from: chrono::DateTime<chrono::Utc>,
         to: chrono::DateTime<chrono::Utc>,
-    ) -> crate::create_api::BoxFuture<'a, Result<Vec<crate::model::ConditionTransition>, String>>;
+    ) -> crate::create_api::BoxFuture<
+        'a,
+        spotboard_core::Result<Vec<crate::model::ConditionTransition>>,
+    >;
 }
 
 /// The context value carrying the server's [`SavingsSource`].
@@ -88,7 +91,7 @@ pub async fn load_savings(
         .0
         .report(from, to)
         .await
-        .map_err(crate::api_error::ApiError::unavailable)
+        .map_err(crate::api_error::ApiError::from)
 }
 
 /// The headline of [`load_savings`]'s report over a named `range` (`1h`, `24h`, `7d`,
@@ -107,7 +110,7 @@ pub async fn load_savings_headline(
         .0
         .headline(&range, from, to)
         .await
-        .map_err(crate::api_error::ApiError::unavailable)
+        .map_err(crate::api_error::ApiError::from)
 }
 
 /// A NodePool's condition history over `range` (`24h`, `7d`, `30d`): its transitions, newest
@@ -126,7 +129,7 @@ pub async fn load_condition_history(
         .0
         .conditions(&cluster, &pool, from, to)
         .await
-        .map_err(crate::api_error::ApiError::unavailable)?;
+        .map_err(crate::api_error::ApiError::from)?;
     Ok(crate::domain::conditions_history::history(
         transitions,
         from,

@@ -77,3 +77,13 @@ impl Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// This crate's errors as a seam answers them (`spotboard_core::Error`): the one place a
+/// server failure gets the kind that becomes its HTTP status. What reaches a seam is a
+/// source that cannot answer now (the ledger's database, an API server, the disk), never the
+/// request's fault: a request is checked before a source is asked (`Invalid`, 400).
+impl From<Error> for spotboard_core::Error {
+    fn from(e: Error) -> Self {
+        spotboard_core::Error::Unavailable(e.to_string())
+    }
+}

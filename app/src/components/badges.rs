@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use crate::{
     components::time::{clock, stamp},
     model::{ClusterRow, ConditionView, LinkState},
+    nodepool::ComputeClass,
 };
 
 /// One condition as a coloured badge; status, reason, message and last transition on hover
@@ -50,13 +51,13 @@ fn short_type(t: &str) -> String {
 
 /// The computeClass as a badge (`spot` stands out; unknown classes show verbatim).
 #[component]
-pub fn ClassBadge(class: String) -> impl IntoView {
-    let variant = match class.as_str() {
-        "spot" => "spot",
-        "default" => "default",
-        _ => "other",
+pub fn ClassBadge(class: ComputeClass) -> impl IntoView {
+    let variant = match class {
+        ComputeClass::Spot => "spot",
+        ComputeClass::Default => "default",
+        ComputeClass::Other(_) => "other",
     };
-    view! { <span class=format!("badge class-{variant}")>{class}</span> }
+    view! { <span class=format!("badge class-{variant}")>{class.as_str().to_string()}</span> }
 }
 
 /// A watched cluster's link state: live, connecting, or stale since the last good data.

@@ -188,7 +188,7 @@ where
             {select("Zone", "zone", |q| q.zone.clone(), |q, v| q.zone = v, |r| r.zone.clone().unwrap_or_else(|| r.cluster.clone()))}
             {select("Provider", "provider", |q| q.provider.clone(), |q, v| q.provider = v, |r| r.provider.to_string())}
             {select("Capacity type", "capacity", |q| q.capacity.clone(), |q, v| q.capacity = v, |r| r.capacity_type.to_string())}
-            {select("computeClass", "class", |q| q.class.clone(), |q, v| q.class = v, |r| r.compute_class.clone())}
+            {select("computeClass", "class", |q| q.class.clone(), |q, v| q.class = v, |r| r.compute_class_text().to_string())}
             {select("Instance type", "type", |q| q.instance_type.clone(), |q, v| q.instance_type = v, |r| r.instance_type.clone())}
             <label class="check">
                 <input
@@ -439,7 +439,7 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
                 <span class="muted">{move || row.with(|r| r.gpus_per_node.filter(|g| *g > 0).map(|g| format!(" · {g} GPU")).unwrap_or_default())}</span>
             </td>
             // GKE and Karpenter pools have no computeClass.
-            <td data-col="class">{move || row.with(|r| (!r.compute_class.is_empty()).then(|| r.compute_class.clone())).map(|class| view! { <ClassBadge class /> })}</td>
+            <td data-col="class">{move || row.with(|r| r.compute_class.clone()).map(|class| view! { <ClassBadge class /> })}</td>
             <td class="num" data-col="target">{move || row.with(|r| r.target_nodes.to_string())}</td>
             <td class="num" data-col="current">{move || row.with(|r| count(r.current_nodes))}</td>
             <td class="num" data-col="queued">{move || row.with(|r| count(r.queued_nodes))}</td>

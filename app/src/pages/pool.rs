@@ -72,7 +72,7 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
             <h1>
                 {move || row.with(|r| r.name.clone())}
                 " "
-                {move || row.with(|r| (!r.compute_class.is_empty()).then(|| r.compute_class.clone())).map(|class| view! { <ClassBadge class /> })}
+                {move || row.with(|r| r.compute_class.clone()).map(|class| view! { <ClassBadge class /> })}
                 " "
                 <span class=move || row.with(|r| format!("badge cap-{}", r.capacity_type))>{move || row.with(|r| r.capacity_type.to_string())}</span>
             </h1>

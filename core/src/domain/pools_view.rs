@@ -231,7 +231,10 @@ impl PoolQuery {
             .zone
             .as_ref()
             .is_none_or(|z| row.zone.as_deref().unwrap_or(&row.cluster) == z);
-        let class_ok = self.class.as_ref().is_none_or(|c| &row.compute_class == c)
+        let class_ok = self
+            .class
+            .as_ref()
+            .is_none_or(|c| row.compute_class_text() == c)
             && self
                 .provider
                 .as_ref()
@@ -266,7 +269,7 @@ impl PoolQuery {
             SortKey::Provider => a.provider.as_str().cmp(b.provider.as_str()),
             SortKey::CapacityType => a.capacity_type.as_str().cmp(b.capacity_type.as_str()),
             SortKey::InstanceType => a.instance_type.cmp(&b.instance_type),
-            SortKey::ComputeClass => a.compute_class.cmp(&b.compute_class),
+            SortKey::ComputeClass => a.compute_class_text().cmp(b.compute_class_text()),
             SortKey::Target => a.target_nodes.cmp(&b.target_nodes),
             SortKey::Current => a.current_nodes.cmp(&b.current_nodes),
             SortKey::Queued => a.queued_nodes.cmp(&b.queued_nodes),
@@ -297,7 +300,7 @@ mod tests {
             name: name.into(),
             cluster: cluster.into(),
             zone: Some(cluster.to_uppercase()),
-            compute_class: class.into(),
+            compute_class: Some(class.into()),
             instance_type: "gd-8xa100-i128".into(),
             current_nodes: Some(current),
             problems: if problem {

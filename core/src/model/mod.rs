@@ -13,6 +13,8 @@ mod readiness;
 mod rows;
 mod savings;
 mod stream;
+#[cfg(test)]
+mod wire_format_tests;
 
 pub use alert::*;
 pub use capacity::*;

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::preemption::{CapacityType, Provider};
-use crate::nodepool::ConditionType;
+use crate::nodepool::{ComputeClass, ConditionType};
 
 /// How healthy the watch of one cluster is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,8 +131,11 @@ pub struct PoolRow {
     #[serde(default)]
     pub zone: Option<String>,
     pub name: String,
-    /// `spec.computeClass` as sent (`default`, `spot`, or an unknown value verbatim).
-    pub compute_class: String,
+    /// `spec.computeClass` (`default`, `spot`, or an unknown value verbatim); `None` for a
+    /// GKE or Karpenter pool, which has none, or a NodePool whose spec could not be read.
+    /// Serialized as the text, `""` for `None` (the stream's format before it was typed).
+    #[serde(with = "class_text")]
+    pub compute_class: Option<ComputeClass>,
     pub instance_type: String,
     /// GPUs per node from the shipped catalog; `None` for an unknown instance type.
     #[serde(default)]
@@ -174,6 +177,11 @@ pub struct PoolRow {
 }
 
 impl PoolRow {
+    /// `spec.computeClass` as text, `""` when the pool has none.
+    pub fn compute_class_text(&self) -> &str {
+        self.compute_class.as_ref().map_or("", ComputeClass::as_str)
+    }
+
     /// Whether the dashboard's "has a problem" filter keeps this pool.
     pub fn has_problem(&self) -> bool {
         !self.problems.is_empty() || self.malformed.is_some()
@@ -289,4 +297,20 @@ pub struct EventRow {
     /// Last time the event was seen.
     #[serde(default)]
     pub last_seen: Option<DateTime<Utc>>,
+}
+
+/// [`PoolRow::compute_class`] on the wire: the class's text, `""` for none.
+mod class_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::nodepool::ComputeClass;
+
+    pub fn serialize<S: Serializer>(class: &Option<ComputeClass>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(class.as_ref().map_or("", ComputeClass::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ComputeClass>, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Ok((!text.is_empty()).then(|| ComputeClass::from(text.as_ref())))
+    }
 }

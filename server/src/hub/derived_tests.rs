@@ -111,16 +111,17 @@ fn preemption_rows_are_published_once_per_change_and_only_where_wanted() {
 
 #[test]
 fn rates_and_alerts_go_to_the_preemptions_page_only() {
-    use spotboard_core::domain::preemption::rates::RateRow;
+    use spotboard_core::domain::capacity::score::Band;
+    use spotboard_core::domain::preemption::rates::{RateBy, RateRow, Window};
     let hub = hub();
     hub.set_rates(vec![RateRow {
-        by: "pool".into(),
+        by: RateBy::Pool,
         key: "zone-a/spot-a".into(),
-        window: "24h".into(),
+        window: Window::Last24h,
         preemptions: 1,
         spot_nodes: 4,
         rate_pct: 25.0,
-        band: ">20 %".into(),
+        band: Band::Above20,
         ..Default::default()
     }]);
     hub.set_alerts(vec![UndeliveredAlert {

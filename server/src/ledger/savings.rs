@@ -94,12 +94,8 @@ impl SavingsSource for Savings {
         &'a self,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
-    ) -> BoxFuture<'a, Result<SavingsReport, String>> {
-        Box::pin(async move {
-            Savings::report(self, from, to)
-                .await
-                .map_err(|e| e.to_string())
-        })
+    ) -> BoxFuture<'a, spotboard_core::Result<SavingsReport>> {
+        Box::pin(async move { Ok(Savings::report(self, from, to).await?) })
     }
 
     fn headline<'a>(
@@ -107,12 +103,8 @@ impl SavingsSource for Savings {
         range: &'a str,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
-    ) -> BoxFuture<'a, Result<SavingsHeadline, String>> {
-        Box::pin(async move {
-            Savings::headline(self, range, from, to)
-                .await
-                .map_err(|e| e.to_string())
-        })
+    ) -> BoxFuture<'a, spotboard_core::Result<SavingsHeadline>> {
+        Box::pin(async move { Ok(Savings::headline(self, range, from, to).await?) })
     }
 
     fn prices(&self) -> Vec<PriceEntry> {
@@ -125,10 +117,11 @@ impl SavingsSource for Savings {
         pool: &'a str,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
-    ) -> BoxFuture<'a, Result<Vec<spotboard_core::model::ConditionTransition>, String>> {
+    ) -> BoxFuture<'a, spotboard_core::Result<Vec<spotboard_core::model::ConditionTransition>>>
+    {
         Box::pin(async move {
             let read = self.ledger.conditions_of(cluster, pool, from, to).await;
-            self.ledger.track(read).map_err(|e| e.to_string())
+            Ok(self.ledger.track(read)?)
         })
     }
 }

@@ -420,16 +420,15 @@ impl app::preemptions_api::PreemptionSource for PreemptionWatch {
         &'a self,
         namespace: &'a str,
         name: &'a str,
-    ) -> app::create_api::BoxFuture<'a, Result<Vec<spotboard_core::model::PodHit>, String>> {
+    ) -> app::create_api::BoxFuture<'a, spotboard_core::Result<Vec<spotboard_core::model::PodHit>>>
+    {
         Box::pin(async move {
-            let ledger = self
-                .ledger
-                .as_ref()
-                .ok_or_else(|| "no ledger: preemptions are not kept".to_string())?;
-            ledger
-                .hits_on(namespace, name)
-                .await
-                .map_err(|e| e.to_string())
+            let ledger = self.ledger.as_ref().ok_or_else(|| {
+                spotboard_core::Error::Unavailable(
+                    "no ledger: preemptions are not kept".to_string(),
+                )
+            })?;
+            Ok(ledger.hits_on(namespace, name).await?)
         })
     }
 }

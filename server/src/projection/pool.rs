@@ -53,7 +53,7 @@ pub fn pool_row(
 }
 
 fn fill(row: &mut PoolRow, spec: &NodePoolSpec, status: &NodePoolStatus, generation: Option<i64>) {
-    row.compute_class = spec.compute_class.as_str().to_string();
+    row.compute_class = Some(spec.compute_class.clone());
     row.capacity_type = CapacityType::of_compute_class(&spec.compute_class);
     row.instance_type = spec.instance_type.clone();
     row.gpus_per_node = catalog::instance_type(&spec.instance_type).map(|t| t.gpus);
@@ -262,7 +262,7 @@ mod tests {
             serde_json::json!({}),
         );
         let row = pool_row("c", None, &rec, &NodeAggregate::default());
-        assert_eq!(row.compute_class, "flex");
+        assert_eq!(row.compute_class_text(), "flex");
         assert!(
             row.problems
                 .iter()

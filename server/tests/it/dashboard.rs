@@ -48,7 +48,7 @@ async fn seeded_pools_are_served_with_five_conditions() {
             "NodeReconfigurationRequired"
         ]
     );
-    assert!(pools.iter().any(|p| p.compute_class == "spot"));
+    assert!(pools.iter().any(|p| p.compute_class_text() == "spot"));
     assert!(
         pools
             .iter()
@@ -152,7 +152,7 @@ async fn kubectl_apply_shows_up_in_the_dashboard() {
     })
     .await;
     let row = pool_named(&hub.pool_rows(), "kubectl-pool").unwrap();
-    assert_eq!(row.compute_class, "spot");
+    assert_eq!(row.compute_class_text(), "spot");
     assert_eq!(row.instance_type, "gd-8xl40s-i128");
 }
 
@@ -238,7 +238,7 @@ async fn unexpected_objects_are_shown_with_a_reason_and_nothing_crashes() {
         bad.malformed
     );
     let odd = pool_named(&rows, "odd-class").unwrap();
-    assert_eq!(odd.compute_class, "flex");
+    assert_eq!(odd.compute_class_text(), "flex");
     assert!(
         odd.problems
             .iter()

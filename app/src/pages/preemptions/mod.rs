@@ -18,6 +18,7 @@ use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
 use crate::components::time::use_now;
+use crate::domain::preemption::rates::RateBy;
 use crate::live::{LiveStore, use_live};
 use crate::model::{PodImpact, PreemptionView, Scope, Wave};
 
@@ -33,7 +34,7 @@ pub fn clock_s(s: i64) -> String {
 pub fn PreemptionsPage() -> impl IntoView {
     let live = expect_context::<LiveStore>();
     // Kept across the Suspense's re-renders.
-    let rates_scope = RwSignal::new("pool".to_string());
+    let rates_scope = RwSignal::new(RateBy::Pool);
     let snapshot = use_live(Scope::preemptions);
     let keys = Memo::new(move |_| cards::card_order(live, None));
     crate::components::chart::dispose_on_unmount(chart::CHART_ID);

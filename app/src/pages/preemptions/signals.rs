@@ -10,18 +10,15 @@ use std::collections::{BTreeMap, HashMap};
 use leptos::prelude::*;
 
 use crate::domain::preemption::Provider;
-use crate::domain::preemption::rates::{BY_ZONE_TYPE, RateRow, advice};
+use crate::domain::preemption::rates::{RateBy, RateRow, Window, advice};
 use crate::domain::preemption::replacement;
 use crate::live::LiveStore;
 use crate::model::PoolRow;
 
-/// The dimensions the table can be read by, as [`RateRow::by`] names them.
-const SCOPES: [&str; 4] = ["pool", "zone", "instance type", BY_ZONE_TYPE];
-
 /// The window the latency column reads (replacements are rarer than preemptions).
-const LATENCY_WINDOW: &str = "7d";
+const LATENCY_WINDOW: Window = Window::Last7d;
 /// The window the eviction errors column reads.
-const EVICTIONS_WINDOW: &str = "7d";
+const EVICTIONS_WINDOW: Window = Window::Last7d;
 
 /// The provider of each key the table can show, from the pools in the store: a pool's
 /// `cluster/name`, a zone, an instance type. A key two providers share has none.
@@ -71,8 +68,6 @@ pub struct SignalLine {
     pub flag: Option<(String, &'static str, bool)>,
 }
 
-const WINDOWS: [&str; 3] = ["24h", "7d", "30d"];
-
 /// Lines the table shows until asked for all: a table of 2,000 pools took the tab 150-270 ms
 /// to lay out again each time its rows changed, and the keys that matter lead.
 pub const SIGNAL_ROWS: usize = 100;
@@ -82,7 +77,7 @@ pub const SIGNAL_ROWS: usize = 100;
 /// where looking each cell up among all rows was the square of them, most of a second at
 /// 2,000 pools); `providers` from [`providers`].
 pub fn lines(
-    by: &str,
+    by: RateBy,
     each_rate: impl FnOnce(&mut dyn FnMut(&RateRow)),
     providers: &HashMap<String, Provider>,
 ) -> Vec<SignalLine> {
@@ -91,18 +86,13 @@ pub fn lines(
         if r.by != by {
             return;
         }
-        if let Some(i) = WINDOWS.iter().position(|w| *w == r.window) {
-            keys.entry(r.key.clone()).or_default()[i] = Some(r.clone());
-        }
+        keys.entry(r.key.clone()).or_default()[r.window.index()] = Some(r.clone());
     });
-    let at = |w: &str| {
-        WINDOWS
-            .iter()
-            .position(|x| *x == w)
-            .expect("a known window")
+    let rate_24h = |rows: &[Option<RateRow>; 3]| {
+        rows[Window::Last24h.index()]
+            .as_ref()
+            .map_or(-1.0, |r| r.rate_pct)
     };
-    let rate_24h =
-        |rows: &[Option<RateRow>; 3]| rows[at("24h")].as_ref().map_or(-1.0, |r| r.rate_pct);
     let flagged = |rows: &[Option<RateRow>; 3]| rows.iter().flatten().any(|r| r.alert);
     let mut keys: Vec<_> = keys.into_iter().collect();
     // Stable: equal keys keep their key order.
@@ -118,7 +108,7 @@ pub fn lines(
                     .map(|r| format!("{} ({} of {})", r.band, r.preemptions, r.spot_nodes))
                     .unwrap_or_else(|| "—".into())
             });
-            let latency = rows[at(LATENCY_WINDOW)]
+            let latency = rows[LATENCY_WINDOW.index()]
                 .as_ref()
                 .filter(|r| r.replaced > 0)
                 .map(|r| {
@@ -133,7 +123,7 @@ pub fn lines(
                         ],
                     )
                 });
-            let evictions = rows[at(EVICTIONS_WINDOW)]
+            let evictions = rows[EVICTIONS_WINDOW.index()]
                 .as_ref()
                 .map(|r| (r.evictions.total(), r.evictions.to_string()));
             let provider = providers.get(&key).copied();
@@ -204,7 +194,7 @@ fn line_view(line: SignalLine) -> impl IntoView {
 
 /// The table, for the dimension `scope` names, from the tab's rate rows.
 #[component]
-pub fn SignalsTable(scope: RwSignal<String>) -> impl IntoView {
+pub fn SignalsTable(scope: RwSignal<RateBy>) -> impl IntoView {
     let live = expect_context::<LiveStore>();
     // Read again only when pools come or go: a pool's counts change thousands of times in a
     // wave, its provider, zone and instance type not.
@@ -214,7 +204,7 @@ pub fn SignalsTable(scope: RwSignal<String>) -> impl IntoView {
     });
     let lines = Memo::new(move |_| {
         let by = scope.get();
-        providers.with(|p| lines(&by, |f| live.rates.for_each(f), p))
+        providers.with(|p| lines(by, |f| live.rates.for_each(f), p))
     });
     let all = RwSignal::new(false);
     let shown = move || {
@@ -260,14 +250,18 @@ pub fn SignalsTable(scope: RwSignal<String>) -> impl IntoView {
              running spot nodes whose rate is above the threshold is flagged."
         </p>
         <label class="rates-scope">"Signals by "
-            <select name="rates-by" on:change=move |ev| scope.set(event_target_value(&ev))>
-                {SCOPES.map(|s| view! { <option value=s selected=s == first>{s}</option> })}
+            <select name="rates-by" on:change=move |ev| {
+                if let Some(by) = RateBy::parse(&event_target_value(&ev)) {
+                    scope.set(by);
+                }
+            }>
+                {RateBy::ALL.map(|s| view! { <option value=s.as_str() selected=s == first>{s.as_str()}</option> })}
             </select>
         </label>
         <div class="table-wrap" tabindex="0" role="region" aria-label="Spot signals">
             <table class="rates" data-testid="signals">
                 <thead><tr>
-                    <th scope="col">{move || scope.get()}</th>
+                    <th scope="col">{move || scope.get().as_str()}</th>
                     <th scope="col">"rate 24 h"</th><th scope="col">"7 d"</th><th scope="col">"30 d"</th>
                     <th scope="col">"replacement p50 / p95 / max, 7 d"</th>
                     <th scope="col">"eviction errors, 7 d"</th>
@@ -285,6 +279,7 @@ pub fn SignalsTable(scope: RwSignal<String>) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::capacity::score::Band;
 
     fn pool(cluster: &str, name: &str, zone: &str, t: &str, provider: Provider) -> PoolRow {
         PoolRow {
@@ -331,14 +326,14 @@ mod tests {
         assert!(advice(Some(Provider::Karpenter)).contains("instance family"));
     }
 
-    fn rate(by: &str, key: &str, window: &str, preemptions: u32) -> RateRow {
+    fn rate(by: RateBy, key: &str, window: Window, preemptions: u32) -> RateRow {
         RateRow {
-            by: by.into(),
+            by,
             key: key.into(),
-            window: window.into(),
+            window,
             preemptions,
             spot_nodes: 10,
-            band: "10-15 %".into(),
+            band: Band::From10To15,
             ..Default::default()
         }
     }
@@ -346,11 +341,11 @@ mod tests {
     #[test]
     fn one_line_per_key_of_the_dimension_with_its_three_windows() {
         let mut rows = vec![
-            rate("pool", "c/b", "30d", 3),
-            rate("pool", "c/a", "24h", 1),
-            rate("zone", "US-EAST-04A", "24h", 9),
-            rate("pool", "c/a", "7d", 2),
-            rate("pool", "c/a", "30d", 3),
+            rate(RateBy::Pool, "c/b", Window::Last30d, 3),
+            rate(RateBy::Pool, "c/a", Window::Last24h, 1),
+            rate(RateBy::Zone, "US-EAST-04A", Window::Last24h, 9),
+            rate(RateBy::Pool, "c/a", Window::Last7d, 2),
+            rate(RateBy::Pool, "c/a", Window::Last30d, 3),
         ];
         rows[3].replaced = 2;
         rows[3].latency_p50_s = Some(45.0);
@@ -358,12 +353,12 @@ mod tests {
         rows[3].evictions.refused = 2;
         rows[4].alert = true;
         rows[4].alert_pct = 20.0;
-        let mut busy = rate("pool", "c/0-busy", "24h", 5);
+        let mut busy = rate(RateBy::Pool, "c/0-busy", Window::Last24h, 5);
         busy.rate_pct = 50.0;
         rows.push(busy);
         rows[1].rate_pct = 10.0;
         let providers = HashMap::from([("c/a".to_string(), Provider::Cks)]);
-        let got = lines("pool", |f| rows.iter().for_each(f), &providers);
+        let got = lines(RateBy::Pool, |f| rows.iter().for_each(f), &providers);
         assert_eq!(
             got.iter().map(|l| l.key.as_str()).collect::<Vec<_>>(),
             ["c/a", "c/0-busy", "c/b"],
@@ -373,9 +368,9 @@ mod tests {
         assert_eq!(
             a.rates,
             [
-                "10-15 % (1 of 10)",
-                "10-15 % (2 of 10)",
-                "10-15 % (3 of 10)"
+                "10–15 % (1 of 10)",
+                "10–15 % (2 of 10)",
+                "10–15 % (3 of 10)"
             ]
         );
         assert_eq!(

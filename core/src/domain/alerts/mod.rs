@@ -24,7 +24,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 
 use crate::domain::preemption::evictions::{EvictionCounts, counts};
-use crate::domain::preemption::rates::RateRow;
+use crate::domain::preemption::rates::{RateBy, RateRow, Window};
 use crate::model::{ALERT_SCHEMA, Alert, AlertKind, AlertStatus, PoolRow, PreemptionView, Wave};
 use crate::nodepool::ConditionType;
 
@@ -123,7 +123,7 @@ pub fn now_wrong(inputs: Inputs<'_>, t: &Thresholds, now: DateTime<Utc>) -> Vec<
     for r in inputs
         .rates
         .iter()
-        .filter(|r| r.by == "pool" && r.window == "24h")
+        .filter(|r| r.by == RateBy::Pool && r.window == Window::Last24h)
     {
         // Pool names hold no '/'; some cluster (context) names do.
         let Some((cluster, pool)) = r.key.rsplit_once('/') else {

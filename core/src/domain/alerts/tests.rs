@@ -65,9 +65,9 @@ fn a_wave_fires_once_from_two_nodes_grows_silently_and_resolves_when_it_closes()
 
 fn rate(key: &str, alert: bool, p95: Option<f64>) -> RateRow {
     RateRow {
-        by: "pool".into(),
+        by: RateBy::Pool,
         key: key.into(),
-        window: "24h".into(),
+        window: Window::Last24h,
         preemptions: 2,
         spot_nodes: 10,
         rate_pct: 20.0,

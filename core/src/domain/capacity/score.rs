@@ -17,6 +17,7 @@
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
 
 use crate::catalog;
 use crate::domain::validation::SUPERCHIP_SPOT_REASON;
@@ -179,14 +180,57 @@ pub fn human(seconds: u64) -> String {
     }
 }
 
+/// A band of preemption rates: the Spot Instance Advisor's "Frequency of interruption"
+/// (AWS), serialized as its label (`<5 %`, `5–10 %`, `10–15 %`, `15–20 %`, `>20 %`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub enum Band {
+    /// Under 5 %.
+    #[default]
+    #[serde(rename = "<5 %")]
+    Below5,
+    /// 5 % to under 10 %.
+    #[serde(rename = "5–10 %")]
+    From5To10,
+    /// 10 % to under 15 %.
+    #[serde(rename = "10–15 %")]
+    From10To15,
+    /// 15 % to under 20 %.
+    #[serde(rename = "15–20 %")]
+    From15To20,
+    /// 20 % and above.
+    #[serde(rename = ">20 %")]
+    Above20,
+}
+
+impl Band {
+    /// Its label, as serialized and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Band::Below5 => "<5 %",
+            Band::From5To10 => "5–10 %",
+            Band::From10To15 => "10–15 %",
+            Band::From15To20 => "15–20 %",
+            Band::Above20 => ">20 %",
+        }
+    }
+}
+
+impl std::fmt::Display for Band {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The Spot Advisor band of a preemption rate in percent.
-pub fn band(rate_pct: f64) -> &'static str {
+pub fn band(rate_pct: f64) -> Band {
     match rate_pct {
-        r if r < 5.0 => "<5 %",
-        r if r < 10.0 => "5–10 %",
-        r if r < 15.0 => "10–15 %",
-        r if r < 20.0 => "15–20 %",
-        _ => ">20 %",
+        r if r < 5.0 => Band::Below5,
+        r if r < 10.0 => Band::From5To10,
+        r if r < 15.0 => Band::From10To15,
+        r if r < 20.0 => Band::From15To20,
+        _ => Band::Above20,
     }
 }
 

@@ -9,6 +9,7 @@ use crate::model::{
     CapacityCell, CapacityFeed, CapacityGrid, ConditionView, FeedEntry, FinderResult, Lifetime,
     PoolRow, SourceStatus,
 };
+use crate::nodepool::ComputeClass;
 
 fn now() -> chrono::DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap()
@@ -119,11 +120,11 @@ fn region_filter_and_curves() {
 
 #[test]
 fn bands_match_the_spot_advisor() {
-    assert_eq!(score::band(0.0), "<5 %");
-    assert_eq!(score::band(5.0), "5–10 %");
-    assert_eq!(score::band(14.9), "10–15 %");
-    assert_eq!(score::band(19.99), "15–20 %");
-    assert_eq!(score::band(20.0), ">20 %");
+    assert_eq!(score::band(0.0), score::Band::Below5);
+    assert_eq!(score::band(5.0), score::Band::From5To10);
+    assert_eq!(score::band(14.9), score::Band::From10To15);
+    assert_eq!(score::band(19.99), score::Band::From15To20);
+    assert_eq!(score::band(20.0), score::Band::Above20);
 }
 
 fn pool(cluster: &str, name: &str, reason: &str, queued: i32, current: i32) -> PoolRow {
@@ -131,7 +132,7 @@ fn pool(cluster: &str, name: &str, reason: &str, queued: i32, current: i32) -> P
         key: name.into(),
         cluster: cluster.into(),
         name: name.into(),
-        compute_class: "spot".into(),
+        compute_class: Some(ComputeClass::Spot),
         // As the hub derives it from computeClass.
         capacity_type: crate::domain::preemption::CapacityType::Spot,
         instance_type: "gd-8xh100ib-i128".into(),

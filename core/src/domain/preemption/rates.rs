@@ -18,14 +18,112 @@ use serde::{Deserialize, Serialize};
 
 use super::evictions::EvictionCounts;
 use super::replacement;
-use crate::domain::capacity::score::band;
+use crate::domain::capacity::score::{Band, band};
 use crate::model::Lifetime;
 
-/// The trailing windows, with their names.
-pub const WINDOWS: [(&str, i64); 3] = [("24h", 24), ("7d", 24 * 7), ("30d", 24 * 30)];
+/// A trailing window of the rates, serialized as its name (`24h`, `7d`, `30d`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub enum Window {
+    /// The last 24 hours.
+    #[default]
+    #[serde(rename = "24h")]
+    Last24h,
+    /// The last 7 days.
+    #[serde(rename = "7d")]
+    Last7d,
+    /// The last 30 days.
+    #[serde(rename = "30d")]
+    Last30d,
+}
 
-/// `by` of the rows per instance type in one zone, which the capacity grid's cells read.
-pub const BY_ZONE_TYPE: &str = "zone × instance type";
+impl Window {
+    /// Every window, shortest first (the order of the table's columns).
+    pub const ALL: [Window; 3] = [Window::Last24h, Window::Last7d, Window::Last30d];
+
+    /// Its name, as serialized: `24h`, `7d`, `30d`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Window::Last24h => "24h",
+            Window::Last7d => "7d",
+            Window::Last30d => "30d",
+        }
+    }
+
+    /// Its length in hours.
+    pub fn hours(self) -> i64 {
+        match self {
+            Window::Last24h => 24,
+            Window::Last7d => 24 * 7,
+            Window::Last30d => 24 * 30,
+        }
+    }
+
+    /// Its place in [`Window::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl std::fmt::Display for Window {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a rate is grouped by, serialized as the table names it (`pool`, `zone`, `instance
+/// type`, `zone × instance type`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub enum RateBy {
+    /// A NodePool (or GKE / Karpenter pool): key `cluster/pool`.
+    #[default]
+    #[serde(rename = "pool")]
+    Pool,
+    /// A zone: key the zone's name.
+    #[serde(rename = "zone")]
+    Zone,
+    /// An instance type: key its name.
+    #[serde(rename = "instance type")]
+    InstanceType,
+    /// An instance type in one zone, which the capacity grid's cells read: key
+    /// [`zone_type_key`].
+    #[serde(rename = "zone × instance type")]
+    ZoneInstanceType,
+}
+
+impl RateBy {
+    /// Every grouping, in the order the table offers them.
+    pub const ALL: [RateBy; 4] = [
+        RateBy::Pool,
+        RateBy::Zone,
+        RateBy::InstanceType,
+        RateBy::ZoneInstanceType,
+    ];
+
+    /// Its name, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RateBy::Pool => "pool",
+            RateBy::Zone => "zone",
+            RateBy::InstanceType => "instance type",
+            RateBy::ZoneInstanceType => "zone × instance type",
+        }
+    }
+
+    /// The grouping named `text` (as [`RateBy::as_str`] writes it), if any.
+    pub fn parse(text: &str) -> Option<RateBy> {
+        RateBy::ALL.into_iter().find(|b| b.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for RateBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// The key of a [`BY_ZONE_TYPE`] row.
 pub fn zone_type_key(zone: &str, instance_type: &str) -> String {
@@ -42,7 +140,7 @@ pub fn zone_type_24h<'a>(
     let key = zone_type_key(zone, instance_type);
     rates
         .iter()
-        .find(|r| r.by == BY_ZONE_TYPE && r.window == "24h" && r.key == key)
+        .find(|r| r.by == RateBy::ZoneInstanceType && r.window == Window::Last24h && r.key == key)
 }
 
 /// The key of a lifetime in one grouping.
@@ -51,15 +149,20 @@ type KeyOf = fn(&Lifetime) -> Option<String>;
 /// One rate.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RateRow {
-    /// `pool`, `zone` or `instance type`.
-    pub by: String,
+    /// What the rate is grouped by.
+    pub by: RateBy,
+    /// The pool (`cluster/pool`), zone, instance type or `zone/instance type`.
     pub key: String,
-    /// `24h`, `7d` or `30d`.
-    pub window: String,
+    /// The trailing window.
+    pub window: Window,
+    /// Spot nodes whose preemption T=0 fell in the window.
     pub preemptions: u32,
+    /// Spot nodes that ran at any time in the window.
     pub spot_nodes: u32,
+    /// `preemptions / spot_nodes`, percent, one decimal.
     pub rate_pct: f64,
-    pub band: String,
+    /// The Spot Advisor band of `rate_pct`.
+    pub band: Band,
     /// Spot nodes of this key running now: a key with none is not "actively used".
     #[serde(default)]
     pub running_spot_nodes: u32,
@@ -140,13 +243,13 @@ struct Acc {
 /// the replacement latency of the same preemptions. Not flagged: see [`flag`].
 pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
     let pairs = replacement::pair(lifetimes);
-    let dims: [(&str, KeyOf); 4] = [
-        ("pool", |l| {
+    let dims: [(RateBy, KeyOf); 4] = [
+        (RateBy::Pool, |l| {
             l.pool.as_ref().map(|p| format!("{}/{p}", l.cluster))
         }),
-        ("zone", |l| l.zone.clone()),
-        ("instance type", |l| l.instance_type.clone()),
-        (BY_ZONE_TYPE, |l| {
+        (RateBy::Zone, |l| l.zone.clone()),
+        (RateBy::InstanceType, |l| l.instance_type.clone()),
+        (RateBy::ZoneInstanceType, |l| {
             Some(zone_type_key(
                 l.zone.as_deref()?,
                 l.instance_type.as_deref()?,
@@ -154,8 +257,8 @@ pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
         }),
     ];
     let mut out = Vec::new();
-    for (window, hours) in WINDOWS {
-        let from = now - Duration::hours(hours);
+    for window in Window::ALL {
+        let from = now - Duration::hours(window.hours());
         for (by, key_of) in dims {
             let mut acc: BTreeMap<String, Acc> = BTreeMap::new();
             for l in lifetimes
@@ -185,13 +288,13 @@ pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
                 let rate_pct = f64::from(a.preemptions) * 100.0 / f64::from(a.spot_nodes.max(1));
                 let latency = replacement::stats(&a.latencies);
                 out.push(RateRow {
-                    by: by.into(),
+                    by,
                     key,
-                    window: window.into(),
+                    window,
                     preemptions: a.preemptions,
                     spot_nodes: a.spot_nodes,
                     rate_pct: (rate_pct * 10.0).round() / 10.0,
-                    band: band(rate_pct).into(),
+                    band: band(rate_pct),
                     running_spot_nodes: a.running,
                     alert: false,
                     alert_pct: 0.0,
@@ -238,22 +341,32 @@ mod tests {
         l.push(life("y", 500, Some(100), "spot")); // preempted 100 h ago
         l.push(life("z", 100, Some(1), "on-demand")); // not spot: ignored
         let r = rates(&l, now);
-        let get = |w: &str| r.iter().find(|x| x.by == "pool" && x.window == w).unwrap();
+        let get = |w: Window| {
+            r.iter()
+                .find(|x| x.by == RateBy::Pool && x.window == w)
+                .unwrap()
+        };
         // 24 h: 1 of 10 spot nodes that ran (y ended 100 h ago) = 10 % → 10–15 %.
-        assert_eq!((get("24h").preemptions, get("24h").spot_nodes), (1, 10));
-        assert_eq!(get("24h").band, "10–15 %");
+        assert_eq!(
+            (
+                get(Window::Last24h).preemptions,
+                get(Window::Last24h).spot_nodes
+            ),
+            (1, 10)
+        );
+        assert_eq!(get(Window::Last24h).band, Band::From10To15);
         // 7 d: 2 of 11 = 18.2 % → 15–20 %.
         assert_eq!(
             (
-                get("7d").preemptions,
-                get("7d").spot_nodes,
-                get("7d").rate_pct
+                get(Window::Last7d).preemptions,
+                get(Window::Last7d).spot_nodes,
+                get(Window::Last7d).rate_pct
             ),
             (2, 11, 18.2)
         );
-        assert_eq!(get("7d").band, "15–20 %");
+        assert_eq!(get(Window::Last7d).band, Band::From15To20);
         // One row per pool, zone, instance type, and instance type in a zone.
-        assert_eq!(r.iter().filter(|x| x.window == "30d").count(), 4);
+        assert_eq!(r.iter().filter(|x| x.window == Window::Last30d).count(), 4);
     }
 
     #[test]
@@ -271,10 +384,18 @@ mod tests {
         let mut od = life("z", 100, Some(1), "on-demand");
         od.evictions = counts(9, 9, 9);
         let r = rates(&[x, y, od, life("n", 100, None, "spot")], now);
-        let get = |w: &str| r.iter().find(|x| x.by == "pool" && x.window == w).unwrap();
-        assert_eq!(get("24h").evictions, counts(2, 0, 1), "only x's preemption");
-        assert_eq!(get("7d").evictions, counts(2, 1, 4), "x and y");
-        assert_eq!(get("7d").evictions.total(), 7);
+        let get = |w: Window| {
+            r.iter()
+                .find(|x| x.by == RateBy::Pool && x.window == w)
+                .unwrap()
+        };
+        assert_eq!(
+            get(Window::Last24h).evictions,
+            counts(2, 0, 1),
+            "only x's preemption"
+        );
+        assert_eq!(get(Window::Last7d).evictions, counts(2, 1, 4), "x and y");
+        assert_eq!(get(Window::Last7d).evictions.total(), 7);
     }
 
     #[test]
@@ -304,7 +425,7 @@ mod tests {
         flag(&mut r, 10.0);
         let pool = r
             .iter()
-            .find(|r| r.by == "pool" && r.window == "24h")
+            .find(|r| r.by == RateBy::Pool && r.window == Window::Last24h)
             .unwrap();
         // 2 preempted of 12 spot nodes that ran: 16.7 %; 10 still running.
         assert_eq!((pool.preemptions, pool.spot_nodes), (2, 12));

@@ -14,7 +14,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use rust_decimal::prelude::ToPrimitive;
-use spotboard_core::domain::preemption::rates::RateRow;
+use spotboard_core::domain::preemption::rates::{RateBy, RateRow};
 use spotboard_core::domain::preemption::{CapacityType, Provider};
 use spotboard_core::model::{Lifetime, PoolRow, RunRate};
 
@@ -253,7 +253,7 @@ impl Metrics {
         self.rates.clear();
         for r in rows
             .iter()
-            .filter(|r| r.by == "pool" && r.running_spot_nodes > 0)
+            .filter(|r| r.by == RateBy::Pool && r.running_spot_nodes > 0)
         {
             let Some((cluster, pool)) = r.key.split_once('/') else {
                 continue;
@@ -303,6 +303,7 @@ fn provider(p: Provider) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use spotboard_core::domain::preemption::rates::Window;
 
     fn pool(cluster: &str, capacity_type: CapacityType, nodes: i32) -> PoolRow {
         PoolRow {
@@ -440,9 +441,9 @@ mod tests {
         }];
         m.set_fleet(&[p]);
         let rate = |key: &str, running: u32| RateRow {
-            by: "pool".into(),
+            by: RateBy::Pool,
             key: key.into(),
-            window: "24h".into(),
+            window: Window::Last24h,
             rate_pct: 12.5,
             running_spot_nodes: running,
             ..Default::default()
