@@ -9,6 +9,8 @@
 //! - [`model`]: the rows and stream messages the browser receives (the wire types).
 //! - [`domain`]: the pure logic: conditions, the pools view, preemption timelines and rates,
 //!   capacity scores, cost and savings, prices, validation, the manifest reader, selectors.
+//! - [`provider`]: [`Provider`] (CKS, GKE, Karpenter) and [`CapacityType`] (spot, on-demand,
+//!   reserved), at the top: every view groups by them.
 //! - [`error`]: this crate's error type.
 
 pub mod catalog;
@@ -17,5 +19,7 @@ pub mod error;
 pub mod labels;
 pub mod model;
 pub mod nodepool;
+pub mod provider;
 
 pub use error::{Error, Result};
+pub use provider::{CapacityType, Provider};

@@ -453,7 +453,7 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
             </td>
             <td class="conds" data-col="conditions"><div class="cond-list">
                 {move || row.with(|r| r.conditions.iter().cloned().map(|c| view! { <ConditionBadge cond=c /> }).collect_view())}
-                {move || row.with(|r| (r.provider != crate::domain::preemption::Provider::Cks).then(|| view! {
+                {move || row.with(|r| (r.provider != spotboard_core::Provider::Cks).then(|| view! {
                     <span class="muted small" title="GKE and Karpenter pools are read from their nodes' labels; the five conditions are CoreWeave's">"from node labels"</span>
                 }))}
                 {move || row.with(|r| (r.nodes_preempting > 0).then(|| {

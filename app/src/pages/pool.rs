@@ -104,7 +104,7 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
                 </section>
             })
         }}
-        {move || row.with(|r| (r.provider != crate::domain::preemption::Provider::Cks).then(|| view! {
+        {move || row.with(|r| (r.provider != spotboard_core::Provider::Cks).then(|| view! {
             <p class="hint">"This pool is read from its nodes' labels (" {r.provider.to_string()} "): targets, queues and the five \
               conditions are CoreWeave NodePool fields and do not apply."</p>
         }))}
@@ -130,7 +130,7 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
         // Read once: a row's cluster and name never change, and the sections poll on their own.
         {
             let (cluster, name, spot) = row
-                .with_untracked(|r| (r.cluster.clone(), r.name.clone(), r.capacity_type == crate::domain::preemption::CapacityType::Spot));
+                .with_untracked(|r| (r.cluster.clone(), r.name.clone(), r.capacity_type == spotboard_core::CapacityType::Spot));
             view! {
                 <super::condition_history::ConditionHistorySection cluster=cluster.clone() pool=name.clone() />
                 <super::preemptions::PoolPreemptions cluster=cluster.clone() name=name.clone() />

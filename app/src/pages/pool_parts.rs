@@ -15,7 +15,7 @@ pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {
         row.with(|r| {
             let d = &r.detail;
             // GKE and Karpenter pools have none of the NodePool fields below.
-            if r.provider != crate::domain::preemption::Provider::Cks {
+            if r.provider != spotboard_core::Provider::Cks {
                 return d
                     .provider_spec
                     .iter()

@@ -2,8 +2,8 @@
 //! pool rows the browser already holds (so it moves with the stream, with no request of its
 //! own).
 
-use crate::domain::preemption::{CapacityType, Provider};
 use crate::model::PoolRow;
+use crate::{CapacityType, Provider};
 
 /// Nodes of one provider by capacity type (`status.currentNodes` of its pools).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

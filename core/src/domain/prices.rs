@@ -21,8 +21,8 @@
 
 use rust_decimal::Decimal;
 
+pub use crate::CapacityType;
 use crate::catalog::{self, PRICES_AS_OF, PRICES_SOURCE};
-pub use crate::domain::preemption::CapacityType;
 use crate::model::{PriceEntry, UnitPrice};
 
 /// A line of a price file that could not be read.

@@ -22,7 +22,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::domain::preemption::CapacityType;
+use crate::CapacityType;
 
 /// A capacity feed document (see the module docs for the format).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

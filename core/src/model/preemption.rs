@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::domain::preemption::CapacityType;
+use crate::CapacityType;
 
 use crate::domain::preemption::timeline::{GraceFit, Timeline};
 

@@ -3,8 +3,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::domain::preemption::{CapacityType, Provider};
 use crate::nodepool::{ComputeClass, ConditionType};
+use crate::{CapacityType, Provider};
 
 /// How healthy the watch of one cluster is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::domain::preemption::CapacityType;
+use crate::CapacityType;
 
 /// One node's life as the ledger recorded it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

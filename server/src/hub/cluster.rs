@@ -7,8 +7,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use spotboard_core::domain::preemption::{CapacityType, Provider};
 use spotboard_core::model::RowKind;
+use spotboard_core::{CapacityType, Provider};
 
 use super::pod_nodes::PodNodes;
 use super::pools_seen::PoolsSeen;

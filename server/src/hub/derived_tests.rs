@@ -23,7 +23,7 @@ fn preemption(uid: &str, pool: &str, removed: bool) -> PreemptionView {
         pool: Some(pool.into()),
         zone: None,
         instance_type: None,
-        capacity_type: spotboard_core::domain::preemption::CapacityType::Spot,
+        capacity_type: spotboard_core::CapacityType::Spot,
         timeline: Timeline {
             provider: Provider::Cks,
             t0,

@@ -56,7 +56,7 @@ impl Hub {
 
 #[cfg(test)]
 mod tests {
-    use spotboard_core::domain::preemption::{CapacityType, Provider};
+    use spotboard_core::{CapacityType, Provider};
 
     use crate::hub::{
         Hub,

@@ -246,7 +246,7 @@ fn a_burst_of_cordons_sends_one_pool_patch_per_window_but_pool_changes_go_at_onc
 
 #[test]
 fn gke_nodes_make_a_pool_that_lives_and_dies_with_them() {
-    use spotboard_core::domain::preemption::{CapacityType, Provider};
+    use spotboard_core::{CapacityType, Provider};
     let hub = Hub::new(&[("gke".into(), None)]);
     let gke = |uid: &str, notice: bool| NodeRecord {
         provider: Provider::Gke,
@@ -298,7 +298,7 @@ fn gke_nodes_make_a_pool_that_lives_and_dies_with_them() {
 #[test]
 fn a_karpenter_taint_is_a_preemption_only_with_spot_interrupted() {
     use crate::watch::records::EventRecord;
-    use spotboard_core::domain::preemption::{CapacityType, Provider};
+    use spotboard_core::{CapacityType, Provider};
     let hub = Hub::new(&[("aws".into(), None)]);
     // The disruption taint alone (consolidation looks the same): not a preemption.
     let tainted = NodeRecord {
@@ -346,10 +346,7 @@ fn a_nodes_capacity_type_and_notice_are_derived_once_in_its_row() {
     let snap = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
     let row = |k: &str| snap.nodes.iter().find(|n| n.key == k).unwrap().clone();
     // A CKS node has no capacity-type label: its NodePool's computeClass says spot.
-    assert_eq!(
-        row("n1").capacity_type,
-        spotboard_core::domain::preemption::CapacityType::Spot
-    );
+    assert_eq!(row("n1").capacity_type, spotboard_core::CapacityType::Spot);
     assert!(!row("n1").notice);
     // A drain under way is still the notice window, for the row, the pool count and the
     // ledger alike.

@@ -8,7 +8,8 @@ use std::{
 
 use serde::Serialize;
 use spotboard_core::{
-    domain::preemption::{CapacityType, readiness::NodeFacts},
+    CapacityType,
+    domain::preemption::readiness::NodeFacts,
     model::{
         Change, ClusterRow, Delta, EventRow, NodeRow, PoolRow, RowKind, Scope, Snapshot, patch,
     },

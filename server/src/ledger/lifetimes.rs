@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
-use spotboard_core::domain::preemption::CapacityType;
+use spotboard_core::CapacityType;
 use spotboard_core::domain::preemption::evictions::EvictionCounts;
 use spotboard_core::model::Lifetime;
 use sqlx::Row;

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
-use spotboard_core::domain::preemption::Provider;
+use spotboard_core::Provider;
 use spotboard_core::domain::preemption::evictions::{self, ErrorKind};
 use spotboard_core::domain::preemption::timeline::{Observation, derive, grace_fit};
 use spotboard_core::model::{EventRow, NodeRow, PodImpact, PreemptionView, Preemptions, Wave};

@@ -8,7 +8,7 @@ fn node(uid: &str, notice: bool) -> NodeRow {
         name: format!("n-{uid}"),
         pool: Some("p".into()),
         provider: Provider::Cks,
-        capacity_type: spotboard_core::domain::preemption::CapacityType::Unknown,
+        capacity_type: spotboard_core::CapacityType::Unknown,
         notice,
         ..Default::default()
     }

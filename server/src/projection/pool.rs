@@ -1,8 +1,7 @@
 use chrono::{DateTime, Utc};
 use spotboard_core::{
-    catalog,
+    CapacityType, catalog,
     domain::conditions::{problems, severity},
-    domain::preemption::CapacityType,
     model::{ConditionView, PoolDetail, PoolRow},
     nodepool::{Condition, FIVE_CONDITIONS, NodePoolSpec, NodePoolStatus},
 };
@@ -33,7 +32,7 @@ pub fn pool_row(
 ) -> PoolRow {
     let mut row = PoolRow {
         key: rec.uid.clone(),
-        provider: spotboard_core::domain::preemption::Provider::Cks,
+        provider: spotboard_core::Provider::Cks,
         cluster: cluster.to_string(),
         zone: zone.map(str::to_string).or_else(|| nodes.zone.clone()),
         name: rec.name.clone(),

@@ -10,8 +10,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use spotboard_core::domain::preemption::{CapacityType, Provider};
 use spotboard_core::model::PoolRow;
+use spotboard_core::{CapacityType, Provider};
 
 use crate::watch::records::{KarpenterPoolRecord, NodeRecord};
 
@@ -145,7 +145,7 @@ fn add_spec(row: &mut PoolRow, s: &KarpenterPoolRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use spotboard_core::domain::preemption::CapacityType;
+    use spotboard_core::CapacityType;
 
     fn node(name: &str, t: &str, cap: CapacityType, ready: bool, notice: bool) -> NodeRecord {
         NodeRecord {

@@ -6,8 +6,9 @@
 //! (generic dashboards that keep whole objects collapse on big clusters).
 
 use chrono::{DateTime, Utc};
-use spotboard_core::domain::preemption::{CapacityType, Provider, readiness::PodFacts};
+use spotboard_core::domain::preemption::readiness::PodFacts;
 use spotboard_core::nodepool::{NodePoolSpec, NodePoolStatus};
+use spotboard_core::{CapacityType, Provider};
 use std::sync::Arc;
 
 /// A NodePool as stored: its spec and status, or why they could not be read.

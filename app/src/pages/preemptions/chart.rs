@@ -86,9 +86,9 @@ pub fn timeline_chart(nodes: &[PreemptionView], of: usize, now: DateTime<Utc>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::preemption::Provider;
     use crate::domain::preemption::timeline::{Observation, derive};
     use chrono::{Duration, TimeZone};
+    use spotboard_core::Provider;
 
     #[test]
     fn one_row_per_node_with_stacked_phases_and_now() {
@@ -100,7 +100,7 @@ mod tests {
             pool: None,
             zone: None,
             instance_type: None,
-            capacity_type: crate::domain::preemption::CapacityType::Spot,
+            capacity_type: spotboard_core::CapacityType::Spot,
             timeline: derive(
                 provider,
                 &[Observation {

@@ -9,11 +9,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use leptos::prelude::*;
 
-use crate::domain::preemption::Provider;
 use crate::domain::preemption::rates::{RateBy, RateRow, Window, advice};
 use crate::domain::preemption::replacement;
 use crate::live::LiveStore;
 use crate::model::PoolRow;
+use spotboard_core::Provider;
 
 /// The window the latency column reads (replacements are rarer than preemptions).
 const LATENCY_WINDOW: Window = Window::Last7d;

@@ -3,8 +3,8 @@ use chrono::TimeZone;
 use super::*;
 use crate::domain::preemption::evictions::{ErrorKind, EvictionError};
 use crate::domain::preemption::timeline::{Observation, derive};
-use crate::domain::preemption::{CapacityType, Provider};
 use crate::model::ConditionView;
+use crate::{CapacityType, Provider};
 
 fn t(s: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 24, 10, 0, 0).unwrap() + Duration::seconds(s)

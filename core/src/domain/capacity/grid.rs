@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use crate::Provider;
 use crate::catalog;
 use crate::domain::cost::unit_prices;
-use crate::domain::preemption::Provider;
 use crate::domain::preemption::rates::{RateRow, zone_type_24h};
 use crate::model::{CapacityCell, CapacityFeed, CapacityGrid, FeedEntry, PoolRow, SourceStatus};
 
@@ -61,7 +61,7 @@ fn feed_index(
         for e in feed
             .entries
             .iter()
-            .filter(|e| e.capacity_type == crate::domain::preemption::CapacityType::Spot)
+            .filter(|e| e.capacity_type == crate::CapacityType::Spot)
         {
             let at = e.observed_at.unwrap_or(feed.generated_at);
             let key = (e.zone.to_ascii_uppercase(), e.instance_type.clone());
@@ -123,7 +123,7 @@ pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
                 .pools
                 .iter()
                 .filter(|p| &p.cluster == cluster && &p.instance_type == t)
-                .filter(|p| p.capacity_type == crate::domain::preemption::CapacityType::Spot)
+                .filter(|p| p.capacity_type == crate::CapacityType::Spot)
                 .map(|p| &**p)
                 .collect();
             for p in &spot_pools {

@@ -3,8 +3,9 @@ use std::collections::BTreeMap;
 use chrono::{Duration, TimeZone, Utc};
 
 use super::*;
+use crate::Provider;
 use crate::catalog;
-use crate::domain::preemption::{Provider, rates};
+use crate::domain::preemption::rates;
 use crate::model::{
     CapacityCell, CapacityFeed, CapacityGrid, ConditionView, FeedEntry, FinderResult, Lifetime,
     PoolRow, SourceStatus,
@@ -134,7 +135,7 @@ fn pool(cluster: &str, name: &str, reason: &str, queued: i32, current: i32) -> P
         name: name.into(),
         compute_class: Some(ComputeClass::Spot),
         // As the hub derives it from computeClass.
-        capacity_type: crate::domain::preemption::CapacityType::Spot,
+        capacity_type: crate::CapacityType::Spot,
         instance_type: "gd-8xh100ib-i128".into(),
         queued_nodes: Some(queued),
         current_nodes: Some(current),
@@ -167,7 +168,7 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         pool: Some("a".into()),
         zone: Some(zone.into()),
         instance_type: Some("gd-8xh100ib-i128".into()),
-        capacity_type: crate::domain::preemption::CapacityType::Spot,
+        capacity_type: crate::CapacityType::Spot,
         started_at: now() - Duration::hours(40),
         ended_at: t0_hours_ago.map(|h| now() - Duration::hours(h) + Duration::minutes(7)),
         preemption_t0: t0_hours_ago.map(|h| now() - Duration::hours(h)),
@@ -194,7 +195,7 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         entries: vec![FeedEntry {
             zone: "us-east-04a".into(),
             instance_type: "gd-8xh100ib-i128".into(),
-            capacity_type: crate::domain::preemption::CapacityType::Spot,
+            capacity_type: crate::CapacityType::Spot,
             available_nodes: free,
             observed_at: None,
         }],

@@ -323,7 +323,7 @@ mod tests {
             pool: Some("p".into()),
             zone: Some("US-EAST-04A".into()),
             instance_type: Some("gd-8xh100ib-i128".into()),
-            capacity_type: crate::domain::preemption::CapacityType::parse(class),
+            capacity_type: crate::CapacityType::parse(class),
             started_at: now - Duration::hours(start_h),
             ended_at: t0_h.map(|h| now - Duration::hours(h) + Duration::minutes(7)),
             preemption_t0: t0_h.map(|h| now - Duration::hours(h)),

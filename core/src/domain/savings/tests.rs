@@ -17,7 +17,7 @@ fn life(uid: &str, class: &str, instance: &str, start_h: i64, end_h: Option<i64>
         pool: Some("pool-a".into()),
         instance_type: Some(instance.into()),
         zone: Some("US-EAST-04A".into()),
-        capacity_type: crate::domain::preemption::CapacityType::parse(class),
+        capacity_type: crate::CapacityType::parse(class),
         gpus: 8,
         started_at: t0() + Duration::hours(start_h),
         ended_at: end_h.map(|h| t0() + Duration::hours(h)),

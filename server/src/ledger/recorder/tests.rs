@@ -13,7 +13,7 @@ fn node(uid: &str, name: &str, notice: bool) -> NodeRow {
         cluster: CLUSTER.into(),
         name: name.into(),
         pool: Some("spot-a".into()),
-        capacity_type: spotboard_core::domain::preemption::CapacityType::Spot,
+        capacity_type: spotboard_core::CapacityType::Spot,
         notice,
         ..Default::default()
     }

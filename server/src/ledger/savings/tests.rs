@@ -1,4 +1,4 @@
-use spotboard_core::domain::preemption::CapacityType;
+use spotboard_core::CapacityType;
 use spotboard_core::model::Lifetime;
 
 use super::*;

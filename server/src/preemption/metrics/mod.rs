@@ -15,8 +15,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use rust_decimal::prelude::ToPrimitive;
 use spotboard_core::domain::preemption::rates::{RateBy, RateRow};
-use spotboard_core::domain::preemption::{CapacityType, Provider};
 use spotboard_core::model::{Lifetime, PoolRow, RunRate};
+use spotboard_core::{CapacityType, Provider};
 
 mod labels;
 

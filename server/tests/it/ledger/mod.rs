@@ -282,7 +282,7 @@ async fn runs_keep_to_their_own_nodes(url: &str) {
         uid: uid.into(),
         cluster: cluster.into(),
         node: uid.into(),
-        capacity_type: spotboard_core::domain::preemption::CapacityType::Spot,
+        capacity_type: spotboard_core::CapacityType::Spot,
         started_at: now - chrono::Duration::hours(2),
         ..Default::default()
     };
