@@ -352,7 +352,8 @@ cmd_crd() { # Regenerate the committed NodePool CRD YAML
 cmd_bench() { # Scale benchmark: RSS, bytes per node change, stream latency, watch count
   need_rust
   # The same flags as every build (.cargo/config.toml): the binary measured is the one served.
-  cargo build --release --locked -p server --bins
+  # One invocation for both: the bench starts the `spotboard` next to its own executable.
+  cargo build --release --locked -p server --bin spotboard -p spotboard-bench
   target/release/spotboard-bench "$@"
 }
 

@@ -1,21 +1,44 @@
 //! `spotboard-bench`: the scale benchmark. Prints figures; asserts nothing (targets are in
 //! docs/performance.md and the issue, not in a timed test).
 //!
-//! It runs the embedded cluster and the dashboard as two processes (so the dashboard's RSS is
-//! its own), then measures:
-//! - dashboard RSS after listing N nodes and N×pods-per-node pods;
-//! - bytes a browser stream receives per node change (pools scope and pool scope);
-//! - node change → stream latency, p50/p99, while changes flow at the given rate;
+//! It runs the embedded cluster and the dashboard (`spotboard embedded` and `spotboard`, the
+//! server crate's binary) as two child processes, so the dashboard's RSS is its own, then
+//! measures:
+//! - dashboard RSS (MB, MiB of resident memory read from `/proc`) after listing N nodes and
+//!   N×pods-per-node pods;
+//! - bytes a browser stream receives per node change (bytes of SSE payload; pools scope and
+//!   pool scope);
+//! - node change → stream latency (ms, from the patch being sent to the delta arriving),
+//!   p50/p99/max, while changes flow at the given rate;
 //! - the number of watches the API server has open with 1,000 streams open, and the
-//!   dashboard memory each of those streams costs;
+//!   dashboard memory each of those streams costs (KiB per stream);
 //! - node change → stream latency again with those 1,000 streams open (fan-out), with the
 //!   dashboard on one core when `--one-core` (the default) and `taskset` is there;
 //! - the baselines (`baseline.rs`): a plain reflector's RSS over the same objects, and the
-//!   embedded cluster's objects' serialized size.
+//!   embedded cluster's objects' serialized size (MB).
 //!
 //! Usage: `./tasks.sh bench [--quick] [--nodes 10000] [--pods-per-node 5] [--rate 1000]
-//! [--seconds 10] [--fan-out-seconds 10] [--json FILE]`. `--json` also writes the figures as
-//! one JSON object, so two runs can be compared (`report.rs`).
+//! [--seconds 10] [--fan-out-seconds 10] [--json FILE]`, which builds `spotboard` and this
+//! binary in release and runs it. It finds `spotboard` next to its own executable
+//! (`target/release/`), so run by hand it needs
+//! `cargo build --release -p server --bin spotboard -p spotboard-bench` first. `--json` also
+//! writes the figures as one JSON object, so two runs can be compared (`report.rs`).
+//!
+//! # Layout
+//! - `main.rs`: the CLI and the run, step by step: seed, list, streams, churn, fan-out; prints
+//!   each figure as it is measured.
+//! - `procs.rs`: the two child processes (embedded cluster, dashboard), their readiness, RSS
+//!   readings (once and sampled) and the API server's watch count.
+//! - `churn.rs`: node changes (cordon/uncordon patches) at a rate through the API server, and
+//!   matching them to the stream's deltas for latencies.
+//! - `sse.rs`: the browser stand-in: one SSE stream, counting bytes and keeping node deltas.
+//! - `baseline.rs`: what the memory figures are compared with: a plain kube-rs reflector (run
+//!   as a child of this binary) and the serialized size of the embedded cluster's objects.
+//! - `report.rs`: the figures as one JSON object (`--json`).
+//!
+//! `churn.rs` and `sse.rs` are also compiled into the server's integration tests
+//! (`server/tests/it/main.rs`, `#[path]`), for R4's latency with a stalled viewer: they use only
+//! what the server crate also depends on.
 
 mod baseline;
 mod churn;

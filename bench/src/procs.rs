@@ -13,9 +13,20 @@ use tokio::{
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// The server binary, `spotboard`, from the same build as this one: cargo puts every binary of
+/// the workspace in one directory per profile (`target/release/`), and measuring the binary
+/// built alongside keeps a stale or debug server out of the figures.
 fn spotboard_exe() -> Res<std::path::PathBuf> {
-    let me = std::env::current_exe()?;
-    Ok(me.with_file_name("spotboard"))
+    let exe = std::env::current_exe()?.with_file_name("spotboard");
+    if !exe.is_file() {
+        return Err(format!(
+            "{} not found: build it with this binary (`./tasks.sh bench`, or \
+             `cargo build --release -p server --bin spotboard -p spotboard-bench`)",
+            exe.display()
+        )
+        .into());
+    }
+    Ok(exe)
 }
 
 pub struct Embedded {

@@ -5,10 +5,10 @@
 //! cluster's own tests are in `server/embedded/tests/it`.
 
 mod common;
-// The bench's churn and stream reader, so R4 measures the other viewers' latency the way the
-// bench does.
+// The bench's churn and stream reader (bench/src), so R4 measures the other viewers' latency
+// the way the bench does.
 #[allow(dead_code)]
-#[path = "../../src/bin/spotboard-bench"]
+#[path = "../../../bench/src"]
 mod bench {
     pub mod churn;
     pub mod sse;
