@@ -339,7 +339,7 @@ cmd_faults() { # The fault suite: injects each fault and prints one table (docs/
 cmd_lint() { # cargo fmt --check, and clippy -D warnings for the ssr and hydrate feature sets
   need_rust
   cargo fmt --all -- --check
-  cargo clippy --locked -p server -p spotboard-embedded -p spotboard-site --all-targets -- -D warnings
+  cargo clippy --locked -p server -p spotboard-embedded -p spotboard-site -p spotboard-bench -p spotboard-core --all-targets -- -D warnings
   # A production build may leave the embedded cluster (and its admin-token API server) out.
   cargo clippy --locked -p server --no-default-features --lib --bins -- -D warnings
   cargo clippy --locked -p app --lib --features hydrate --target wasm32-unknown-unknown -- -D warnings

@@ -121,7 +121,8 @@ impl Capacity {
                 ..c
             })
             .collect();
-        self.hub.set_capacity(cells, grid.sources);
+        self.hub.publish(cells);
+        self.hub.publish(grid.sources);
     }
 
     /// The grid from the hub's clusters, pools and rates, the tracked fulfilment times and

@@ -7,8 +7,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use spotboard_core::Provider;
 use spotboard_core::model::RowKind;
-use spotboard_core::{CapacityType, Provider};
+use spotboard_core::nodepool::ComputeClass;
 
 use super::pod_nodes::PodNodes;
 use super::pools_seen::PoolsSeen;
@@ -370,29 +371,19 @@ impl ClusterData {
         dirty.push((RowKind::Event, uid.to_string()));
     }
 
-    /// Whether the node is under its provider's preemption notice: its own signal, for
-    /// Karpenter also the `SpotInterrupted` event, and for CKS also a drain under way
-    /// (`qos.coreweave.cloud/evicted-at`). The one definition: node rows carry it, and the
-    /// pool counts, the ledger and the preemption tracker read it from there.
+    /// Whether the node is under its provider's preemption notice ([`projection::notice`],
+    /// with this cluster's `SpotInterrupted` events).
     fn notice_of(&self, n: &NodeRecord) -> bool {
-        let signal =
-            n.notice && (n.provider != Provider::Karpenter || self.interrupted.contains(&*n.name));
-        // `evicted_at` is read only from CKS's own label.
-        signal || n.evicted_at.is_some()
+        projection::notice(n, self.interrupted.contains(&*n.name))
     }
 
-    /// A node's capacity type: its own labels' (GKE, Karpenter), else, for a CKS node, its
-    /// NodePool's `computeClass`. The one definition: node rows carry it.
-    fn capacity_of(&self, n: &NodeRecord) -> CapacityType {
-        if n.capacity != CapacityType::Unknown {
-            return n.capacity;
-        }
+    /// `spec.computeClass` of the node's CKS NodePool, if it has one that could be read.
+    fn pool_class_of(&self, n: &NodeRecord) -> Option<&ComputeClass> {
         n.pool
             .as_deref()
             .and_then(|p| self.pools.get(self.pool_uid_by_name.get(p)?))
             .and_then(|r| r.parsed.as_ref().ok())
-            .map(|(spec, _)| CapacityType::of_compute_class(&spec.compute_class))
-            .unwrap_or(CapacityType::Unknown)
+            .map(|(spec, _)| &spec.compute_class)
     }
 
     /// The nodes labelled with pool `name`.
@@ -443,11 +434,15 @@ impl ClusterData {
     /// The current node row of `uid`, if the node exists.
     pub fn node_row(&self, cluster: &str, uid: &str) -> Option<spotboard_core::model::NodeRow> {
         let rec = self.nodes.get(uid)?;
-        let pods = self.pods.on_node(&rec.name);
-        let mut row = projection::node_row(cluster, rec, pods);
-        row.notice = self.notice_of(rec);
-        row.capacity_type = self.capacity_of(rec);
-        Some(row)
+        Some(projection::node_row(
+            cluster,
+            rec,
+            projection::NodeContext {
+                pods: self.pods.on_node(&rec.name),
+                pool_class: self.pool_class_of(rec),
+                interrupted: self.interrupted.contains(&*rec.name),
+            },
+        ))
     }
 
     /// The current event row of `uid`, if the event is kept.

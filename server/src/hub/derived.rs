@@ -1,6 +1,8 @@
-//! Rows that server-side consumers derive from the hub's own rows (preemption timelines,
-//! waves, the ledger's rates, undelivered alerts) and hand back to be published on the same
-//! stream: snapshot, keyed deltas and resume, like pools and nodes.
+//! Rows that the server's producers derive (preemption timelines, waves, the ledger's rates,
+//! the capacity grid, the readiness audit, alerts) and publish on the same stream as pools and
+//! nodes (snapshot, keyed deltas and resume) through one interface, [`Hub::publish`]
+//! (`super::Hub`). A producer publishes its whole current set of one kind; the publisher sends
+//! what changed. Nothing here writes to the watched clusters' records.
 
 use std::collections::HashMap;
 
@@ -13,7 +15,8 @@ use spotboard_core::{
     },
 };
 
-/// A row kind a consumer derives: its key on the stream and where it belongs.
+/// A row kind a producer derives: its key on the stream, where it belongs, and where the
+/// publisher keeps it.
 pub trait DerivedRow: Serialize + PartialEq + Clone {
     const KIND: RowKind;
     fn key(&self) -> String;
@@ -21,9 +24,18 @@ pub trait DerivedRow: Serialize + PartialEq + Clone {
     fn place(&self) -> (String, Option<String>) {
         (String::new(), None)
     }
+    /// The map of [`Derived`] that holds this kind as last published.
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self>;
+    /// The row as the stream carries it (a wave's or an alert's first nodes only).
+    fn for_stream(self) -> Self {
+        self
+    }
 }
 
 impl DerivedRow for PreemptionView {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.preemptions
+    }
     const KIND: RowKind = RowKind::Preemption;
     fn key(&self) -> String {
         self.uid.clone()
@@ -34,6 +46,12 @@ impl DerivedRow for PreemptionView {
 }
 
 impl DerivedRow for Wave {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.waves
+    }
+    fn for_stream(self) -> Self {
+        Wave::for_stream(self)
+    }
     const KIND: RowKind = RowKind::Wave;
     fn key(&self) -> String {
         Wave::key(self)
@@ -44,6 +62,9 @@ impl DerivedRow for Wave {
 }
 
 impl DerivedRow for RateRow {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.rates
+    }
     const KIND: RowKind = RowKind::Rate;
     fn key(&self) -> String {
         self.row_key()
@@ -51,6 +72,9 @@ impl DerivedRow for RateRow {
 }
 
 impl DerivedRow for UndeliveredAlert {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.alerts
+    }
     const KIND: RowKind = RowKind::Alert;
     fn key(&self) -> String {
         UndeliveredAlert::key(self)
@@ -61,6 +85,9 @@ impl DerivedRow for UndeliveredAlert {
 }
 
 impl DerivedRow for ClusterAudit {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.audits
+    }
     const KIND: RowKind = RowKind::Audit;
     fn key(&self) -> String {
         self.cluster.clone()
@@ -71,6 +98,9 @@ impl DerivedRow for ClusterAudit {
 }
 
 impl DerivedRow for PoolReadiness {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.pool_audits
+    }
     const KIND: RowKind = RowKind::PoolAudit;
     fn key(&self) -> String {
         PoolReadiness::key(self)
@@ -81,6 +111,9 @@ impl DerivedRow for PoolReadiness {
 }
 
 impl DerivedRow for CapacityCell {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.cells
+    }
     const KIND: RowKind = RowKind::Cell;
     fn key(&self) -> String {
         CapacityCell::key(self)
@@ -91,6 +124,12 @@ impl DerivedRow for CapacityCell {
 }
 
 impl DerivedRow for Alert {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.firing
+    }
+    fn for_stream(self) -> Self {
+        Alert::for_stream(self)
+    }
     const KIND: RowKind = RowKind::Firing;
     fn key(&self) -> String {
         self.key.clone()
@@ -101,6 +140,9 @@ impl DerivedRow for Alert {
 }
 
 impl DerivedRow for SourceStatus {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.sources
+    }
     const KIND: RowKind = RowKind::Source;
     fn key(&self) -> String {
         self.name.clone()

@@ -1,9 +1,9 @@
-//! The rows server-side consumers hand back to the hub (preemptions, waves, rates, alerts)
-//! and the streams that count as their viewers.
+//! The rows the server's producers publish (preemptions, waves, rates, audits, alerts) and
+//! the streams that count as their viewers.
 
 use super::tests::{drain, hub};
 use super::*;
-use spotboard_core::model::{Change, RowKind};
+use spotboard_core::model::{Change, PreemptionView, RowKind, UndeliveredAlert, Wave};
 
 fn preemption(uid: &str, pool: &str, removed: bool) -> PreemptionView {
     use spotboard_core::domain::preemption::{
@@ -45,13 +45,13 @@ fn preemption_rows_are_published_once_per_change_and_only_where_wanted() {
     let mut rx = hub.inner.tx.subscribe();
     let a = preemption("u1", "spot-a", false);
     let b = preemption("u2", "spot-b", false);
-    hub.set_preemptions(vec![a.clone(), b.clone()], vec![]);
+    hub.publish(vec![a.clone(), b.clone()]);
     let first = drain(&mut rx);
     assert_eq!(first.len(), 2);
     assert!(first.iter().all(|d| d.kind == RowKind::Preemption));
 
     // The same rows again: nothing to say.
-    hub.set_preemptions(vec![a.clone(), b.clone()], vec![]);
+    hub.publish(vec![a.clone(), b.clone()]);
     assert!(drain(&mut rx).is_empty(), "an unchanged row is not re-sent");
 
     // One node is removed: one patch, for that row only; the other row leaves.
@@ -63,7 +63,7 @@ fn preemption_rows_are_published_once_per_change_and_only_where_wanted() {
         },
         ..a_removed
     };
-    hub.set_preemptions(vec![a_removed], vec![]);
+    hub.publish(vec![a_removed]);
     let changes = drain(&mut rx);
     assert_eq!(changes.len(), 2, "{changes:?}");
     assert!(
@@ -78,7 +78,7 @@ fn preemption_rows_are_published_once_per_change_and_only_where_wanted() {
     );
 
     // Scopes: the dashboard gets none, a pool page its pool's, /preemptions all.
-    hub.set_preemptions(vec![a.clone(), b.clone()], vec![]);
+    hub.publish(vec![a.clone(), b.clone()]);
     assert!(hub.snapshot(&Scope::pools()).preemptions.is_empty());
     let pool_a = hub.snapshot(&Scope::pool("zone-a", "spot-a")).preemptions;
     assert_eq!(
@@ -114,7 +114,7 @@ fn rates_and_alerts_go_to_the_preemptions_page_only() {
     use spotboard_core::domain::capacity::score::Band;
     use spotboard_core::domain::preemption::rates::{RateBy, RateRow, Window};
     let hub = hub();
-    hub.set_rates(vec![RateRow {
+    hub.publish(vec![RateRow {
         by: RateBy::Pool,
         key: "zone-a/spot-a".into(),
         window: Window::Last24h,
@@ -124,7 +124,7 @@ fn rates_and_alerts_go_to_the_preemptions_page_only() {
         band: Band::Above20,
         ..Default::default()
     }]);
-    hub.set_alerts(vec![UndeliveredAlert {
+    hub.publish(vec![UndeliveredAlert {
         cluster: "zone-a".into(),
         destination: "https://hooks.example".into(),
         ..Default::default()
@@ -153,7 +153,8 @@ fn an_audit_sends_only_the_pools_that_changed_and_each_where_wanted() {
         pods,
         ..Default::default()
     };
-    hub.set_audits(vec![audit()], vec![pool("spot-a", 4), pool("spot-b", 6)]);
+    hub.publish(vec![audit()]);
+    hub.publish(vec![pool("spot-a", 4), pool("spot-b", 6)]);
     let page = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
     assert_eq!(page.audits.len(), 1);
     assert_eq!(
@@ -169,7 +170,8 @@ fn an_audit_sends_only_the_pools_that_changed_and_each_where_wanted() {
     assert_eq!(hub.snapshot(&Scope::pools()).pool_audits.len(), 0);
 
     let mut rx = hub.subscribe(&Scope::preemptions(), None).rx;
-    hub.set_audits(vec![audit()], vec![pool("spot-a", 4), pool("spot-b", 7)]);
+    hub.publish(vec![audit()]);
+    hub.publish(vec![pool("spot-a", 4), pool("spot-b", 7)]);
     let sent: Vec<(RowKind, String)> = drain(&mut rx)
         .into_iter()
         .map(|d| (d.kind, d.key))
@@ -182,7 +184,8 @@ fn an_audit_sends_only_the_pools_that_changed_and_each_where_wanted() {
         ],
         "the cluster's time, and the one pool that changed"
     );
-    hub.set_audits(vec![audit()], vec![pool("spot-b", 7)]);
+    hub.publish(vec![audit()]);
+    hub.publish(vec![pool("spot-b", 7)]);
     let removed: Vec<Delta> = drain(&mut rx)
         .into_iter()
         .filter(|d| d.kind == RowKind::PoolAudit)
@@ -229,11 +232,11 @@ fn a_growing_wave_is_sent_with_its_first_names_and_its_count() {
         nodes: (0..n).map(|i| format!("node-{i}")).collect(),
         node_count: n,
     };
-    hub.set_preemptions(vec![], vec![wave(Wave::STREAM_NODES)]);
+    hub.publish(vec![wave(Wave::STREAM_NODES)]);
     drain(&mut rx);
     let mut sizes = Vec::new();
     for n in [100, 1_000, 2_000] {
-        hub.set_preemptions(vec![], vec![wave(n)]);
+        hub.publish(vec![wave(n)]);
         let sent = drain(&mut rx);
         assert_eq!(sent.len(), 1, "{sent:?}");
         let Change::Patch(patch) = &sent[0].change else {

@@ -7,11 +7,18 @@
 //! bounded broadcast buffer; one that falls behind gets a fresh snapshot instead of an
 //! ever-growing queue. A ring of recent deltas lets a reconnecting browser resume.
 //!
+//! Derived rows (preemption timelines and waves, rates, the capacity grid, the readiness
+//! audit, alerts) come from producers that follow the facts and publish through one
+//! interface, [`Hub::publish`]; none of them writes to the records.
+//!
 //! # Layout
 //! - `cluster`: one cluster's records and indexes; `pod_nodes`: its pods (uid → node and
 //!   shared workload facts); `pod_reads`: what those answer (the audit's pods, pods past grace).
-//! - `views`: the published rows, diffing and the resume ring.
-//! - `facts`: the same changes, typed, for the server's own followers.
+//!   Rows are made from them by the pure projector (`crate::projection`), the one place a
+//!   node's notice and capacity type are decided.
+//! - `views`: the publisher: the published rows, diffing, the resume ring and scopes.
+//! - `derived`: the kinds producers publish ([`DerivedRow`]) and where each is kept.
+//! - `facts`: the same changes, typed, for the producers and the ledger.
 
 mod cluster;
 mod derived;
@@ -26,8 +33,7 @@ use std::sync::{Arc, RwLock};
 use chrono::Utc;
 use spotboard_core::domain::preemption::rates::RateRow;
 use spotboard_core::model::{
-    CapacityCell, ClusterAudit, ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow,
-    PreemptionView, Scope, Snapshot, SourceStatus, UndeliveredAlert, Wave,
+    ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow, Scope, Snapshot,
 };
 use tokio::sync::broadcast;
 
@@ -36,6 +42,7 @@ use crate::watch::records::{
 };
 
 pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, WatchedKind};
+pub use derived::DerivedRow;
 pub use facts::{FACTS_BUFFER, Fact, Following, LedgerInputs};
 pub use views::{POOL_AGGREGATE_EVERY, Published};
 
@@ -281,40 +288,14 @@ impl Hub {
         });
     }
 
-    /// Publishes the preemption tracker's rows: every preemption it follows and its waves
-    /// (each with its first [`Wave::STREAM_NODES`] nodes).
-    pub fn set_preemptions(&self, preemptions: Vec<PreemptionView>, waves: Vec<Wave>) {
-        self.write(|s, tx| {
-            s.views.set_derived(|d| &mut d.preemptions, preemptions, tx);
-            let waves = waves.into_iter().map(Wave::for_stream).collect();
-            s.views.set_derived(|d| &mut d.waves, waves, tx);
-        });
-    }
-
-    /// Publishes the ledger's preemption rates.
-    pub fn set_rates(&self, rates: Vec<RateRow>) {
-        self.write(|s, tx| s.views.set_derived(|d| &mut d.rates, rates, tx));
-    }
-
-    /// Publishes the capacity grid, cell by cell, and its sources.
-    pub fn set_capacity(&self, cells: Vec<CapacityCell>, sources: Vec<SourceStatus>) {
-        self.write(|s, tx| {
-            s.views.set_derived(|d| &mut d.cells, cells, tx);
-            s.views.set_derived(|d| &mut d.sources, sources, tx);
-        });
-    }
-
-    /// Publishes the readiness audit: one row per cluster (when it ran, what could not be
-    /// read) and one per pool; only rows that changed are sent.
-    pub fn set_audits(
-        &self,
-        audits: Vec<ClusterAudit>,
-        pools: Vec<spotboard_core::model::PoolReadiness>,
-    ) {
-        self.write(|s, tx| {
-            s.views.set_derived(|d| &mut d.audits, audits, tx);
-            s.views.set_derived(|d| &mut d.pool_audits, pools, tx);
-        });
+    /// Publishes a producer's rows of one kind: `rows` become the kind's whole set (a row
+    /// left out is removed), and only what changed goes out, each change as one delta. The
+    /// one way a derived row (a preemption timeline or wave, a rate, a capacity cell or
+    /// source, a readiness audit, an alert) reaches the stream; it never touches the watched
+    /// clusters' records.
+    pub fn publish<T: DerivedRow>(&self, rows: Vec<T>) {
+        let rows = rows.into_iter().map(T::for_stream).collect();
+        self.write(|s, tx| s.views.set_derived(T::slot, rows, tx));
     }
 
     /// How many streams now hold a scope with preemption rows (a `/preemptions` or pool
@@ -323,21 +304,6 @@ impl Hub {
         self.inner
             .viewers
             .load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Publishes the alerts firing now (every page's header shows them), a wave's with its
-    /// first [`Wave::STREAM_NODES`] nodes.
-    pub fn set_firing(&self, firing: Vec<spotboard_core::model::Alert>) {
-        let firing = firing
-            .into_iter()
-            .map(spotboard_core::model::Alert::for_stream)
-            .collect();
-        self.write(|s, tx| s.views.set_derived(|d| &mut d.firing, firing, tx));
-    }
-
-    /// Publishes the wave alerts the webhook did not take.
-    pub fn set_alerts(&self, alerts: Vec<UndeliveredAlert>) {
-        self.write(|s, tx| s.views.set_derived(|d| &mut d.alerts, alerts, tx));
     }
 
     /// Publishes the pool rows whose node aggregates were held back (see

@@ -239,7 +239,7 @@ impl PreemptionWatch {
                 }
             }
         }
-        self.hub.set_firing(step.firing);
+        self.hub.publish(step.firing);
     }
 
     fn spawn_rates(&self) {
@@ -329,8 +329,9 @@ impl PreemptionWatch {
             self.step_alerts(&v, now);
         }
         let removed = v.nodes.iter().filter(|n| n.timeline.removed()).count();
-        self.hub.set_preemptions(v.nodes, v.waves);
-        self.hub.set_alerts(
+        self.hub.publish(v.nodes);
+        self.hub.publish(v.waves);
+        self.hub.publish(
             self.webhook
                 .as_ref()
                 .map(Webhook::undelivered)
@@ -398,7 +399,7 @@ impl PreemptionWatch {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .set_rates(rows.clone());
-        self.hub.set_rates(rows);
+        self.hub.publish(rows);
     }
 
     /// Active and recent preemptions now, as published on the stream (`/preemptions`' rows).

@@ -50,7 +50,8 @@ impl ReadinessAudit {
                 last = Some(Instant::now());
                 let report = audit.report().await;
                 let (clusters, pools) = audit.stream_rows(report);
-                hub.set_audits(clusters, pools);
+                hub.publish(clusters);
+                hub.publish(pools);
             }
         })
     }

@@ -10,11 +10,45 @@ pub use pool::{NodeAggregate, condition_view, pool_row};
 pub use provider_pool::provider_pool_row;
 
 use spotboard_core::model::{EventRow, NodeRow};
+use spotboard_core::nodepool::ComputeClass;
+use spotboard_core::{CapacityType, Provider};
 
 use crate::watch::records::{EventRecord, NodeRecord};
 
-/// A Node's row: its record plus the number of pods bound to it.
-pub fn node_row(cluster: &str, rec: &NodeRecord, pods: u32) -> NodeRow {
+/// What a node's row needs from beyond its own record, looked up by the caller (which holds
+/// the cluster's pools, pods and events).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodeContext<'a> {
+    /// Pods bound to the node.
+    pub pods: u32,
+    /// `spec.computeClass` of the node's CKS NodePool, when it has one that could be read.
+    pub pool_class: Option<&'a ComputeClass>,
+    /// A Karpenter `SpotInterrupted` event names the node.
+    pub interrupted: bool,
+}
+
+/// Whether a node is under its provider's preemption notice: its own signal (for Karpenter
+/// only together with the `SpotInterrupted` event, since the `karpenter.sh/disrupted` taint
+/// also marks consolidation), or, for CKS, a drain under way (`qos.coreweave.cloud/evicted-at`,
+/// read only from CKS's own label). The one definition: node rows carry it, and the pool
+/// counts, the ledger and the preemption tracker read it from there.
+pub fn notice(rec: &NodeRecord, interrupted: bool) -> bool {
+    let signal = rec.notice && (rec.provider != Provider::Karpenter || interrupted);
+    signal || rec.evicted_at.is_some()
+}
+
+/// A node's capacity type: its own labels' (GKE, Karpenter), else, for a CKS node, its
+/// NodePool's `computeClass` (`spot` is spot, `default` on-demand). The one definition: node
+/// rows carry it.
+pub fn capacity_type(rec: &NodeRecord, pool_class: Option<&ComputeClass>) -> CapacityType {
+    if rec.capacity != CapacityType::Unknown {
+        return rec.capacity;
+    }
+    pool_class.map_or(CapacityType::Unknown, CapacityType::of_compute_class)
+}
+
+/// A Node's row: its record and what [`NodeContext`] adds.
+pub fn node_row(cluster: &str, rec: &NodeRecord, ctx: NodeContext<'_>) -> NodeRow {
     NodeRow {
         key: rec.uid.to_string(),
         cluster: cluster.to_string(),
@@ -28,11 +62,11 @@ pub fn node_row(cluster: &str, rec: &NodeRecord, pods: u32) -> NodeRow {
         cordoned: rec.cordoned,
         pending_preemption: rec.pending_preemption,
         evicted_at: rec.evicted_at.clone(),
-        pods,
+        pods: ctx.pods,
         created: rec.created,
         provider: rec.provider,
-        capacity_type: rec.capacity,
-        notice: rec.notice,
+        capacity_type: capacity_type(rec, ctx.pool_class),
+        notice: notice(rec, ctx.interrupted),
     }
 }
 

@@ -75,9 +75,13 @@ pub struct NodeRecord {
     pub created: Option<DateTime<Utc>>,
     /// From the labels: CKS, GKE or Karpenter (`spotboard_core::domain::preemption::classify`).
     pub provider: Provider,
-    /// GKE and Karpenter say it in labels; CKS nodes get it from their pool's computeClass.
+    /// What the node's own labels say (GKE, Karpenter); `Unknown` for a CKS node, whose
+    /// capacity type is its NodePool's `computeClass`. The node row's capacity type is
+    /// decided from this by `projection::capacity_type`.
     pub capacity: CapacityType,
-    /// The provider's preemption notice is on the node (`spotboard_core::domain::preemption::notice`).
+    /// The provider's preemption signal is on the node itself
+    /// (`spotboard_core::domain::preemption::notice`). The node row's `notice` is decided
+    /// from this by `projection::notice`.
     pub notice: bool,
 }
 
