@@ -93,20 +93,51 @@ pub fn selector(budget: &Value) -> Option<LabelSelector> {
     LabelSelector::parse(&parts.join(",")).ok()
 }
 
-/// The pods a budget must keep healthy out of `expected` ([`spotboard_core::domain::preemption::budget`]).
+/// The pods a budget must keep healthy out of `expected`, as Kubernetes' disruption
+/// controller works it out (`getExpectedPodCount`, `pkg/controller/disruption`), following
+/// Kubernetes: Specifying a Disruption Budget for your Application
+/// (<https://kubernetes.io/docs/tasks/run-application/configure-pdb/>):
+/// - `maxUnavailable` set: `expected` less that many, never below 0 (the controller reads
+///   this field first);
+/// - else `minAvailable` set: that many;
+/// - neither: 0, the budget protects no pod.
+///
+/// Each is an integer or a percent of `expected`, and a percent rounds UP ("Kubernetes rounds
+/// up", the page's "Rounding logic when specifying percentages"; in code
+/// `intstr.GetScaledValueFromIntOrPercent(v, expected, roundUp=true)`): `minAvailable: 50%` of
+/// 3 pods keeps 2; `maxUnavailable: 34%` of 3 lets 2 go and keeps 1.
+///
+/// A value the API server refuses at create (`ValidatePodDisruptionBudgetSpec`: a negative
+/// integer, a string that is not digits and `%`, a percent above 100) protects nothing here:
+/// no real cluster holds such a budget, and this server does not validate budgets.
 pub fn desired_healthy(budget: &Value, expected: i64) -> i64 {
-    let text = |field: &str| -> Option<String> {
-        match budget.pointer(&format!("/spec/{field}"))? {
-            Value::Number(n) => Some(n.to_string()),
-            Value::String(s) => Some(s.clone()),
-            _ => None,
+    let spec = budget.get("spec");
+    let field = |name: &str| spec.and_then(|s| s.get(name)).filter(|v| !v.is_null());
+    if let Some(max_unavailable) = field("maxUnavailable") {
+        scaled(max_unavailable, expected).map_or(0, |n| (expected - n).max(0))
+    } else if let Some(min_available) = field("minAvailable") {
+        scaled(min_available, expected).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// An `IntOrString` budget value against `total` pods: a non-negative integer as it is, a
+/// percent (`"25%"`, at most 100) of `total` rounded up; `None` for anything else.
+fn scaled(value: &Value, total: i64) -> Option<i64> {
+    match value {
+        Value::Number(n) => n.as_i64().filter(|n| *n >= 0),
+        Value::String(s) => {
+            let digits = s.strip_suffix('%')?;
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let percent: i64 = digits.parse().ok().filter(|p| *p <= 100)?;
+            // ceil(percent × total / 100) in integers.
+            Some((percent.checked_mul(total)? + 99) / 100)
         }
-    };
-    spotboard_core::domain::preemption::budget::desired_healthy(
-        text("minAvailable").as_deref(),
-        text("maxUnavailable").as_deref(),
-        expected,
-    )
+        _ => None,
+    }
 }
 
 /// Decides the eviction of `pod`, given the budgets of its namespace that select it and the
@@ -285,6 +316,38 @@ mod tests {
             0,
             "neither field: nothing kept"
         );
+        assert_eq!(desired_healthy(&b(json!({"minAvailable": "100%"})), 7), 7);
+        assert_eq!(
+            desired_healthy(&b(json!({"minAvailable": "1%"})), 7),
+            1,
+            "0.07 → 1"
+        );
+        assert_eq!(desired_healthy(&b(json!({"maxUnavailable": "100%"})), 7), 0);
+        assert_eq!(
+            desired_healthy(&b(json!({"maxUnavailable": 9})), 3),
+            0,
+            "never below 0"
+        );
+        assert_eq!(desired_healthy(&b(json!({"minAvailable": "0%"})), 0), 0);
+    }
+
+    /// Values the API server refuses at create (policy validation) protect nothing; with both
+    /// fields (also refused) the disruption controller's order holds: maxUnavailable first.
+    #[test]
+    fn budgets_the_api_server_would_refuse() {
+        for bad in [
+            json!("2"),
+            json!("150%"),
+            json!(-1),
+            json!("x%"),
+            json!(" 5%"),
+            json!(1.5),
+        ] {
+            let b = budget(json!({"minAvailable": bad}));
+            assert_eq!(desired_healthy(&b, 4), 0, "{bad}");
+        }
+        let both = budget(json!({"minAvailable": 4, "maxUnavailable": 1}));
+        assert_eq!(desired_healthy(&both, 4), 3);
     }
 
     #[test]

@@ -1,22 +1,75 @@
 //! `labelSelector` and `fieldSelector`: parsing and matching against stored JSON objects.
 //!
+//! Label selectors follow Kubernetes: Labels and Selectors, "Label selectors"
+//! (<https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors>):
+//! requirements are ANDed; `=`/`==`/`in` need the label with one of the values; `!=` and
+//! `notin` also hold when the label is absent; a bare key needs the label, `!key` its absence;
+//! `>` and `<` (the apimachinery parser's `gt`/`lt`, used by node affinity) compare the value
+//! as a base-10 integer and fail when it is not one; the empty selector selects everything.
+//! The matcher is the API server's own, written here: the dashboard's selector matching is
+//! tested against this server, so it must not be the same code (the unit tests hold the
+//! set-based operators equal to kube-rs' `kube::core::Selector`).
+//!
 //! Field selectors are generic here: any dotted path into the object, compared as a string,
 //! with a missing field equal to `""`. A real API server allows only a few paths per kind;
 //! allowing all of them costs nothing and means a selector kubectl or kube-rs sends never
 //! fails for want of a registration.
 
 use serde_json::Value;
-use spotboard_core::domain::selector::{Requirement, Selector};
 
-/// One parsed `labelSelector` (requirements ANDed), matched by the product's one selector
-/// matcher ([`spotboard_core::domain::selector`]).
+/// One requirement of a label selector.
+#[derive(Clone, Debug, PartialEq)]
+enum Requirement {
+    /// `key`
+    Exists(String),
+    /// `!key`
+    DoesNotExist(String),
+    /// `key=v`, `key==v`, `key in (v, w)`
+    In(String, Vec<String>),
+    /// `key!=v`, `key notin (v, w)`
+    NotIn(String, Vec<String>),
+    /// `key>n`
+    Gt(String, i64),
+    /// `key<n`
+    Lt(String, i64),
+}
+
+impl Requirement {
+    /// Whether the label value `value` (`None`: no such label) satisfies this requirement.
+    fn holds(&self, value: Option<&str>) -> bool {
+        // apimachinery's `Requirement.Matches` parses the label as a base-10 int64 for `gt`
+        // and `lt`; a value that is not one fails the requirement rather than the request.
+        let int = || value.and_then(|v| v.parse::<i64>().ok());
+        match self {
+            Requirement::Exists(_) => value.is_some(),
+            Requirement::DoesNotExist(_) => value.is_none(),
+            Requirement::In(_, set) => value.is_some_and(|v| set.iter().any(|s| s == v)),
+            Requirement::NotIn(_, set) => !value.is_some_and(|v| set.iter().any(|s| s == v)),
+            Requirement::Gt(_, n) => int().is_some_and(|v| v > *n),
+            Requirement::Lt(_, n) => int().is_some_and(|v| v < *n),
+        }
+    }
+
+    fn key(&self) -> &str {
+        match self {
+            Requirement::Exists(k)
+            | Requirement::DoesNotExist(k)
+            | Requirement::In(k, _)
+            | Requirement::NotIn(k, _)
+            | Requirement::Gt(k, _)
+            | Requirement::Lt(k, _) => k,
+        }
+    }
+}
+
+/// One parsed `labelSelector` (requirements ANDed).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct LabelSelector(Selector);
+pub struct LabelSelector(Vec<Requirement>);
 
 impl LabelSelector {
     /// True for the empty selector, which every object matches.
     pub fn is_empty(&self) -> bool {
-        self.0.0.is_empty()
+        self.0.is_empty()
     }
 
     /// Parses the Kubernetes label selector syntax: `a=b,c!=d,e in (f,g),h notin (i),j,!k,
@@ -30,7 +83,7 @@ impl LabelSelector {
             }
             reqs.push(parse_label_req(part)?);
         }
-        Ok(Self(Selector(reqs)))
+        Ok(Self(reqs))
     }
 
     /// Whether the object's `metadata.labels` satisfy every requirement.
@@ -41,7 +94,7 @@ impl LabelSelector {
 
     /// Whether labels looked up with `get` satisfy every requirement.
     pub fn matches_with<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
-        self.0.matches_with(get)
+        self.0.iter().all(|r| r.holds(get(r.key())))
     }
 }
 
@@ -307,6 +360,68 @@ mod tests {
         assert!(m("missing notin (a)"));
         assert!(m("n>4") && !m("n>5") && m("n<6"));
         assert!(!m("missing>1"));
+    }
+
+    /// The set-based and equality operators give what kube-rs' selector gives, on every
+    /// combination of a few label sets (kube-core has no `gt`/`lt`; `set_based_label_selectors`
+    /// covers those).
+    #[test]
+    fn label_selectors_agree_with_kube_rs() {
+        use std::collections::{BTreeMap, BTreeSet};
+
+        use kube::core::{Expression, Selector, SelectorExt};
+
+        let set = |vs: &[String]| vs.iter().cloned().collect::<BTreeSet<_>>();
+        let kube_selector = |ours: &LabelSelector| -> Selector {
+            ours.0
+                .iter()
+                .map(|r| match r {
+                    Requirement::Exists(k) => Expression::Exists(k.clone()),
+                    Requirement::DoesNotExist(k) => Expression::DoesNotExist(k.clone()),
+                    Requirement::In(k, vs) => Expression::In(k.clone(), set(vs)),
+                    Requirement::NotIn(k, vs) => Expression::NotIn(k.clone(), set(vs)),
+                    Requirement::Gt(..) | Requirement::Lt(..) => unreachable!("not in kube-core"),
+                })
+                .collect()
+        };
+        let label_sets: Vec<BTreeMap<String, String>> = [
+            &[][..],
+            &[("pool", "a")],
+            &[("pool", "b"), ("tier", "gpu")],
+            &[("pool", "a"), ("tier", "cpu"), ("team", "")],
+        ]
+        .iter()
+        .map(|ls| {
+            ls.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect();
+        let selectors = [
+            "",
+            "pool=a",
+            "pool==b,tier=gpu",
+            "pool!=a",
+            "pool in (a, b)",
+            "pool notin (a)",
+            "tier notin (gpu,cpu),pool",
+            "!tier",
+            "team",
+            "team=",
+            "team!=",
+            "pool=a,!team",
+        ];
+        for text in selectors {
+            let ours = LabelSelector::parse(text).unwrap();
+            let theirs = kube_selector(&ours);
+            for labels in &label_sets {
+                assert_eq!(
+                    ours.matches_with(|k| labels.get(k).map(String::as_str)),
+                    theirs.matches(labels),
+                    "{text:?} on {labels:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -9,10 +9,11 @@
 //! Pure: no clock, no I/O. [`merge`] keeps `lastTransitionTime` when a condition's status and
 //! reason are unchanged, as Kubernetes' `meta.SetStatusCondition` does.
 
-use spotboard_core::domain::validation::FieldError;
 use spotboard_core::nodepool::{
     Condition, ConditionStatus, ConditionType, NodePoolSpec, ScaleDownStrategy,
 };
+
+use super::admission::Problem;
 
 /// Everything the conditions of one pool depend on.
 #[derive(Clone, Debug)]
@@ -20,7 +21,7 @@ pub struct PoolFacts<'a> {
     pub spec: &'a NodePoolSpec,
     pub zone: &'a str,
     /// From the controller's own check ([`super::admission::check`]).
-    pub errors: &'a [FieldError],
+    pub errors: &'a [Problem],
     /// Nodes of the pool present in the cluster.
     pub current: u32,
     /// Nodes assigned and booting.

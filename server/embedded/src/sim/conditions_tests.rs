@@ -150,7 +150,7 @@ fn at_target_table() {
 #[test]
 fn invalid_pool_says_why() {
     let s = spec("gb200-4x", "spot", 2);
-    let errors = spotboard_core::domain::validation::validate(&s);
+    let errors = crate::sim::admission::check(&s);
     let f = PoolFacts {
         errors: &errors,
         current: 0,

@@ -13,6 +13,10 @@
 //!   capacity assignment, node boot, the five conditions and the CW* events (CoreWeave: Node
 //!   Pool reference); capacity drift and random Spot preemptions.
 //! - [`preemption`]: the Spot preemption timeline of CoreWeave: Spot Node Pools.
+//! - [`notice`]: every provider's notice window (CKS, GKE, AWS), the one place its timings
+//!   are written.
+//! - [`admission`]: the controller's own check of a NodePool spec (the `Validated`
+//!   condition), written from CoreWeave's reference, not taken from the product.
 //! - `scaledown`: node removal for a lower `targetNodes` (IdleOnly / PreferIdle; CoreWeave:
 //!   Node Pool reference, CoreWeave: Workload scheduling on CKS).
 //! - `pods`, `scheduler`, `workloads`, `podspec`: pods on the nodes, the kubelet's
@@ -31,7 +35,7 @@
 //!
 //! Shutdown: dropping the [`SimHandle`] aborts every task of the zone.
 
-mod admission;
+pub mod admission;
 mod boot;
 pub mod capacity;
 pub mod clock;
@@ -42,6 +46,7 @@ mod events;
 mod eviction;
 pub mod fleet;
 pub mod nodes;
+pub mod notice;
 mod pods;
 mod podspec;
 pub mod preemption;

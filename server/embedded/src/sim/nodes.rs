@@ -46,6 +46,17 @@ fn q(s: impl Into<String>) -> Quantity {
     Quantity(s.into())
 }
 
+/// The region of a CKS zone, for the Node's `topology.kubernetes.io/region`: the zone less its
+/// trailing letter (`US-EAST-04A` → `US-EAST-04`), as CoreWeave names zones within regions
+/// (CoreWeave: availability matrix,
+/// <https://docs.coreweave.com/platform/instances/availability-matrix>). The cluster writes it
+/// itself: the dashboard's own zone-to-region reading is tested against these labels.
+fn region_of(zone: &str) -> &str {
+    zone.strip_suffix(|c: char| c.is_ascii_alphabetic())
+        .filter(|region| !region.is_empty())
+        .unwrap_or(zone)
+}
+
 /// The Node a CKS node of `n.pool` registers as, Ready, with capacity from the catalog.
 /// An instance type missing from the catalog gets a small CPU shape (it never gets here:
 /// validation refuses unknown types).
@@ -65,7 +76,7 @@ pub fn node_object(n: &NewNode<'_>) -> Node {
         (CW_TYPE_LABEL, &n.spec.instance_type),
         (labels::NODE_POOL, n.pool),
         (labels::ZONE, n.zone),
-        (labels::REGION, catalog::region_of(n.zone)),
+        (labels::REGION, region_of(n.zone)),
         (labels::NODE_STATE, "production"),
         (labels::NODE_RESERVED, n.org_id),
     ] {

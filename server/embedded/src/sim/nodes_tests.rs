@@ -146,3 +146,11 @@ fn replacing_a_condition_keeps_others_and_transition_time() {
     assert_eq!(removed[2].reason.as_deref(), Some("Preemption"));
     assert_eq!(removed[0], conds[0]);
 }
+
+#[test]
+fn regions_are_zones_without_their_letter() {
+    assert_eq!(region_of("US-EAST-04A"), "US-EAST-04");
+    assert_eq!(region_of("EU-SOUTH-03B"), "EU-SOUTH-03");
+    assert_eq!(region_of("RNO2"), "RNO2", "no letter to drop");
+    assert_eq!(region_of("A"), "A");
+}

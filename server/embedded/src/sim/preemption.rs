@@ -38,19 +38,14 @@ use spotboard_core::labels;
 use spotboard_core::nodepool::ComputeClass;
 use tokio::time::Instant;
 
-use super::clock::{mins, rfc3339};
+use super::clock::rfc3339;
 use super::events::{Component, Involved, Severity};
 use super::eviction::{self, Evicted};
 use super::nodes::{removal_condition, set_condition};
+use super::notice::{CKS_DRAIN_AFTER, CKS_REMOVE_BY};
 use super::pods::{PodRef, delete_pod};
 use super::{Ctx, Removal};
 
-/// Simulated time from T=0 to the drain (CoreWeave: Spot Node Pools, "Two minutes after the
-/// initial warning").
-pub const DRAIN_AFTER: Duration = mins(2);
-/// Simulated time from T=0 to the latest removal (CoreWeave: Spot Node Pools, "seven-minute
-/// window (maximum)").
-pub const REMOVE_BY: Duration = mins(7);
 /// Mean simulated time until a running Spot node is preempted at random: a day, so a pool is
 /// hit now and then, not wiped (at speed 60, ~15 Spot nodes see one preemption every ~1.6 min).
 pub const MEAN_TIME_TO_PREEMPTION: Duration = Duration::from_secs(24 * 3600);
@@ -68,9 +63,9 @@ pub enum Phase {
 
 /// The phase at `since_t0` simulated time after T=0.
 pub fn phase_at(since_t0: Duration) -> Phase {
-    if since_t0 < DRAIN_AFTER {
+    if since_t0 < CKS_DRAIN_AFTER {
         Phase::Pending
-    } else if since_t0 < REMOVE_BY {
+    } else if since_t0 < CKS_REMOVE_BY {
         Phase::Draining
     } else {
         Phase::Expired
@@ -80,7 +75,7 @@ pub fn phase_at(since_t0: Duration) -> Phase {
 /// Simulated time after T=0 at which the node is removed: when drained (`drained_at`, since
 /// T=0), but never before the drain starts and never after T+7 min.
 pub fn removal_at(drained_at: Option<Duration>) -> Duration {
-    drained_at.map_or(REMOVE_BY, |d| d.clamp(DRAIN_AFTER, REMOVE_BY))
+    drained_at.map_or(CKS_REMOVE_BY, |d| d.clamp(CKS_DRAIN_AFTER, CKS_REMOVE_BY))
 }
 
 /// The `qos.coreweave.cloud/evicted-at` label value for a drain started at `t`: RFC 3339 with
@@ -124,8 +119,8 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
     // Wall-clock times the phases will happen at: the simulated minutes at this speed.
     let wall =
         |sim: Duration| now + chrono::Duration::from_std(ctx.clock.real(sim)).unwrap_or_default();
-    let drain_at = wall(DRAIN_AFTER);
-    let remove_by = wall(REMOVE_BY);
+    let drain_at = wall(CKS_DRAIN_AFTER);
+    let remove_by = wall(CKS_REMOVE_BY);
 
     // T=0: cordon and warn. The taint is the one `kubectl cordon` leads to.
     let mut taints = node
@@ -169,7 +164,7 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
     ctx.wake.notify_one();
 
     // T+2 min: drain.
-    tokio::time::sleep_until(t0 + ctx.clock.real(DRAIN_AFTER)).await;
+    tokio::time::sleep_until(t0 + ctx.clock.real(CKS_DRAIN_AFTER)).await;
     let drain_started = Utc::now();
     let patch =
         json!({"metadata": {"labels": {labels::EVICTED_AT: evicted_at_value(drain_started)}}});
@@ -191,7 +186,7 @@ async fn timeline(ctx: &Ctx, name: &str) -> kube::Result<()> {
         .await;
     // Removal: drained, or the window is over. Evictions a budget refuses are asked again
     // until then; what is still there at the end is killed with the machine.
-    let deadline = t0 + ctx.clock.real(REMOVE_BY);
+    let deadline = t0 + ctx.clock.real(CKS_REMOVE_BY);
     evict_until(ctx, name, &pool, &about, deadline).await;
     let killed: Vec<String> = ctx
         .pods()
@@ -358,7 +353,7 @@ pub(crate) fn random(ctx: &Arc<Ctx>, dt: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::clock::secs;
+    use crate::sim::clock::{mins, secs};
 
     #[test]
     fn phases_follow_the_spot_node_pools_timeline() {
@@ -399,9 +394,9 @@ mod tests {
         let t: DateTime<Utc> = "2026-11-21T10:04:05Z".parse().unwrap();
         let v = evicted_at_value(t);
         assert_eq!(v, "2026-11-21T10-04-05Z");
-        assert_eq!(
-            spotboard_core::domain::validation::label_value_problem(&v),
-            None
+        assert!(
+            crate::sim::admission::label_value(&v),
+            "{v} is a Kubernetes label value"
         );
     }
 

@@ -1,7 +1,7 @@
 use std::collections::HashSet;
 
 use super::*;
-use spotboard_core::domain::validation::validate;
+use crate::sim::admission::check;
 use spotboard_core::nodepool::ComputeClass;
 
 fn names(s: &Scenario) -> Vec<&str> {
@@ -31,7 +31,8 @@ fn three_zones_split_the_groups_and_stay_small() {
     assert!((10..=40).contains(&total), "{total} nodes");
     for z in &zones {
         for p in &z.pools {
-            assert!(validate(&p.spec).is_empty(), "{} is valid", p.name);
+            let problems = check(&p.spec);
+            assert!(problems.is_empty(), "{} is valid: {problems:?}", p.name);
             assert!(p.nodes.len() <= p.spec.target_nodes as usize);
         }
     }
@@ -188,7 +189,7 @@ fn filler_zones_get_a_spot_pool() {
             .iter()
             .any(|p| p.spec.compute_class == ComputeClass::Spot && !p.nodes.is_empty())
     );
-    assert!(s.pools.iter().all(|p| validate(&p.spec).is_empty()));
+    assert!(s.pools.iter().all(|p| check(&p.spec).is_empty()));
 }
 
 #[test]

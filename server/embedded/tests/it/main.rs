@@ -3,6 +3,7 @@
 
 mod common;
 
+mod agreement;
 mod api;
 mod behaviour;
 mod custom;

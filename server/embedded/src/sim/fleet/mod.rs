@@ -38,7 +38,6 @@ use kube::{Api, Client, ResourceExt};
 use rand::Rng;
 use rand::rngs::SmallRng;
 use serde_json::{Value, json};
-use spotboard_core::domain::preemption::{self, CapacityType};
 use tokio::task::JoinSet;
 
 use super::clock::{Clock, rfc3339};
@@ -269,12 +268,11 @@ async fn run(f: Arc<Fleet>) {
         };
         let chance = super::preemption::chance_in(f.clock.sim(tick));
         for n in list.items {
-            let (_, _, cap) = preemption::classify(n.labels());
             let asked = n
                 .annotations()
                 .get(PREEMPT_ANNOTATION)
                 .is_some_and(|v| v == "now");
-            let random = cap == CapacityType::Spot
+            let random = objects::spot(f.flavor, n.labels())
                 && f.rng
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())

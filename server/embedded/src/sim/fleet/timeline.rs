@@ -9,25 +9,21 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
-use spotboard_core::domain::preemption::{self, GKE_TERMINATION_TAINT, KARPENTER_DISRUPTED_TAINT};
+use spotboard_core::domain::preemption::{
+    GKE_NODEPOOL, GKE_TERMINATION_TAINT, KARPENTER_DISRUPTED_TAINT, KARPENTER_NODEPOOL,
+};
 
 use super::super::clock::{rfc3339, secs};
 use super::super::events::{Component, Involved, Severity};
 use super::super::eviction::{self, Evicted};
 use super::super::nodes::PREEMPT_ANNOTATION;
+use super::super::notice::{AWS_NOTICE, GKE_NOTICE, GKE_POD_SHUTDOWN};
 use super::super::pods::{PodRef, delete_pod};
 use super::super::random::hash;
 use super::{Fleet, add_node, objects, run_pod};
 
-/// GKE: ordinary pods' share of the 30 s notice (GKE: Spot VMs, GKE later than
-/// 1.22.8-gke.200).
-const GKE_POD_SHUTDOWN: Duration = secs(15);
-/// GKE: the whole notice, after which the VM is gone.
-const GKE_NOTICE: Duration = secs(30);
 /// GKE: the managed instance group recreating the VM, until it registers.
 const GKE_RECREATE: Duration = secs(45);
-/// AWS: the two-minute interruption warning (AWS: Spot Instance interruption notices).
-const AWS_NOTICE: Duration = secs(120);
 /// Karpenter: launching the replacement until its node registers (with [`KUBELET_READY`],
 /// under a minute to Ready on a well-configured cluster; a typical target, not a documented
 /// figure).
@@ -88,7 +84,7 @@ pub(super) async fn gke(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
         shut_down(f, p).await;
     }
     remove_node(f, &name).await;
-    let pool = node.labels().get(preemption::GKE_NODEPOOL).cloned();
+    let pool = node.labels().get(GKE_NODEPOOL).cloned();
     let f2 = f.clone();
     f.spawn(async move {
         f2.clock.sleep(GKE_RECREATE).await;
@@ -138,7 +134,7 @@ pub(super) async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
         .await;
     let pods = pods_on(f, &name).await?;
     let deadline = f.clock.deadline(AWS_NOTICE);
-    let pool = node.labels().get(preemption::KARPENTER_NODEPOOL).cloned();
+    let pool = node.labels().get(KARPENTER_NODEPOOL).cloned();
     let f2 = f.clone();
     let evicted = pods.clone();
     f.spawn(async move {
