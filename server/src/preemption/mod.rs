@@ -7,20 +7,20 @@
 //! - `metrics`: `spotboard_preemptions_total`, `spotboard_preemption_waves_total`.
 //! - `pods`: reading a node's pods into blast-radius rows; `shared_reads`: what a wave's
 //!   reads share (a cap on how many run at once, replica counts, budgets).
-//! - `facts`, `readiness`: the spot readiness audit over the hub's pods (pure part in
+//! - `workload_reads`, `readiness`: the spot readiness audit over the hub's pods (pure part in
 //!   `spotboard_core::domain::preemption::readiness`) and the blast radius's reads.
 //! - `alerting`: the alert episodes (waves, rates, replacement latency, eviction errors,
 //!   NodePool conditions), stepped once a second; `webhook` delivers them (retries,
 //!   redacted destinations, undelivered kept).
 
 mod alerting;
-mod facts;
 mod metrics;
 mod pods;
 mod readiness;
 mod shared_reads;
 mod tracker;
 mod webhook;
+mod workload_reads;
 
 use std::{
     collections::HashMap,

@@ -16,8 +16,8 @@ use spotboard_core::domain::preemption::readiness::covering_pdb;
 use spotboard_core::labels::{POD_GRACEFUL_INTERRUPTIBLE, POD_INTERRUPTABLE};
 use spotboard_core::model::PodImpact;
 
-use super::facts;
 use super::shared_reads::SharedReads;
+use super::workload_reads;
 use crate::hub::Hub;
 
 /// The pods bound to `node` of `cluster`, with their owners' replica counts (active pods of
@@ -38,7 +38,7 @@ pub async fn on_node(
 ) -> Result<Vec<(PodImpact, String)>, String> {
     let _turn = shared.turn().await;
     let on_node = ListParams::default().fields(&format!("spec.nodeName={node}"));
-    let mine = facts::pods(&client, None, on_node)
+    let mine = workload_reads::pods(&client, None, on_node)
         .await
         .map_err(|e| format!("{e} (node {node})"))?;
     // One count per owner on the node, of that owner's siblings only.
@@ -57,11 +57,11 @@ pub async fn on_node(
             counts.insert(key, n);
             continue;
         }
-        let Some(selector) = facts::sibling_selector(p) else {
+        let Some(selector) = workload_reads::sibling_selector(p) else {
             continue;
         };
         let lp = ListParams::default().labels(&selector);
-        match facts::replicas_of(&client, &key, lp).await {
+        match workload_reads::replicas_of(&client, &key, lp).await {
             Ok(n) => {
                 shared.put_replicas(shared_key, n, Instant::now());
                 counts.insert(key, n);
@@ -71,7 +71,7 @@ pub async fn on_node(
     }
     let pdbs = match shared.pdbs(cluster, Instant::now()) {
         Some(b) => b,
-        None => match facts::pdbs(&client).await {
+        None => match workload_reads::pdbs(&client).await {
             Ok(b) => {
                 let b = Arc::new(b);
                 shared.put_pdbs(cluster, b.clone(), Instant::now());

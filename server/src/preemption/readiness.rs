@@ -10,7 +10,7 @@ use chrono::Utc;
 use spotboard_core::domain::preemption::readiness::{AuditFold, NodeFacts};
 use spotboard_core::model::{ClusterAudit, PoolReadiness, Readiness};
 
-use super::facts;
+use super::workload_reads;
 use crate::hub::Hub;
 
 /// How long one audit is served before it is made again: a page refreshing every few
@@ -134,7 +134,7 @@ async fn audit_cluster(
         Ok(pods) => pods,
         Err(e) => return (Vec::new(), vec![format!("{cluster}: {e}")]),
     };
-    let pdbs = tokio::time::timeout(CLUSTER_TIMEOUT, facts::pdbs(client))
+    let pdbs = tokio::time::timeout(CLUSTER_TIMEOUT, workload_reads::pdbs(client))
         .await
         .unwrap_or_else(|_| Err(format!("no answer within {} s", CLUSTER_TIMEOUT.as_secs())));
     // The fold (140-310 ms at 50,000 pods) runs off the runtime's worker threads, which

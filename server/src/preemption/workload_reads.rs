@@ -1,4 +1,5 @@
-//! Pods and PodDisruptionBudgets as the readiness audit and the blast radius read them.
+//! Pods, PodDisruptionBudgets and replica counts as read from an API server for the readiness
+//! audit and the blast radius (not `hub::facts`, the hub's typed changes).
 
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
