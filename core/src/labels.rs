@@ -1,8 +1,10 @@
-//! Well-known label, annotation and event names on CKS nodes and pods.
+//! Well-known label, annotation, taint and event names on CKS, GKE and Karpenter nodes and
+//! pods.
 //!
 //! Sources (URLs in `docs/sources.md`): CoreWeave: Spot Node Pools (Spot preemption
 //! timeline), CoreWeave: Node Pool reference (NodePool events), CoreWeave: Workload scheduling
-//! on CKS (node lifecycle labels and eviction policies).
+//! on CKS (node lifecycle labels and eviction policies); GKE: Spot VMs; Karpenter: NodePools
+//! and Disruption.
 
 /// Node label naming the NodePool a node belongs to.
 pub const NODE_POOL: &str = "compute.coreweave.com/node-pool";
@@ -54,3 +56,23 @@ pub const PDB_REFUSAL_MESSAGE: &str = "violate the pod's disruption budget";
 /// Label domains users may not put labels or annotations in (CoreWeave: Workload scheduling on
 /// CKS, "User-provided labels").
 pub const RESERVED_DOMAINS: [&str; 2] = ["coreweave.cloud", "coreweave.com"];
+
+// GKE and Karpenter.
+
+/// GKE's pool label.
+pub const GKE_NODEPOOL: &str = "cloud.google.com/gke-nodepool";
+/// GKE's Spot labels (GKE: Spot VMs).
+pub const GKE_SPOT: &str = "cloud.google.com/gke-spot";
+pub const GKE_PROVISIONING: &str = "cloud.google.com/gke-provisioning";
+/// The taint GKE puts on a node that received a termination notice.
+pub const GKE_TERMINATION_TAINT: &str = "cloud.google.com/impending-node-termination";
+/// Karpenter's labels (Karpenter: NodePools).
+pub const KARPENTER_NODEPOOL: &str = "karpenter.sh/nodepool";
+pub const KARPENTER_CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
+/// The taint Karpenter v1 puts on a node it is disrupting (interruption included).
+pub const KARPENTER_DISRUPTED_TAINT: &str = "karpenter.sh/disrupted";
+/// The Warning event reason Karpenter records on a node when AWS's interruption warning
+/// arrives through its interruption queue (Karpenter: Disruption, "Interruption").
+/// Consolidation, drift and expiry set the same taint
+/// but not this event, so the dashboard requires both for a Karpenter preemption.
+pub const KARPENTER_SPOT_INTERRUPTED: &str = "SpotInterrupted";

@@ -355,7 +355,7 @@ impl ClusterData {
     fn put_event(&mut self, rec: EventRecord, dirty: &mut Vec<Dirty>) {
         dirty.push((RowKind::Event, rec.uid.clone()));
         if rec.kind == "Node"
-            && rec.reason == spotboard_core::domain::preemption::KARPENTER_SPOT_INTERRUPTED
+            && rec.reason == spotboard_core::labels::KARPENTER_SPOT_INTERRUPTED
             && self.interrupted.insert(rec.object_name.clone())
         {
             self.dirty_node_named(&rec.object_name, dirty);

@@ -91,7 +91,7 @@ pub fn karpenter_pool(obj: &DynamicObject) -> Option<KarpenterPoolRecord> {
             r.get("key").and_then(Value::as_str),
             r.get("operator").and_then(Value::as_str),
         ) {
-            (Some(preemption::KARPENTER_CAPACITY_TYPE), Some("In")) => rec.capacity_types = values,
+            (Some(labels::KARPENTER_CAPACITY_TYPE), Some("In")) => rec.capacity_types = values,
             (Some(labels::INSTANCE_TYPE), Some("In")) => rec.instance_types = values,
             (Some(labels::ZONE), Some("In")) => rec.zones = values,
             _ => {}

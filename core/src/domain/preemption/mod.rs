@@ -31,23 +31,11 @@ use crate::labels;
 // here for the modules of this one that read them beside the notice windows.
 pub use crate::provider::{CapacityType, Provider};
 
-/// GKE's pool label.
-pub const GKE_NODEPOOL: &str = "cloud.google.com/gke-nodepool";
-/// GKE's Spot labels (GKE: Spot VMs).
-pub const GKE_SPOT: &str = "cloud.google.com/gke-spot";
-pub const GKE_PROVISIONING: &str = "cloud.google.com/gke-provisioning";
-/// The taint GKE puts on a node that received a termination notice.
-pub const GKE_TERMINATION_TAINT: &str = "cloud.google.com/impending-node-termination";
-/// Karpenter's labels (Karpenter: NodePools).
-pub const KARPENTER_NODEPOOL: &str = "karpenter.sh/nodepool";
-pub const KARPENTER_CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
-/// The taint Karpenter v1 puts on a node it is disrupting (interruption included).
-pub const KARPENTER_DISRUPTED_TAINT: &str = "karpenter.sh/disrupted";
-/// The Warning event reason Karpenter records on a node when AWS's interruption warning
-/// arrives through its interruption queue (Karpenter: Disruption, "Interruption").
-/// Consolidation, drift and expiry set the same taint
-/// but not this event, so the dashboard requires both for a Karpenter preemption.
-pub const KARPENTER_SPOT_INTERRUPTED: &str = "SpotInterrupted";
+// The GKE and Karpenter label and taint names are in `crate::labels`, beside CoreWeave's.
+use crate::labels::{
+    GKE_NODEPOOL, GKE_PROVISIONING, GKE_SPOT, GKE_TERMINATION_TAINT, KARPENTER_CAPACITY_TYPE,
+    KARPENTER_DISRUPTED_TAINT, KARPENTER_NODEPOOL,
+};
 
 /// What a node's labels say about its provider, pool and (for GKE and Karpenter) capacity
 /// type. CKS capacity comes from the pool's computeClass, which the labels do not carry.

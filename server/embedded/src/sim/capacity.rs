@@ -193,12 +193,8 @@ impl CapacitySnapshot {
                     zone: self.zone.clone(),
                     instance_type: e.instance_type.clone(),
                     capacity_type: match e.class {
-                        CapacityClass::Spot => {
-                            spotboard_core::domain::preemption::CapacityType::Spot
-                        }
-                        CapacityClass::OnDemand => {
-                            spotboard_core::domain::preemption::CapacityType::OnDemand
-                        }
+                        CapacityClass::Spot => spotboard_core::CapacityType::Spot,
+                        CapacityClass::OnDemand => spotboard_core::CapacityType::OnDemand,
                     },
                     available_nodes: e.free_nodes,
                     observed_at: Some(self.as_of),

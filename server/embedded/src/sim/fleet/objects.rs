@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use spotboard_core::domain::preemption::{
+use spotboard_core::labels;
+use spotboard_core::labels::{
     GKE_NODEPOOL, GKE_PROVISIONING, GKE_SPOT, KARPENTER_CAPACITY_TYPE, KARPENTER_NODEPOOL,
 };
-use spotboard_core::labels;
 
 /// Which provider a fleet zone plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
-use spotboard_core::domain::preemption::{
+use spotboard_core::labels::{
     GKE_NODEPOOL, GKE_TERMINATION_TAINT, KARPENTER_DISRUPTED_TAINT, KARPENTER_NODEPOOL,
 };
 
