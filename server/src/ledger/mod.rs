@@ -2,7 +2,8 @@
 //! later, preemption history) survive restarts and Kubernetes' short event and object memory.
 //!
 //! # Layout
-//! - `store`: the database (SQLite file by default, PostgreSQL with `--database-url`).
+//! - `store`: the database (SQLite file by default, PostgreSQL with `--database-url`);
+//!   `migrations`: its schema, the files of `server/migrations` compiled in.
 //! - `lock`: one process per SQLite file.
 //! - `recorder`: turns the hub's nodes into lifetimes.
 //! - `pods`: the pods each preemption hit.
@@ -12,6 +13,7 @@
 mod conditions;
 mod lifetimes;
 mod lock;
+mod migrations;
 mod pods;
 mod recorder;
 mod savings;

@@ -166,10 +166,14 @@ impl Ledger {
     }
 
     async fn migrate(&self) -> Result<()> {
-        let result = sqlx::migrate!("./migrations")
-            .run(&self.pool)
-            .await
-            .map_err(|e| Error::Ledger(format!("migrating the ledger: {e}")));
+        let result = async {
+            sqlx::migrate::Migrator::new(super::migrations::Embedded)
+                .await?
+                .run(&self.pool)
+                .await
+        }
+        .await
+        .map_err(|e| Error::Ledger(format!("migrating the ledger: {e}")));
         self.track(result)
     }
 
