@@ -49,9 +49,74 @@ test("the savings page totals match the ledger of this run", async ({ page, requ
   expect((await csv.text()).split("\n")[0]).toContain("end_reason");
 });
 
+type RunRate = { running_nodes: number; actual_usd_h: string; baseline_usd_h: string; difference_usd_h: string };
+
+/** `$1,234.50` as a number. */
+const amount = (s: string) => Number(s.replace(/[$,]/g, ""));
+/** A figure shown to the cent is `usd` of this API amount. */
+const shownAs = (shown: number, api: string | number) => Math.abs(shown - Number(api)) < 0.0051;
+
 test("the dashboard sums up what spot saves now", async ({ page, request }) => {
-  await page.goto("/");
-  await expect(page.getByTestId("savings-summary")).toContainText("Spot saves");
+  // What the ledger reports now: the run rate of the nodes running, and the last 24 h.
+  const now = async () => {
+    const r = await request.get("/api/v1/savings?range=24h");
+    expect(r.ok(), `GET /api/v1/savings: ${r.status()}`).toBe(true);
+    const body = await r.json();
+    return { at: Date.now(), rate: body.run_rate as RunRate, saved: Number(body.savings_usd) };
+  };
+  const first = await now();
+  expect(first.rate.running_nodes).toBeGreaterThan(0);
+  expect(Number(first.rate.difference_usd_h), "the embedded fleet runs spot nodes: spot saves something").toBeGreaterThan(0);
+  expect(
+    Math.abs(Number(first.rate.baseline_usd_h) - Number(first.rate.actual_usd_h) - Number(first.rate.difference_usd_h)),
+    "saved per hour = on-demand − paid",
+  ).toBeLessThan(0.005);
+
+  const summary = page.getByTestId("savings-summary");
+  // The page's line is the run rate of one of the reports the ledger gave around it. The
+  // fleet keeps changing (preemptions, replacements) and the server shares one headline among
+  // the pages for 5 s, so the page and the API are read in turn until the page's figures are
+  // those of a report of the last ~20 s. Each try loads the page again: a page reads the
+  // headline again only when its fleet's node counts change, and one loaded just after the
+  // last change can keep a headline from before it until the next.
+  const line = /^Spot saves (\$[\d,]+\.\d\d)\/h now \((\$[\d,]+\.\d\d)\/h paid against (\$[\d,]+\.\d\d)\/h on-demand\) · (\$[\d,]+\.\d\d) saved in 24 h$/;
+  const reports = [first];
+  let tries = 0;
+  await expect(async () => {
+    tries += 1;
+    const loaded = Date.now();
+    await page.goto("/");
+    await expect(summary).toContainText("Spot saves");
+    reports.push(await now());
+    const text = (await summary.innerText()).trim();
+    reports.push(await now());
+    const m = line.exec(text);
+    expect(m, `the savings line reads as four amounts: "${text}"`).not.toBeNull();
+    const [saves, paid, onDemand, saved] = m!.slice(1).map(amount);
+    const recent = reports.slice(-12);
+    const same = recent.find(
+      (r) =>
+        shownAs(saves, r.rate.difference_usd_h) &&
+        shownAs(paid, r.rate.actual_usd_h) &&
+        shownAs(onDemand, r.rate.baseline_usd_h),
+    );
+    expect(
+      same,
+      `"${text}" is the run rate of a report: ${JSON.stringify(recent.map((r) => r.rate))}`,
+    ).toBeTruthy();
+    expect(saves).toBeGreaterThan(0);
+    // The 24 h total grows with time: the page's is at most the latest report's, and short of
+    // it by no more than what spot saved since the page's headline was made (at most 5 s
+    // before the page loaded; at the largest run rate seen, twice over).
+    const latest = reports[reports.length - 1];
+    const perHour = Math.max(...reports.map((r) => Number(r.rate.difference_usd_h)));
+    const since = (latest.at - loaded + 10_000) / 3_600_000;
+    expect(saved, `"${text}": 24 h saved against the API's ${latest.saved}`).toBeLessThanOrEqual(latest.saved + 0.01);
+    expect(saved, `"${text}": 24 h saved against the API's ${latest.saved}`).toBeGreaterThanOrEqual(
+      latest.saved - 2 * perHour * since - 0.01,
+    );
+  }).toPass({ timeout: 45_000 });
+  console.log(`the dashboard's savings line matched the API's run rate on load ${tries}`);
   // The page carries the report's totals for hydration, not its rows: at 10,000 nodes the
   // priced lines alone made the HTML 8 MB larger.
   const html = await (await request.get("/")).text();
