@@ -136,8 +136,15 @@ async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
     // and its card reaches a `/preemptions` tab on the stream, with no request of the tab's.
     let stream = format!("{}/api/v1/stream?preemptions=1", d.base);
     let want = by_hand.clone();
+    let (snapshot_tx, snapshot_rx) = tokio::sync::oneshot::channel();
     let tab = tokio::spawn(async move {
+        let mut snapshot_tx = Some(snapshot_tx);
         common::sse_until(&stream, Duration::from_secs(20), |event, data| {
+            if event == "snapshot"
+                && let Some(tx) = snapshot_tx.take()
+            {
+                let _ = tx.send(());
+            }
             if event != "delta" {
                 return false;
             }
@@ -147,7 +154,10 @@ async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
         .await
     });
     // The tab holds its snapshot before the label goes on.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::timeout(Duration::from_secs(10), snapshot_rx)
+        .await
+        .expect("the tab's snapshot in time")
+        .expect("the stream sends a snapshot");
     let label = json!({"metadata": {"labels": {"qos.coreweave.cloud/pending-preemption": "true"}}});
     let labelled_at = std::time::Instant::now();
     nodes
@@ -373,25 +383,36 @@ fn posts_now(received: &std::sync::Arc<std::sync::Mutex<Vec<Value>>>) -> Vec<Val
 }
 
 /// A webhook that fails: answers other than 2xx are retried with backoff; one that never
-/// takes the alert leaves it on `/preemptions`, naming scheme and host only (the path is the
-/// webhook's secret); a webhook that fails twice and then takes it gets it once.
+/// takes the alert leaves it on `/preemptions` with its scheme and host only (the path is the
+/// webhook's secret); a webhook that fails each message twice and then takes it gets it once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_webhooks_are_retried_and_undelivered_alerts_shown_without_secrets() {
-    use std::sync::Arc;
+    use axum::http::StatusCode;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let calls = Arc::new(AtomicUsize::new(0));
-    let (flaky_calls, broken_calls) = (calls.clone(), Arc::new(AtomicUsize::new(0)));
+    use std::sync::{Arc, Mutex};
+    // Every POST to the flaky webhook: the message (its key and status) and the answer.
+    type Calls = Arc<Mutex<Vec<(String, u16)>>>;
+    let calls: Calls = Arc::default();
+    let flaky_calls = calls.clone();
+    let broken_calls = Arc::new(AtomicUsize::new(0));
     let broken_count = broken_calls.clone();
     let app = axum::Router::new()
         .route(
             "/flaky/SECRET-PATH",
-            axum::routing::post(move || {
+            axum::routing::post(move |axum::Json(v): axum::Json<Value>| {
                 let calls = flaky_calls.clone();
                 async move {
-                    match calls.fetch_add(1, Ordering::SeqCst) {
-                        0 | 1 => axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                        _ => axum::http::StatusCode::OK,
-                    }
+                    let mut calls = calls.lock().unwrap();
+                    let message = format!("{} {}", v["key"], v["status"]);
+                    let before = calls.iter().filter(|(m, _)| *m == message).count();
+                    // Each message: refused twice, taken the third time.
+                    let answer = if before < 2 {
+                        StatusCode::SERVICE_UNAVAILABLE
+                    } else {
+                        StatusCode::OK
+                    };
+                    calls.push((message, answer.as_u16()));
+                    answer
                 }
             }),
         )
@@ -401,7 +422,7 @@ async fn failing_webhooks_are_retried_and_undelivered_alerts_shown_without_secre
                 let calls = broken_count.clone();
                 async move {
                     calls.fetch_add(1, Ordering::SeqCst);
-                    axum::http::StatusCode::INTERNAL_SERVER_ERROR
+                    StatusCode::INTERNAL_SERVER_ERROR
                 }
             }),
         );
@@ -431,13 +452,35 @@ async fn failing_webhooks_are_retried_and_undelivered_alerts_shown_without_secre
             .await
             .unwrap();
         if delivered {
-            eventually(
-                Duration::from_secs(20),
-                "delivered on the third try",
-                || async { (calls.load(Ordering::SeqCst) >= 3).then_some(()) },
+            // The messages in the order they were first POSTed, each with its answers.
+            let messages = || -> Vec<(String, Vec<u16>)> {
+                let mut out: Vec<(String, Vec<u16>)> = Vec::new();
+                for (m, answer) in calls.lock().unwrap().iter() {
+                    match out.iter_mut().find(|(seen, _)| seen == m) {
+                        Some((_, answers)) => answers.push(*answer),
+                        None => out.push((m.clone(), vec![*answer])),
+                    }
+                }
+                out
+            };
+            // Messages go out one at a time, in order: once the second is taken, the first
+            // one's delivery is over, retries included.
+            let seen = eventually(
+                Duration::from_secs(40),
+                "two alert messages taken",
+                || async {
+                    let m = messages();
+                    (m.len() >= 2 && m[1].1.contains(&200)).then_some(m)
+                },
             )
             .await;
-            tokio::time::sleep(Duration::from_secs(2)).await;
+            for (message, answers) in &seen {
+                assert_eq!(
+                    answers,
+                    &[503, 503, 200],
+                    "{message}: refused twice, then taken once ({seen:?})"
+                );
+            }
             let p = preemptions(&d.base).await;
             assert_eq!(p["undelivered"], json!([]), "{}", p["undelivered"]);
         } else {
@@ -451,9 +494,14 @@ async fn failing_webhooks_are_retried_and_undelivered_alerts_shown_without_secre
             assert!(shown["error"].as_str().unwrap().contains("500"), "{shown}");
             assert!(!shown.to_string().contains("SECRET"), "{shown}");
             assert!(broken_calls.load(Ordering::SeqCst) >= 4);
+            // The page shows it too, naming the webhook by scheme and host.
             let page = common::text_of(&format!("{}/preemptions", d.base)).await;
+            let shown_on_page = format!("not delivered to http://{addr}:");
+            assert!(
+                page.contains("data-testid=\"undelivered\"") && page.contains(&shown_on_page),
+                "the undelivered alert on the page"
+            );
             assert!(!page.contains("SECRET"));
         }
     }
-    assert!(calls.load(Ordering::SeqCst) >= 3);
 }

@@ -243,12 +243,32 @@ async fn a_gke_preemption_shuts_pods_down_in_30_seconds_and_is_recorded() {
 async fn a_karpenter_interruption_drains_in_two_minutes_with_replicas_and_budgets() {
     let d = start().await;
     let nodes = Api::<Node>::all(d.admin(AWS));
-    let victim = node_of(&nodes, "karpenter.sh/nodepool=spot-general").await;
-    let pods_before: Vec<Pod> = Api::<Pod>::all(d.admin(AWS))
-        .list(&ListParams::default().fields(&format!("spec.nodeName={victim}")))
+    // The victim is a spot-general node running one of the api Deployment's pods (3
+    // replicas, PodDisruptionBudget `api`), so the blast radius must show them.
+    let spot_general: Vec<String> = nodes
+        .list(&ListParams::default().labels("karpenter.sh/nodepool=spot-general"))
         .await
         .unwrap()
-        .items;
+        .items
+        .iter()
+        .filter(|n| {
+            n.spec
+                .as_ref()
+                .and_then(|s| s.taints.as_ref())
+                .is_none_or(|t| t.is_empty())
+        })
+        .map(|n| n.name_any())
+        .collect();
+    let victim = Api::<Pod>::all(d.admin(AWS))
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|p| p.name_any().starts_with("api-6f7b"))
+        .filter_map(|p| p.spec.as_ref()?.node_name.clone())
+        .find(|n| spot_general.contains(n))
+        .unwrap_or_else(|| panic!("an api-6f7b pod on an untouched spot-general node"));
     preempt(&nodes, &victim).await;
 
     let seen = eventually(Duration::from_secs(10), "T=0 with pods", || async {
@@ -263,15 +283,10 @@ async fn a_karpenter_interruption_drains_in_two_minutes_with_replicas_and_budget
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["owner_name"] == "api-6f7b");
-    if pods_before
-        .iter()
-        .any(|p| p.name_any().starts_with("api-6f7b"))
-    {
-        let api = api.expect("the api pod in the blast radius");
-        assert_eq!(api["pdb"], "api");
-        assert_eq!(api["replicas"], 3);
-    }
+        .find(|p| p["owner_name"] == "api-6f7b")
+        .unwrap_or_else(|| panic!("the api pod in the blast radius: {}", seen["pods"]));
+    assert_eq!(api["pdb"], "api", "{api}");
+    assert_eq!(api["replicas"], 3, "{api}");
     // Karpenter's own event on the node.
     let events: Vec<Event> = Api::<Event>::namespaced(d.admin(AWS), "default")
         .list(&ListParams::default())
@@ -373,5 +388,182 @@ async fn a_hand_made_taint_drives_the_gke_timeline_and_the_audit_speaks_per_prov
             .iter()
             .any(|p| p["pool"] == "on-demand"),
         "on-demand pools are not audited"
+    );
+}
+
+/// A Node made by hand, as `kubectl create` would: its labels, and Ready.
+fn hand_node(name: &str, labels: Value) -> Node {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]}
+    }))
+    .unwrap()
+}
+
+/// The pool row of `cluster/name` once it shows, as (provider, capacity type).
+async fn pool_kind(d: &common::Dashboard, cluster: &str, name: &str) -> (String, String) {
+    let what = format!("{cluster}/{name} on the dashboard");
+    eventually(Duration::from_secs(10), &what, || async {
+        let p = get(&d.base, "/api/v1/pools").await;
+        let row = pool(&p, cluster, name)?;
+        Some((
+            row["provider"].as_str()?.to_string(),
+            row["capacity_type"].as_str()?.to_string(),
+        ))
+    })
+    .await
+}
+
+/// The preemption of `node` once it shows, as (provider, capacity type, cluster, pool).
+async fn preemption_of(d: &common::Dashboard, node: &str) -> Value {
+    eventually(
+        Duration::from_secs(10),
+        &format!("{node} preempted"),
+        || async {
+            let p = get(&d.base, "/api/v1/preemptions").await;
+            preemption(&p, node).cloned()
+        },
+    )
+    .await
+}
+
+/// Each provider's labels, taints and event written by hand as the provider documents them,
+/// as string literals and not through `spotboard_core::labels`, so a misspelt constant fails
+/// here: Karpenter (Karpenter: NodePools, `karpenter.sh/nodepool` and
+/// `karpenter.sh/capacity-type`; Karpenter: Disruption, the `karpenter.sh/disrupted` taint
+/// with the `SpotInterrupted` event), GKE (GKE: Spot VMs, `cloud.google.com/gke-nodepool`,
+/// `cloud.google.com/gke-spot` or `cloud.google.com/gke-provisioning=spot`, and the
+/// `cloud.google.com/impending-node-termination` taint) and CKS (CoreWeave: Spot Node Pools,
+/// `compute.coreweave.com/node-pool` and `qos.coreweave.cloud/pending-preemption=true`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn labels_taints_and_events_written_as_each_provider_documents_them_are_read() {
+    use kube::api::PostParams;
+    let d = start().await;
+    let pp = PostParams::default();
+
+    // Karpenter: a spot node of a pool of its own, then AWS's interruption as Karpenter
+    // shows it: the disruption taint and its SpotInterrupted event.
+    let aws = Api::<Node>::all(d.admin(AWS));
+    let karpenter_labels = json!({
+        "karpenter.sh/nodepool": "hand-spot",
+        "karpenter.sh/capacity-type": "spot",
+        "node.kubernetes.io/instance-type": "m5.xlarge",
+        "topology.kubernetes.io/zone": AWS,
+    });
+    aws.create(&pp, &hand_node("hand-karpenter", karpenter_labels))
+        .await
+        .unwrap();
+    assert_eq!(
+        pool_kind(&d, AWS_CLUSTER, "hand-spot").await,
+        ("karpenter".into(), "spot".into())
+    );
+    let taint = json!({"spec": {"unschedulable": true, "taints": [
+        {"key": "karpenter.sh/disrupted", "effect": "NoSchedule"}
+    ]}});
+    aws.patch(
+        "hand-karpenter",
+        &PatchParams::default(),
+        &Patch::Merge(&taint),
+    )
+    .await
+    .unwrap();
+    let event: Event = serde_json::from_value(json!({
+        "metadata": {"name": "hand-karpenter.spot-interrupted", "namespace": "default"},
+        "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": "hand-karpenter"},
+        "reason": "SpotInterrupted", "type": "Warning",
+        "message": "Spot interruption warning was triggered",
+        "source": {"component": "karpenter"}
+    }))
+    .unwrap();
+    Api::<Event>::namespaced(d.admin(AWS), "default")
+        .create(&pp, &event)
+        .await
+        .unwrap();
+    let seen = preemption_of(&d, "hand-karpenter").await;
+    assert_eq!(seen["timeline"]["provider"], "karpenter", "{seen}");
+    assert_eq!(
+        (&seen["cluster"], &seen["pool"], &seen["capacity_type"]),
+        (&json!(AWS_CLUSTER), &json!("hand-spot"), &json!("spot")),
+        "{seen}"
+    );
+
+    // GKE: a node labelled gke-spot, another provisioned as spot; the first gets the
+    // termination notice's taint.
+    let gke = Api::<Node>::all(d.admin(GKE));
+    for (name, pool_name, spot_label) in [
+        (
+            "hand-gke-spot",
+            "hand-spot",
+            ("cloud.google.com/gke-spot", "true"),
+        ),
+        (
+            "hand-gke-provisioned",
+            "hand-provisioned",
+            ("cloud.google.com/gke-provisioning", "spot"),
+        ),
+    ] {
+        let labels = json!({
+            "cloud.google.com/gke-nodepool": pool_name,
+            (spot_label.0): spot_label.1,
+            "node.kubernetes.io/instance-type": "g2-standard-24",
+            "topology.kubernetes.io/zone": GKE,
+        });
+        gke.create(&pp, &hand_node(name, labels)).await.unwrap();
+        assert_eq!(
+            pool_kind(&d, GKE_CLUSTER, pool_name).await,
+            ("gke".into(), "spot".into()),
+            "{name}"
+        );
+    }
+    let taint = json!({"spec": {"taints": [
+        {"key": "cloud.google.com/impending-node-termination", "effect": "NoSchedule"}
+    ]}});
+    gke.patch(
+        "hand-gke-spot",
+        &PatchParams::default(),
+        &Patch::Merge(&taint),
+    )
+    .await
+    .unwrap();
+    let seen = preemption_of(&d, "hand-gke-spot").await;
+    assert_eq!(seen["timeline"]["provider"], "gke", "{seen}");
+    assert_eq!(
+        (&seen["cluster"], &seen["pool"], &seen["capacity_type"]),
+        (&json!(GKE_CLUSTER), &json!("hand-spot"), &json!("spot")),
+        "{seen}"
+    );
+
+    // CKS: a node of the spot pool, found by CKS's pool label, labelled pending-preemption.
+    // (CKS's capacity type is its NodePool's computeClass, not a node label.)
+    let cks = Api::<Node>::all(d.admin(CKS));
+    let by_hand = cks
+        .list(&ListParams::default().labels("compute.coreweave.com/node-pool=h100-spot-train"))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .find(|n| {
+            n.spec.as_ref().and_then(|s| s.unschedulable) != Some(true)
+                && !n
+                    .labels()
+                    .contains_key("qos.coreweave.cloud/pending-preemption")
+        })
+        .map(|n| n.name_any())
+        .expect("a spot node not under notice");
+    let label = json!({"metadata": {"labels": {"qos.coreweave.cloud/pending-preemption": "true"}}});
+    cks.patch(&by_hand, &PatchParams::default(), &Patch::Merge(&label))
+        .await
+        .unwrap();
+    let seen = preemption_of(&d, &by_hand).await;
+    assert_eq!(seen["timeline"]["provider"], "cks", "{seen}");
+    assert_eq!(
+        (&seen["cluster"], &seen["pool"], &seen["capacity_type"]),
+        (
+            &json!("spotboard-us-east-04a"),
+            &json!("h100-spot-train"),
+            &json!("spot")
+        ),
+        "{seen}"
     );
 }

@@ -294,6 +294,12 @@ async fn kubectl_nodes_cordon_label_annotate_describe() {
 async fn kubectl_watch_prints_new_rows() {
     use tokio::io::{AsyncBufReadExt, BufReader};
     let k = Kubectl::start().await;
+    let api: Api<NodePool> = Api::all(k.admin());
+    // A pool from before kubectl starts: its row comes from kubectl's initial list, so once it
+    // is printed kubectl has listed and watches from the list's resourceVersion.
+    api.create(&PostParams::default(), &pool("listed", 1))
+        .await
+        .unwrap();
     let mut child = k
         .command(&["get", "nodepools", "-w"])
         .stdout(std::process::Stdio::piped())
@@ -301,22 +307,25 @@ async fn kubectl_watch_prints_new_rows() {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let api: Api<NodePool> = Api::all(k.admin());
-    // Give kubectl time to list and start watching, then create a pool it must print.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut next_row = async |name: &str| {
+        tokio::time::timeout(Duration::from_secs(30), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if line.starts_with(name) {
+                    return line;
+                }
+            }
+            String::new()
+        })
+        .await
+        .unwrap_or_else(|_| panic!("kubectl prints {name}"))
+    };
+    let listed = next_row("listed").await;
+    assert!(listed.contains("gd-8xh100ib-i128"), "{listed}");
+    // Created after the list: only the watch can bring its row.
     api.create(&PostParams::default(), &pool("watched", 3))
         .await
         .unwrap();
-    let found = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line.starts_with("watched") {
-                return line;
-            }
-        }
-        String::new()
-    })
-    .await
-    .expect("kubectl prints the new pool");
+    let found = next_row("watched").await;
     assert!(found.contains("gd-8xh100ib-i128"), "{found}");
     child.kill().await.unwrap();
 }

@@ -157,8 +157,8 @@ async fn too_old_resource_version_gets_410_and_watcher_relists() {
         other => panic!("expected 410, got {other:?}"),
     }
 
-    // kube-rs' watcher: after its watch ends, writes push its resourceVersion out of the
-    // history; its next watch gets 410, it re-lists, and it goes on.
+    // kube-rs' watcher: writes push its resourceVersion out of the history while it holds no
+    // watch; its next watch gets 410, it re-lists, and it goes on.
     let cfg = watcher::Config::default().timeout(1);
     let mut w = watcher(Api::<NodePool>::all(f.reader.clone()), cfg).boxed();
     loop {
@@ -171,7 +171,9 @@ async fn too_old_resource_version_gets_410_and_watcher_relists() {
             break;
         }
     }
-    tokio::time::sleep(Duration::from_millis(1500)).await; // the server ends that watch
+    // No watch of the watcher's is open now: after InitDone it holds the list's
+    // resourceVersion and asks to watch from it only when next polled (a stream does nothing
+    // until polled), so the writes below push that version out of the history first.
     for i in 0..8 {
         api.create(&PostParams::default(), &pool(&format!("q{i}"), 1))
             .await
