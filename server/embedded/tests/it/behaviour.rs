@@ -254,20 +254,39 @@ async fn new_pool_boots_to_target_and_scales_down() {
     );
 }
 
+/// Sets NodePool `name`'s `targetNodes`.
+async fn set_target(api: &Api<NodePool>, name: &str, target: i32) {
+    let patch = json!({"spec": {"targetNodes": target}});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+}
+
+/// The message of `np`'s `AtTarget` condition, if it has one.
+fn at_target_message_of(np: &NodePool) -> Option<&str> {
+    np.status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::AtTarget)?
+        .message
+        .as_deref()
+}
+
+/// The message of `np`'s `AtTarget` condition; panics without one.
+fn at_target_message(np: &NodePool) -> String {
+    at_target_message_of(np)
+        .expect("an AtTarget condition with a message")
+        .to_string()
+}
+
 /// Seed 002: CKS never picks a node hosting gracefully interruptible pods for scale-down, so
 /// a pool made only of such nodes stalls, even with PreferIdle.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graceful_pods_stall_scale_down() {
     let z = zone(0, 3, 600.0).await;
     let api = Api::<NodePool>::all(z.client.clone());
-    let patch = json!({"spec": {"targetNodes": 2}});
-    api.patch(
-        "h100-spot-train",
-        &PatchParams::default(),
-        &Patch::Merge(&patch),
-    )
-    .await
-    .unwrap();
+    set_target(&api, "h100-spot-train", 2).await;
     let np = eventually(
         Duration::from_secs(5),
         "h100-spot-train over target",
@@ -278,17 +297,7 @@ async fn graceful_pods_stall_scale_down() {
         },
     )
     .await;
-    let msg = np
-        .status
-        .as_ref()
-        .unwrap()
-        .conditions
-        .iter()
-        .find(|c| c.type_ == ConditionType::AtTarget)
-        .unwrap()
-        .message
-        .clone()
-        .unwrap();
+    let msg = at_target_message(&np);
     assert!(
         msg.contains("PreferIdle") && msg.contains("no node is idle"),
         "{msg}"
@@ -297,42 +306,18 @@ async fn graceful_pods_stall_scale_down() {
     assert!(nodes_before > 2, "{nodes_before} nodes");
     // Asked again for fewer: the controller looks at the pool anew (its condition names the
     // new target), still finds no node it may remove, and removes nothing.
-    let patch = json!({"spec": {"targetNodes": 1}});
-    api.patch(
-        "h100-spot-train",
-        &PatchParams::default(),
-        &Patch::Merge(&patch),
-    )
-    .await
-    .unwrap();
+    set_target(&api, "h100-spot-train", 1).await;
     let np = eventually(
         Duration::from_secs(5),
         "h100-spot-train judged against targetNodes 1",
         || async {
             pool(&z.client, "h100-spot-train").await.filter(|p| {
-                let at_target = p.status.as_ref().and_then(|s| {
-                    s.conditions
-                        .iter()
-                        .find(|c| c.type_ == ConditionType::AtTarget)
-                });
-                at_target
-                    .and_then(|c| c.message.as_deref())
-                    .is_some_and(|m| m.contains("above its target of 1"))
+                at_target_message_of(p).is_some_and(|m| m.contains("above its target of 1"))
             })
         },
     )
     .await;
-    let msg = np
-        .status
-        .as_ref()
-        .unwrap()
-        .conditions
-        .iter()
-        .find(|c| c.type_ == ConditionType::AtTarget)
-        .unwrap()
-        .message
-        .clone()
-        .unwrap();
+    let msg = at_target_message(&np);
     assert!(msg.contains("no node is idle"), "{msg}");
     assert_eq!(reason(&np, ConditionType::AtTarget), "False/OverTarget");
     assert_eq!(counts(&np).2, nodes_before, "every node is still there");
