@@ -73,9 +73,12 @@ impl Running {
         // A database that is down must not hold up the exit (Kubernetes kills at the end
         // of the grace period anyway). A replica that does not write has no heartbeat.
         if self.ledger.writer().holds() {
-            let beat = self.ledger.beat(chrono::Utc::now());
+            let now = chrono::Utc::now();
+            let beat = self.ledger.beat(now);
             match tokio::time::timeout(std::time::Duration::from_secs(2), beat).await {
-                Ok(Ok(())) => {}
+                Ok(Ok(())) => {
+                    tracing::info!(at = now.timestamp(), "wrote the ledger's last heartbeat")
+                }
                 Ok(Err(e)) => {
                     tracing::warn!(error = %e, "could not write the ledger's last heartbeat")
                 }

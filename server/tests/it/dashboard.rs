@@ -2,8 +2,10 @@
 
 use crate::common;
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
+use common::stream::{Seen, Tab, compare, compare_where, figure};
 use common::{sse_until, start, wait_for};
 use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::json;
@@ -347,56 +349,176 @@ fn d_args() -> server::cli::ServeArgs {
     server::cli::Cli::parse_from(["spotboard"]).serve
 }
 
-/// The first event a stream sends within 3 s: `(event name, data)`.
-async fn first_event(url: &str) -> Option<(String, String)> {
-    let mut name = String::new();
-    let data = sse_until(url, Duration::from_secs(3), |event, _| {
-        name = event.to_string();
-        true
-    })
-    .await?;
-    Some((name, data))
+/// The NodePools in the cluster now, by uid: what a tab's pool rows must equal.
+async fn listed_pools(api: &Api<NodePool>) -> BTreeSet<String> {
+    api.list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter_map(|p| p.metadata.uid.clone())
+        .collect()
 }
 
+/// R7: a tab that resumes with a revision of another process (a restart, another replica)
+/// gets a snapshot of this one, never this process's deltas for that revision; the row's
+/// lost and phantom rows compare its pools with a fresh list, its 5xx are the three streams'.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revisions_of_another_process_get_a_snapshot_never_a_replay() {
     let d = start(&[ZONE], 60.0).await;
+    let pools = Api::<NodePool>::all(d.admin(ZONE));
     let snap = d.running.hub.snapshot(&Scope::pools());
     let epoch = d.running.hub.epoch();
     assert_eq!(snap.epoch, epoch, "snapshots carry the epoch");
+    let limit = Duration::from_secs(10);
     // A tab of another spotboard (a restart, or another replica) at a revision this one
     // also has: it must not be resumed with this process's deltas.
-    let foreign = format!(
+    let foreign = Tab::open(&format!(
         "{}/api/v1/stream?epoch={}&since={}",
         d.base,
         epoch + 1,
         snap.rev
-    );
-    let (event, data) = first_event(&foreign).await.expect("a first event");
-    assert_eq!(event, "snapshot");
-    let got: spotboard_core::model::Snapshot = serde_json::from_str(&data).unwrap();
-    assert_eq!(got.epoch, epoch);
-    println!(
-        "FAULT|R7|a tab resumes with another process's revision|1|1|0|0|0|0|0|–|snapshot sent, never that process's deltas"
-    );
+    ));
+    foreign.until(limit, |s| s.first.is_some()).await;
+    let first = foreign.seen();
+    let compared = compare(&foreign, "pool", limit, || listed_pools(&pools)).await;
     // Without an epoch (an old tab) likewise.
-    let bare = format!("{}/api/v1/stream?since={}", d.base, snap.rev);
-    assert_eq!(first_event(&bare).await.unwrap().0, "snapshot");
+    let bare = Tab::open(&format!("{}/api/v1/stream?since={}", d.base, snap.rev));
+    bare.until(limit, |s| s.first.is_some()).await;
     // This process's own revision resumes: whatever comes first is a delta.
-    let own = format!("{}/api/v1/stream?epoch={epoch}&since={}", d.base, snap.rev);
-    if let Some((event, _)) = first_event(&own).await {
+    let own = Tab::open(&format!(
+        "{}/api/v1/stream?epoch={epoch}&since={}",
+        d.base, snap.rev
+    ));
+    own.until(Duration::from_secs(3), |s| s.first.is_some())
+        .await;
+    let tabs = [first.clone(), bare.seen(), own.seen()];
+    let snapshot_first = first.first.as_deref() == Some("snapshot") && first.epoch == Some(epoch);
+    // Sub-millisecond on loopback: printed with its fraction, so it does not read as 0.
+    let ms = first
+        .first_after
+        .map(|t| format!("{:.1}", t.as_secs_f64() * 1000.0));
+    println!(
+        "FAULT|R7|a tab resumes with another process's revision|1|{}|{}|{}|{}|{}|{}|–|the foreign tab's first event: {}, epoch {}; {} of {} pools shown; an old tab's first event: {}",
+        usize::from(snapshot_first && compared.took.is_some()),
+        figure(ms.clone()),
+        figure(ms),
+        compared.lost,
+        compared.phantom,
+        tabs.iter().map(Seen::server_errors).sum::<usize>(),
+        first.first.as_deref().unwrap_or("none"),
+        if first.epoch == Some(epoch) {
+            "this process's"
+        } else {
+            "another"
+        },
+        compared.shown,
+        compared.listed,
+        tabs[1].first.as_deref().unwrap_or("none"),
+    );
+    assert_eq!(first.status, Some(200));
+    assert_eq!(first.first.as_deref(), Some("snapshot"), "{first:?}");
+    assert_eq!(first.epoch, Some(epoch));
+    assert_eq!((compared.lost, compared.phantom), (0, 0), "{compared:?}");
+    assert_eq!(tabs[1].first.as_deref(), Some("snapshot"));
+    if let Some(event) = tabs[2].first.as_deref() {
         assert_eq!(event, "delta");
     }
 }
 
-/// A Node, a Pod and an Event that do not decode as their kind: each is skipped (one log
-/// line), every other object of the kind keeps updating, and the cluster stays live.
+/// The nodes labelled with `pool` in the cluster now, by uid.
+async fn listed_nodes(
+    nodes: &Api<k8s_openapi::api::core::v1::Node>,
+    pool: &str,
+) -> BTreeSet<String> {
+    let selector = format!("{}={pool}", spotboard_core::labels::NODE_POOL);
+    nodes
+        .list(&kube::api::ListParams::default().labels(&selector))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter_map(|n| n.metadata.uid.clone())
+        .collect()
+}
+
+/// The events about NodePool `pool` in the cluster now, by uid. (Not those about its nodes:
+/// an event that reaches the hub before its node keeps no pool, a race of two watches that is
+/// not R5's fault.)
+async fn listed_events(
+    events: &Api<k8s_openapi::api::core::v1::Event>,
+    pool: &str,
+) -> BTreeSet<String> {
+    events
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|e| {
+            let o = &e.involved_object;
+            o.kind.as_deref() == Some("NodePool") && o.name.as_deref() == Some(pool)
+        })
+        .filter_map(|e| e.metadata.uid.clone())
+        .collect()
+}
+
+/// R5: a Node, a Pod and an Event that do not decode as their kind: each is skipped (one log
+/// line), a good Node, Pod and Event created after them still show, and the cluster stays
+/// live. A tab on a pool's page watches throughout: its nodes and events are compared with a
+/// fresh list for the row.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_nodes_pods_and_events_are_skipped_and_the_rest_keep_updating() {
     use k8s_openapi::api::core::v1::{Event, Node, Pod};
     use kube::api::ApiResource;
+    // An on-demand pool: no preemption takes its node away during the test.
+    const POOL: &str = "example-nodepool";
     let d = start(&[ZONE], 60.0).await;
     let client = d.admin(ZONE);
+    let cluster = spotboard_embedded::context_name(ZONE);
+    let nodes = Api::<Node>::all(client.clone());
+    let events = Api::<Event>::all(client.clone());
+    let host = nodes
+        .list(
+            &kube::api::ListParams::default()
+                .labels(&format!("{}={POOL}", spotboard_core::labels::NODE_POOL)),
+        )
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .next()
+        .expect("a node of the pool");
+    let host_name = kube::ResourceExt::name_any(&host);
+    let host_uid = host.metadata.uid.clone().unwrap();
+    let tab = Tab::open(&format!(
+        "{}/api/v1/stream?cluster={cluster}&pool={POOL}",
+        d.base
+    ));
+    let limit = Duration::from_secs(10);
+    let pods_on_host = || async {
+        Api::<Pod>::all(client.clone())
+            .list(&kube::api::ListParams::default().fields(&format!("spec.nodeName={host_name}")))
+            .await
+            .unwrap()
+            .items
+            .len() as u64
+    };
+    let shows_host_pods = |s: &Seen, n: u64| {
+        s.rows
+            .get("node")
+            .and_then(|r| r.get(&host_uid))
+            .is_some_and(|row| row["pods"].as_u64() == Some(n))
+    };
+    let before = pods_on_host().await;
+    assert!(
+        tab.until(limit, |s| shows_host_pods(s, before))
+            .await
+            .is_some(),
+        "the tab shows the pool's node with its {before} pods: {:?}",
+        tab.seen()
+    );
+
     let pp = PostParams::default();
     let raw = |ar: ApiResource, namespaced: bool| {
         if namespaced {
@@ -433,14 +555,35 @@ async fn malformed_nodes_pods_and_events_are_skipped_and_the_rest_keep_updating(
         )
         .await
         .unwrap();
-    // Objects after them still arrive.
-    Api::<Node>::all(client.clone())
+    // A Node, a Pod and an Event after them still arrive.
+    nodes
         .create(
             &pp,
             &serde_json::from_value(json!({"metadata": {"name": "good-after"}})).unwrap(),
         )
         .await
         .unwrap();
+    let good_pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "good-pod-after", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "i"}], "nodeName": host_name}
+    }))
+    .unwrap();
+    Api::<Pod>::namespaced(client.clone(), "default")
+        .create(&pp, &good_pod)
+        .await
+        .unwrap();
+    let good_event: Event = serde_json::from_value(json!({
+        "metadata": {"name": "good-event-after", "namespace": "default"},
+        "involvedObject": {"kind": "NodePool", "name": POOL},
+        "type": "Normal", "reason": "R5GoodAfter", "message": "an event after the bad ones"
+    }))
+    .unwrap();
+    let good_event = Api::<Event>::namespaced(client.clone(), "default")
+        .create(&pp, &good_event)
+        .await
+        .unwrap();
+    let good_event_uid = good_event.metadata.uid.clone().unwrap();
+    let created = std::time::Instant::now();
     let hub = d.running.hub.clone();
     wait_for(Duration::from_secs(10), || {
         hub.ledger_inputs()
@@ -449,26 +592,90 @@ async fn malformed_nodes_pods_and_events_are_skipped_and_the_rest_keep_updating(
             .any(|n| n.name == "good-after")
     })
     .await;
-    let nodes = hub.ledger_inputs().nodes;
-    assert!(!nodes.iter().any(|n| n.name == "bad-node"));
-    assert!(nodes.len() > 1, "the cluster's other nodes are still there");
+    assert_eq!(
+        pods_on_host().await,
+        before + 1,
+        "the good pod is bound to {host_name}"
+    );
+    let shown = tab
+        .until(limit, |s| {
+            shows_host_pods(s, before + 1)
+                && s.rows
+                    .get("event")
+                    .and_then(|r| r.get(&good_event_uid))
+                    .is_some_and(|e| e["reason"] == "R5GoodAfter")
+        })
+        .await;
+    let shown = shown.map(|_| created.elapsed());
+    let seen = tab.seen();
+    assert!(
+        shown.is_some(),
+        "the page shows the good pod on {host_name} ({} pods) and the good event: {seen:?}",
+        before + 1
+    );
+    let nodes_now = || listed_nodes(&nodes, POOL);
+    let node_rows = compare(&tab, "node", limit, nodes_now).await;
+    let events_now = || listed_events(&events, POOL);
+    // The tab holds events about the pool's nodes too: those about the pool are compared.
+    let about_pool = |row: &serde_json::Value| row["object"] == format!("NodePool/{POOL}");
+    let event_rows = compare_where(&tab, "event", about_pool, limit, events_now).await;
+    let all_nodes = hub.ledger_inputs().nodes;
+    assert!(!all_nodes.iter().any(|n| n.name == "bad-node"));
+    assert!(
+        all_nodes.len() > 1,
+        "the cluster's other nodes are still there"
+    );
     // The cluster is live (the probe turns it so every 2 s) and stays so.
     let live = || hub.snapshot(&Scope::pools()).clusters[0].state == LinkState::Live;
     wait_for(Duration::from_secs(10), live).await;
 
     // A fresh list (what a restart or a 410 causes) meets them inside the list itself, which
     // a typed list fails as a whole: a second spotboard on the same cluster must still list
-    // every kind and show the good nodes.
+    // every kind and show the good nodes, pods and events.
     let kubeconfig = d.kubeconfig.clone();
     let second = common::start_with(&[ZONE], 60.0, |a| {
         a.kubeconfig = Some(kubeconfig);
-        a.contexts = vec![spotboard_embedded::context_name(ZONE)];
+        a.contexts = vec![cluster.clone()];
     })
     .await;
     let relisted = second.running.hub.ledger_inputs().nodes;
+    let second_tab = Tab::open(&format!(
+        "{}/api/v1/stream?cluster={cluster}&pool={POOL}",
+        second.base
+    ));
+    let second_shows = second_tab
+        .until(limit, |s| {
+            shows_host_pods(s, before + 1)
+                && s.rows
+                    .get("event")
+                    .is_some_and(|r| r.contains_key(&good_event_uid))
+        })
+        .await;
+    let second_nodes = compare(&second_tab, "node", limit, nodes_now).await;
+    let second_events = compare_where(&second_tab, "event", about_pool, limit, events_now).await;
+    let rows = [node_rows, event_rows, second_nodes, second_events];
+    let server_errors = tab.seen().server_errors() + second_tab.seen().server_errors();
+    let ms = shown.map(|t| t.as_millis());
+    println!(
+        "FAULT|R5|a Node, Pod and Event that do not decode|1|{}|–|–|{}|{}|{server_errors}|–|skipped with a log line; the good Pod and Event after them on the pool page within {} ms; a fresh list (a second spotboard) shows {} of {} nodes and {} of {} events about the pool; cluster live",
+        usize::from(second_shows.is_some() && rows.iter().all(|r| r.took.is_some())),
+        rows.iter().map(|r| r.lost).sum::<usize>(),
+        rows.iter().map(|r| r.phantom).sum::<usize>(),
+        figure(ms),
+        second_nodes.shown,
+        second_nodes.listed,
+        second_events.shown,
+        second_events.listed,
+    );
     assert!(relisted.iter().any(|n| n.name == "good-after"));
     assert!(!relisted.iter().any(|n| n.name == "bad-node"));
-    println!(
-        "FAULT|R5|a Node, Pod and Event that do not decode|1|1|0|0|0|0|0|–|skipped with a log line; cluster live; a fresh list still works"
+    assert!(
+        second_shows.is_some(),
+        "the second spotboard shows the good pod and event: {:?}",
+        second_tab.seen()
     );
+    for r in rows {
+        assert_eq!((r.lost, r.phantom), (0, 0), "{r:?}");
+    }
+    assert_eq!(server_errors, 0);
 }

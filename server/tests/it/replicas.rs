@@ -19,6 +19,7 @@ use sqlx::Row;
 use tokio::process::{Child, Command};
 
 use crate::common::sim::eventually;
+use crate::common::stream::Statuses;
 use crate::process::served_address;
 
 const ZONE: &str = "US-EAST-04A";
@@ -43,8 +44,12 @@ fn replica(kubeconfig: &std::path::Path, db: &str, host: &str, proxy: &str) -> C
     cmd
 }
 
-async fn readyz(addr: &str) -> String {
-    match reqwest::get(format!("http://{addr}/readyz")).await {
+/// `/readyz` of the replica at `addr` (empty when it does not answer); its status counted.
+async fn readyz(addr: &str, statuses: &Statuses) -> String {
+    match statuses
+        .send(reqwest::Client::new().get(format!("http://{addr}/readyz")))
+        .await
+    {
         Ok(r) => r.text().await.unwrap_or_default(),
         Err(_) => String::new(),
     }
@@ -132,12 +137,16 @@ impl Proxy {
 
 /// The first event of the stream at `url` (sending `last_event_id` as a reconnecting
 /// EventSource does): (event name, id, data).
-async fn first_event(url: &str, last_event_id: Option<&str>) -> (String, String, String) {
+async fn first_event(
+    url: &str,
+    last_event_id: Option<&str>,
+    statuses: &Statuses,
+) -> (String, String, String) {
     let mut req = reqwest::Client::new().get(url);
     if let Some(id) = last_event_id {
         req = req.header("Last-Event-ID", id);
     }
-    let mut body = req.send().await.unwrap().bytes_stream();
+    let mut body = statuses.send(req).await.unwrap().bytes_stream();
     let mut buf = String::new();
     loop {
         let chunk = tokio::time::timeout(Duration::from_secs(10), body.next())
@@ -186,18 +195,20 @@ async fn a_tab_moves_to_the_other_replica(
     record: &Record,
     pool: &str,
 ) {
+    // The streams' answers, for the row's 5xx.
+    let statuses = &Statuses::default();
     let url = format!(
         "http://{}/api/v1/stream?cluster={}&pool={pool}",
         proxy.addr,
         spotboard_embedded::context_name(ZONE)
     );
     proxy.route_to(a);
-    let (event, on_a, _) = first_event(&url, None).await;
+    let (event, on_a, _) = first_event(&url, None, statuses).await;
     assert_eq!(event, "snapshot");
     proxy.route_to(b);
     for attempt in 0.. {
         let before = live(record, pool);
-        let (event, id, data) = first_event(&url, Some(&on_a)).await;
+        let (event, id, data) = first_event(&url, Some(&on_a), statuses).await;
         assert_eq!(
             event, "snapshot",
             "another replica's revision gets a snapshot"
@@ -215,15 +226,19 @@ async fn a_tab_moves_to_the_other_replica(
         }
         let phantom: Vec<_> = shown.difference(&before).collect();
         let lost: Vec<_> = before.difference(&shown).collect();
+        println!(
+            "FAULT|R12|a tab moved to the other replica at the same URL|1|{}|–|–|{}|{}|{}|–|a snapshot of that replica's epoch for the old Last-Event-ID, {} of the pool's {} nodes",
+            usize::from(phantom.is_empty() && lost.is_empty()),
+            lost.len(),
+            phantom.len(),
+            statuses.server_errors(),
+            shown.len(),
+            before.len()
+        );
         assert!(!before.is_empty(), "the pool has nodes");
         assert!(
             phantom.is_empty() && lost.is_empty(),
             "phantom {phantom:?}, lost {lost:?}"
-        );
-        println!(
-            "FAULT|R12|a tab moved to the other replica at the same URL|1|1|–|–|0|0|0|–|a snapshot of that replica's epoch for the old Last-Event-ID, {} of {} nodes, none phantom, none lost",
-            shown.len(),
-            before.len()
         );
         return;
     }
@@ -260,6 +275,9 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
     let (record, _watch) = record_nodes(nodes.clone());
 
     let proxy = Proxy::start().await;
+    // The answers before the faults (a replica not ready yet answers /readyz 503) are not
+    // the rows'.
+    let starting = Statuses::default();
     let mut replicas: Vec<(Child, String)> = Vec::new();
     for host in ["replica-a", "replica-b"] {
         let mut child = replica(&kubeconfig, &db, host, &proxy.addr)
@@ -270,8 +288,8 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
     }
     // Both ready; exactly one writes, and the other names it.
     let writer = eventually(Duration::from_secs(30), "one replica writes", || async {
-        let a = readyz(&replicas[0].1).await;
-        let b = readyz(&replicas[1].1).await;
+        let a = readyz(&replicas[0].1, &starting).await;
+        let b = readyz(&replicas[1].1, &starting).await;
         let holds = |s: &str| s.starts_with("ready") && s.contains("ledger writer: this replica");
         let names = |s: &str, other: &str| s.contains(&format!("ledger writer: replica {other}-"));
         match (holds(&a), holds(&b)) {
@@ -319,6 +337,8 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
     let pool = record.lock().unwrap()[&first].pool.clone();
     let pair = (replicas[writer].1.as_str(), replicas[survivor].1.as_str());
     a_tab_moves_to_the_other_replica(&proxy, pair, &record, &pool).await;
+    // From here on, the survivor's answers are the row's.
+    let statuses = Statuses::default();
 
     let wave: Vec<String> = spot.iter().map(|n| uid_of(n)).collect();
     for n in &spot[..2] {
@@ -343,7 +363,7 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
         Duration::from_secs(LEASE_S + 10),
         "the survivor writes",
         || async {
-            readyz(&survivor_addr)
+            readyz(&survivor_addr, &statuses)
                 .await
                 .contains("ledger writer: this replica")
                 .then_some(())
@@ -359,7 +379,7 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
     // The ledger ends with the cluster's whole story, once.
     sqlx::any::install_default_drivers();
     let connect = || <sqlx::AnyConnection as sqlx::Connection>::connect(&db);
-    let rows = eventually(
+    let (rows, seen) = eventually(
         Duration::from_secs(60),
         "the ledger matches the cluster",
         || {
@@ -411,19 +431,23 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
                 let waves: Vec<_> = wave.iter().map(|u| by_uid.get(u)).collect();
                 eprintln!("ledger vs cluster: missing {missing:?} extra {extra:?} wrong {wrong:?} wave {waves:?}");
             }
-            complete.then_some(by_uid)
+            complete.then_some((by_uid, record))
             }
         },
     )
     .await;
     let ms = took.as_millis();
-    println!(
-        "FAULT|R11|two replicas on PostgreSQL: the ledger's writer SIGKILLed mid-wave|1|1|{ms}|{ms}|0|0|0|–|the other took the Lease {ms} ms after the kill (lease {LEASE_S} s); ledger {} lifetimes = the cluster's {}, each once; {}/{} preempted nodes with T=0, end and pods; every write replayed: ledger unchanged",
-        rows.len(),
-        record.lock().unwrap().len(),
-        wave.len(),
-        wave.len()
-    );
+    // The ledger against the cluster's own account, as the row counts them.
+    let ledger_lost = seen.keys().filter(|u| !rows.contains_key(*u)).count();
+    let ledger_phantom = rows.keys().filter(|u| !seen.contains_key(*u)).count();
+    let cluster_nodes = seen.len();
+    let wave_complete = wave
+        .iter()
+        .filter(|uid| {
+            rows.get(*uid)
+                .is_some_and(|r| r.2.as_deref() == Some("preempted") && r.3.is_some() && r.4 > 0)
+        })
+        .count();
 
     // A clean stop of the last replica writes the Lease free for the next one.
     let (mut last, _) = replicas.remove(survivor);
@@ -471,11 +495,20 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
         assert!(!pods.is_empty());
         ledger.preempted_pods(&l.uid, &pods).await.unwrap();
     }
-    assert_eq!(
-        row_set(&mut conn).await,
-        before,
-        "a second write changed the ledger"
+    let replayed_unchanged = row_set(&mut conn).await == before;
+    println!(
+        "FAULT|R11|two replicas on PostgreSQL: the ledger's writer SIGKILLed mid-wave|1|{}|{ms}|{ms}|{ledger_lost}|{ledger_phantom}|{}|–|the other took the Lease {ms} ms after the kill (lease {LEASE_S} s); ledger {} lifetimes, the cluster's {cluster_nodes} nodes; {wave_complete}/{} preempted nodes with T=0, end and pods; every write replayed: ledger {}",
+        usize::from(ledger_lost == 0 && ledger_phantom == 0 && replayed_unchanged),
+        statuses.server_errors(),
+        rows.len(),
+        wave.len(),
+        if replayed_unchanged {
+            "unchanged"
+        } else {
+            "changed"
+        },
     );
+    assert!(replayed_unchanged, "a second write changed the ledger");
 }
 
 /// Every lifetime and preemption-pod row, as text, for comparing the ledger before and after.

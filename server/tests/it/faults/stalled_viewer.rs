@@ -1,6 +1,7 @@
 //! R4: a tab that stops reading. Counts the whole process's heap, so it runs alone
 //! (`--ignored --test-threads 1`: `./tasks.sh test` and `./tasks.sh faults` do).
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use super::{Row, ZONE, runs};
@@ -24,8 +25,9 @@ fn p99_ms(sent: &[crate::bench::churn::Sent], seen: &[crate::bench::sse::Seen]) 
 /// kernel's defaults: a receive buffer set small by hand makes loopback's 64 KiB segments
 /// overflow it, and the server's retransmissions back off for minutes, which no browser
 /// does. The server's send buffer still takes up to 4 MiB (Linux's `tcp_wmem`).
-/// Returns the socket once the stream's first snapshot began.
-async fn stalled_viewer(base: &str, path: &str) -> tokio::net::TcpStream {
+/// Returns the socket once the stream's first snapshot began, and the status it was answered
+/// with.
+async fn stalled_viewer(base: &str, path: &str) -> (tokio::net::TcpStream, u16) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -39,16 +41,68 @@ async fn stalled_viewer(base: &str, path: &str) -> tokio::net::TcpStream {
     let mut buf = [0u8; 1024];
     while !contains_snapshot(&seen) {
         let n = tcp.read(&mut buf).await.unwrap();
-        assert!(n > 0, "the stream answered");
+        if n == 0 {
+            break;
+        }
         seen.extend_from_slice(&buf[..n]);
     }
-    assert!(seen.starts_with(b"HTTP/1.1 200"), "{:?}", &seen[..12]);
-    tcp
+    let status = String::from_utf8_lossy(&seen)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (tcp, status)
+}
+
+/// The node keys of the first complete snapshot in `bytes` (a stream's body read so far), or
+/// `None` when none has been read whole yet.
+fn snapshot_nodes(bytes: &[u8]) -> Option<BTreeSet<String>> {
+    let text = String::from_utf8_lossy(bytes);
+    let at = text
+        .find("event:snapshot")
+        .or_else(|| text.find("event: snapshot"))?;
+    let end = at + text[at..].find("\n\n")?;
+    let data: String = text[at..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim_start)
+        .collect();
+    let snap: serde_json::Value = serde_json::from_str(&data).ok()?;
+    Some(
+        snap["nodes"]
+            .as_array()?
+            .iter()
+            .filter_map(|n| n["key"].as_str().map(String::from))
+            .collect(),
+    )
+}
+
+/// The nodes labelled with `pool` in the cluster now, by uid.
+async fn listed_nodes(
+    nodes: &kube::Api<k8s_openapi::api::core::v1::Node>,
+    pool: &str,
+) -> BTreeSet<String> {
+    let selector = format!("{}={pool}", spotboard_core::labels::NODE_POOL);
+    nodes
+        .list(&kube::api::ListParams::default().labels(&selector))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter_map(|n| n.metadata.uid.clone())
+        .collect()
 }
 
 fn contains_snapshot(bytes: &[u8]) -> bool {
-    bytes.windows(14).any(|w| w == b"event:snapshot")
-        || bytes.windows(15).any(|w| w == b"event: snapshot")
+    snapshot_at(bytes).is_some()
+}
+
+/// Where the first snapshot event begins in `bytes`.
+fn snapshot_at(bytes: &[u8]) -> Option<usize> {
+    bytes
+        .windows(14)
+        .position(|w| w == b"event:snapshot")
+        .or_else(|| bytes.windows(15).position(|w| w == b"event: snapshot"))
 }
 
 /// The live heap once it has settled: the least of five readings 200 ms apart, so an
@@ -138,8 +192,16 @@ async fn r4_a_stalled_viewer_holds_little_and_is_resynced() {
     let reader_snapshots = reader.snapshots();
     // The stream's first snapshot is counted, so an unchanged count below means no resync.
     assert!(reader_snapshots >= 1, "the reading tab's first snapshot");
-    let closing = stalled_viewer(&d.base, &path).await;
-    let mut stalled = stalled_viewer(&d.base, &path).await;
+    let (closing, closing_status) = stalled_viewer(&d.base, &path).await;
+    let (mut stalled, stalled_status) = stalled_viewer(&d.base, &path).await;
+    // The reading tab's stream was opened with `error_for_status` (a 5xx fails the test there);
+    // the two stalled ones' statuses are counted.
+    let statuses = [closing_status, stalled_status];
+    assert_eq!(
+        statuses,
+        [200, 200],
+        "both stalled tabs' streams answered 200"
+    );
     let started = Instant::now();
     let mut p99_during: f64 = 0.0;
     let mut sent_during = 0;
@@ -168,6 +230,9 @@ async fn r4_a_stalled_viewer_holds_little_and_is_resynced() {
     );
     let held = heap_stalled - settled_heap().await;
 
+    // The pool's nodes before it reads again, and after its snapshot (below).
+    let nodes_api = kube::Api::all(d.admin(ZONE));
+    let listed_before = listed_nodes(&nodes_api, &pool).await;
     // Reading again: what the kernel and hyper buffered, then a snapshot instead of the
     // deltas it missed.
     let resumed = Instant::now();
@@ -191,6 +256,40 @@ async fn r4_a_stalled_viewer_holds_little_and_is_resynced() {
         }
     }
     let resynced = contains_snapshot(&seen);
+    let resynced_ms = resumed.elapsed().as_millis();
+    // The rest of that snapshot, to compare its nodes with a fresh list of the pool's: the
+    // churn only cordons, but the embedded cluster may preempt a node meanwhile, so a node
+    // counts as lost only when the lists before the tab read again and after its snapshot
+    // both hold it (it existed all along), and as phantom only when neither does.
+    let mut shown = None;
+    while resynced && resumed.elapsed() < Duration::from_secs(60) {
+        shown = snapshot_nodes(&seen);
+        if shown.is_some() {
+            break;
+        }
+        match tokio::time::timeout(Duration::from_secs(10), stalled.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => seen.extend_from_slice(&buf[..n]),
+            _ => break,
+        }
+    }
+    let listed_after = listed_nodes(&nodes_api, &pool).await;
+    let (lost, phantom) = match &shown {
+        Some(shown) => (
+            Some(
+                listed_before
+                    .intersection(&listed_after)
+                    .filter(|k| !shown.contains(*k))
+                    .count(),
+            ),
+            Some(
+                shown
+                    .iter()
+                    .filter(|k| !listed_before.contains(*k) && !listed_after.contains(*k))
+                    .count(),
+            ),
+        ),
+        None => (None, None),
+    };
     if !resynced {
         let text = String::from_utf8_lossy(&seen);
         eprintln!(
@@ -204,20 +303,32 @@ async fn r4_a_stalled_viewer_holds_little_and_is_resynced() {
         id: "R4",
         fault: "a tab stops reading while its pool's nodes change",
         runs: 1,
-        recovered: usize::from(resynced),
-        recovery_ms: vec![resumed.elapsed().as_millis()],
+        recovered: usize::from(resynced && lost == Some(0) && phantom == Some(0)),
+        recovery_ms: vec![resynced_ms],
+        lost,
+        phantom,
+        server_errors: Some(statuses.iter().filter(|s| **s >= 500).count()),
         held: Some(held),
         note: format!(
-            "{sent_during} changes in {} s ({sent_before} in {} s before); a reading tab's p99 {p99_before:.0} ms before, {p99_during:.0} ms during; {} bytes buffered by the kernel before the snapshot; the heap grew {grown} bytes with two tabs stalled, {} bytes in the same time before with none",
+            "{sent_during} changes in {} s ({sent_before} in {} s before); a reading tab's p99 {p99_before:.0} ms before, {p99_during:.0} ms during; {} bytes buffered by the kernel before the snapshot, which held {} of the pool's {} nodes; the heap grew {grown} bytes with two tabs stalled, {} bytes in the same time before with none",
             stall.as_secs(),
             window.as_secs(),
-            seen.len(),
+            snapshot_at(&seen).unwrap_or(seen.len()),
+            shown
+                .as_ref()
+                .map_or("none".to_string(), |s| s.len().to_string()),
+            listed_after.len(),
             heap_before - heap_start
         ),
-        ..Default::default()
     };
     row.print();
     assert!(resynced, "a snapshot after reading again");
+    assert!(shown.is_some(), "the snapshot was read whole");
+    assert_eq!(
+        (lost, phantom),
+        (Some(0), Some(0)),
+        "the snapshot holds the pool's nodes"
+    );
     assert!(held <= 1 << 20, "held {held} bytes for a stalled tab");
     // A queue per tab would hold the 8 MB of deltas each missed.
     assert!(

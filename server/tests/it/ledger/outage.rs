@@ -3,6 +3,34 @@
 
 use super::*;
 
+use std::collections::BTreeSet;
+
+use crate::common::stream::{Statuses, Tab, compare};
+
+/// The NodePools in the cluster now, by uid.
+async fn listed_pools(api: &Api<spotboard_core::nodepool::NodePool>) -> BTreeSet<String> {
+    api.list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter_map(|p| p.uid())
+        .collect()
+}
+
+/// The nodes of `pool` in the cluster now, by uid.
+async fn listed_nodes(nodes: &Api<Node>, pool: &str) -> BTreeSet<String> {
+    let selector = format!("{}={pool}", spotboard_core::labels::NODE_POOL);
+    nodes
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter_map(|n| n.uid())
+        .collect()
+}
+
 /// A TCP forwarder in front of PostgreSQL whose link can be cut: "the database goes away"
 /// without stopping the PostgreSQL other tests share.
 struct Link {
@@ -59,7 +87,9 @@ impl Link {
 
 /// PostgreSQL goes away mid-run: live data keeps serving, savings and /readyz say "ledger
 /// unavailable since …", and what happened meanwhile (a node that is preempted and gone)
-/// is recorded when it returns, once.
+/// is recorded when it returns, once. Two tabs watch throughout (the dashboard and the pool's
+/// page): their rows are compared with a fresh list for the row, and every response the test
+/// gets is counted for its 5xx (the savings report's 503 is one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
     let db_url = fresh_postgres().await;
@@ -93,6 +123,13 @@ async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
     .await;
     let victim_uid = spot["uid"].as_str().unwrap().to_string();
     let victim = spot["node"].as_str().unwrap().to_string();
+    let pool = "h100-spot-train";
+    let dashboard_tab = Tab::open(&format!("{base}/api/v1/stream"));
+    let pool_tab = Tab::open(&format!(
+        "{base}/api/v1/stream?cluster={}&pool={pool}",
+        spotboard_embedded::context_name(ZONE)
+    ));
+    let statuses = Statuses::default();
 
     link.set(false);
     let client = reqwest::Client::builder()
@@ -104,7 +141,10 @@ async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
         Duration::from_secs(10),
         "readyz names the ledger",
         || async {
-            let r = client.get(format!("{base}/readyz")).send().await.ok()?;
+            let r = statuses
+                .send(client.get(format!("{base}/readyz")))
+                .await
+                .ok()?;
             let status = r.status().as_u16();
             let body = r.text().await.ok()?;
             body.contains("ledger unavailable since")
@@ -125,19 +165,18 @@ async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
     common::sim::preempt(&nodes, &victim).await;
     common::sim::gone(&nodes, &victim, Duration::from_secs(15)).await;
     let started = std::time::Instant::now();
-    let pools = client
-        .get(format!("{base}/api/v1/pools"))
-        .send()
+    let pools = statuses
+        .send(client.get(format!("{base}/api/v1/pools")))
         .await
         .expect("pools answer during the outage");
     assert_eq!(pools.status().as_u16(), 200);
     let pools_ms = started.elapsed().as_millis();
-    let savings = client
-        .get(format!("{base}/api/v1/savings?range=24h"))
-        .send()
+    let savings = statuses
+        .send(client.get(format!("{base}/api/v1/savings?range=24h")))
         .await
         .expect("savings answer during the outage");
-    assert_eq!(savings.status().as_u16(), 503);
+    let savings_status = savings.status().as_u16();
+    assert_eq!(savings_status, 503);
     let why = savings.text().await.unwrap();
     assert!(why.contains("ledger unavailable since"), "{why}");
 
@@ -179,16 +218,38 @@ async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
     )
     .await;
     assert_eq!(linked as usize, held);
+    let caught_up = restored.elapsed().as_millis();
+    // What the tabs were sent, against a fresh list: the victim gone, its replacement there.
+    let pools_api =
+        Api::<spotboard_core::nodepool::NodePool>::all(cluster.admin_client(ZONE).unwrap());
+    let limit = Duration::from_secs(15);
+    let pool_rows = compare(&dashboard_tab, "pool", limit, || listed_pools(&pools_api)).await;
+    let node_rows = compare(&pool_tab, "node", limit, || listed_nodes(&nodes, pool)).await;
+    let tabs = [dashboard_tab.seen(), pool_tab.seen()];
+    let server_errors =
+        statuses.server_errors() + tabs.iter().map(|t| t.server_errors()).sum::<usize>();
     println!(
-        "FAULT|R6|PostgreSQL away mid-run, a node preempted meanwhile|1|1|{}|{}|0|0|0|–|/api/v1/pools in {pools_ms} ms meanwhile; savings 503 \"ledger unavailable since\"",
-        restored.elapsed().as_millis(),
-        restored.elapsed().as_millis()
+        "FAULT|R6|PostgreSQL away mid-run, a node preempted meanwhile|1|{}|{caught_up}|{caught_up}|{}|{}|{server_errors}|–|/api/v1/pools in {pools_ms} ms meanwhile; savings {savings_status} \"ledger unavailable since\"; {} responses and 2 streams counted for 5xx; tabs: {} of {} pools, {} of {} nodes of {pool}; the preemption and its {held} pods recorded once it returned",
+        usize::from(pool_rows.took.is_some() && node_rows.took.is_some()),
+        pool_rows.lost + node_rows.lost,
+        pool_rows.phantom + node_rows.phantom,
+        statuses.received(),
+        pool_rows.shown,
+        pool_rows.listed,
+        node_rows.shown,
+        node_rows.listed,
     );
+    for r in [pool_rows, node_rows] {
+        assert_eq!((r.lost, r.phantom), (0, 0), "{r:?}");
+    }
     eventually(
         Duration::from_secs(10),
         "readyz without the note",
         || async {
-            let r = client.get(format!("{base}/readyz")).send().await.ok()?;
+            let r = statuses
+                .send(client.get(format!("{base}/readyz")))
+                .await
+                .ok()?;
             (r.text().await.ok()? == "ready").then_some(())
         },
     )

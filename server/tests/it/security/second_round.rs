@@ -43,6 +43,7 @@ async fn a_yaml_alias_bomb_is_refused_within_its_budget() {
     let client = reqwest::Client::new();
     let mut slowest = Duration::ZERO;
     let mut reason = String::new();
+    let (mut sent, mut answered_400, mut server_errors) = (0, 0, 0);
     for _ in 0..5 {
         let t = Instant::now();
         let r = client
@@ -52,6 +53,9 @@ async fn a_yaml_alias_bomb_is_refused_within_its_budget() {
             .await
             .unwrap();
         let status = r.status().as_u16();
+        sent += 1;
+        answered_400 += usize::from(status == 400);
+        server_errors += usize::from(status >= 500);
         let out: serde_json::Value = r.json().await.unwrap();
         slowest = slowest.max(t.elapsed());
         assert_eq!(status, 400, "{out}");
@@ -72,9 +76,10 @@ async fn a_yaml_alias_bomb_is_refused_within_its_budget() {
         .send()
         .await
         .unwrap();
+    server_errors += usize::from(ok.status().is_server_error());
     assert_eq!(ok.status().as_u16(), 200);
     println!(
-        "FAULT|S9|a {} B YAML alias bomb (2,000 × 1,000 values) to /api/v1/pools/validate|5|5|{}|–|–|–|0|{} B|400 each time ({reason:?}); the parser alone {} µs, {} B allocated (serde_yaml: 218 MiB, 1.4 s)",
+        "FAULT|S9|a {} B YAML alias bomb (2,000 × 1,000 values) to /api/v1/pools/validate|{sent}|{answered_400}|{}|–|–|–|{server_errors}|{} B|400 each time ({reason:?}); the parser alone {} µs, {} B allocated (serde_yaml: 218 MiB, 1.4 s)",
         bomb.len(),
         slowest.as_millis(),
         allocated,
@@ -124,9 +129,17 @@ async fn a_body_that_trickles_in_is_cut_at_its_deadline() {
         .await
         .unwrap()
         .status();
+    // The trickling request's answer (if any) and the other one's.
+    let answered: Option<u16> = status
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok());
+    let server_errors =
+        usize::from(answered.is_some_and(|s| s >= 500)) + usize::from(served.is_server_error());
     assert_eq!(served.as_u16(), 200);
     println!(
-        "FAULT|S10|headers, Content-Length: 100, then a body byte a second (--request-body-seconds 3)|1|1|{}|–|–|–|0|–|closed {} ms after the headers, {sent} body bytes in; answered {status:?}; others served",
+        "FAULT|S10|headers, Content-Length: 100, then a body byte a second (--request-body-seconds 3)|1|{}|{}|–|–|–|{server_errors}|–|closed {} ms after the headers, {sent} body bytes in; answered {status:?}; others served",
+        usize::from(cut < Duration::from_secs(6) && served.is_success()),
         cut.as_millis(),
         cut.as_millis(),
     );
@@ -170,6 +183,7 @@ async fn one_peer_cannot_take_every_connection() {
     other.write_all(request.as_bytes()).await.unwrap();
     let mut answer = String::new();
     other.read_to_string(&mut answer).await.unwrap();
+    let server_errors = usize::from(answer.starts_with("HTTP/1.1 5"));
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let other_ms = t.elapsed().as_millis();
     // The held ones are still open (none was closed to make room).
@@ -181,7 +195,8 @@ async fn one_peer_cannot_take_every_connection() {
     }
     assert_eq!(open, CAP);
     println!(
-        "FAULT|S11|one peer holds --connections-per-peer {CAP}, then opens 20 more|1|1|{other_ms}|–|–|–|0|–|{refused} of 20 past the cap closed at once; another peer answered 200 in {other_ms} ms; the {open} held stayed open"
+        "FAULT|S11|one peer holds --connections-per-peer {CAP}, then opens 20 more|1|{}|{other_ms}|–|–|–|{server_errors}|–|{refused} of 20 past the cap closed at once; another peer answered 200 in {other_ms} ms; the {open} held stayed open",
+        usize::from(refused == 20 && open == CAP && answer.starts_with("HTTP/1.1 200"))
     );
 }
 
@@ -242,10 +257,12 @@ async fn audit_records_cannot_be_forged() {
         ),
         (long.clone(), long, "mallory"),
     ];
+    let mut server_errors = 0;
     for (cluster, name, user) in &cases {
         let mut payload = body(draft(name, "cd-gp-a192-genoa", 1), "dryRun");
         payload["draft"]["cluster"] = serde_json::Value::String(cluster.clone());
         let (status, out) = submit(&d.base, &payload, &[("x-forwarded-user", *user)]).await;
+        server_errors += usize::from(status >= 500);
         assert_eq!(status, 200, "{out}");
         assert_eq!(out["accepted"], false);
     }
@@ -275,7 +292,7 @@ async fn audit_records_cannot_be_forged() {
     let longest = ours.iter().map(|l| l.len()).max().unwrap_or(0);
     assert!(longest < 4_096, "{longest} bytes");
     println!(
-        "FAULT|S12|{} submits with CR/LF + a forged record, terminal escapes, a 20 KB value in cluster and pool|{}|{}|–|–|–|–|0|–|{} audit lines for {} records, 0 starting with the forged text, 0 raw control characters, longest {longest} B",
+        "FAULT|S12|{} submits with CR/LF + a forged record, terminal escapes, a 20 KB value in cluster and pool|{}|{}|–|–|–|–|{server_errors}|–|{} audit lines for {} records, 0 starting with the forged text, 0 raw control characters, longest {longest} B",
         cases.len(),
         cases.len(),
         ours.len(),
@@ -294,7 +311,7 @@ async fn every_response_forbids_framing() {
     let d = common::start_with(&[ZONE], 60.0, |a| a.site_root = root).await;
     let client = reqwest::Client::new();
     let port = d.running.addr.port();
-    let mut checked = 0;
+    let (mut checked, mut server_errors) = (0, 0);
     for (path, host, want) in [
         ("/", None, 200),
         ("/pools/new?cluster=x&name=y", None, 200),
@@ -310,6 +327,7 @@ async fn every_response_forbids_framing() {
             req = req.header("host", h.as_str());
         }
         let r = req.send().await.unwrap();
+        server_errors += usize::from(r.status().is_server_error());
         assert_eq!(r.status().as_u16(), want, "{path}");
         let h = r.headers();
         let csp = h
@@ -328,7 +346,7 @@ async fn every_response_forbids_framing() {
         checked += 1;
     }
     println!(
-        "FAULT|S13|pages, a static file, the API, /metrics, probes, a 404 and a 421 checked for framing headers|{checked}|{checked}|–|–|–|–|0|–|each carries CSP frame-ancestors 'none', X-Frame-Options DENY, nosniff, Referrer-Policy no-referrer"
+        "FAULT|S13|pages, a static file, the API, /metrics, probes, a 404 and a 421 checked for framing headers|{checked}|{checked}|–|–|–|–|{server_errors}|–|each carries CSP frame-ancestors 'none', X-Frame-Options DENY, nosniff, Referrer-Policy no-referrer"
     );
 }
 
@@ -359,6 +377,7 @@ fn help_shows_no_secret() {
     let shown = help.matches(marker).count();
     assert_eq!(shown, 0, "{help}");
     println!(
-        "FAULT|S14|spotboard --help with 4 secret-bearing variables set|1|1|–|–|–|–|0|–|{shown} of 4 shown"
+        "FAULT|S14|spotboard --help with 4 secret-bearing variables set|1|{}|–|–|–|–|–|–|{shown} of 4 shown",
+        usize::from(shown == 0)
     );
 }
