@@ -5,7 +5,7 @@ use crate::common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::stream::{Seen, Tab, compare, compare_where, figure};
+use common::stream::{Seen, Tab, compare, compare_where, figure, listed_nodes, listed_pools};
 use common::{sse_until, start, wait_for};
 use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::json;
@@ -349,17 +349,6 @@ fn d_args() -> server::cli::ServeArgs {
     server::cli::Cli::parse_from(["spotboard"]).serve
 }
 
-/// The NodePools in the cluster now, by uid: what a tab's pool rows must equal.
-async fn listed_pools(api: &Api<NodePool>) -> BTreeSet<String> {
-    api.list(&Default::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .filter_map(|p| p.metadata.uid.clone())
-        .collect()
-}
-
 /// R7: a tab that resumes with a revision of another process (a restart, another replica)
 /// gets a snapshot of this one, never this process's deltas for that revision; the row's
 /// lost and phantom rows compare its pools with a fresh list, its 5xx are the three streams'.
@@ -424,22 +413,6 @@ async fn revisions_of_another_process_get_a_snapshot_never_a_replay() {
     if let Some(event) = tabs[2].first.as_deref() {
         assert_eq!(event, "delta");
     }
-}
-
-/// The nodes labelled with `pool` in the cluster now, by uid.
-async fn listed_nodes(
-    nodes: &Api<k8s_openapi::api::core::v1::Node>,
-    pool: &str,
-) -> BTreeSet<String> {
-    let selector = format!("{}={pool}", spotboard_core::labels::NODE_POOL);
-    nodes
-        .list(&kube::api::ListParams::default().labels(&selector))
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .filter_map(|n| n.metadata.uid.clone())
-        .collect()
 }
 
 /// The events about NodePool `pool` in the cluster now, by uid. (Not those about its nodes:

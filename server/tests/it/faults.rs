@@ -13,7 +13,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, PostParams};
 use rand::{Rng, SeedableRng};
 use spotboard_core::model::{LinkState, Scope};
@@ -178,16 +177,6 @@ fn hub_pools(d: &common::Dashboard) -> BTreeSet<String> {
         .collect()
 }
 
-async fn cluster_pools(api: &Api<NodePool>) -> BTreeSet<String> {
-    api.list(&Default::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .filter_map(|p| p.uid())
-        .collect()
-}
-
 fn cluster_state(d: &common::Dashboard) -> spotboard_core::model::ClusterRow {
     d.running.hub.snapshot(&Scope::pools()).clusters[0].clone()
 }
@@ -216,7 +205,7 @@ async fn converge(
     row.lost.get_or_insert(0);
     row.phantom.get_or_insert(0);
     loop {
-        let fresh = cluster_pools(api).await;
+        let fresh = common::stream::listed_pools(api).await;
         let hub = hub_pools(d);
         if hub == fresh && viewers.iter().all(|v| v.keys() == hub) {
             return Some(start.elapsed());

@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, ListParams};
 use serde_json::Value;
+use spotboard_core::nodepool::NodePool;
 
 /// What one tab has been sent so far.
 #[derive(Clone, Debug, Default)]
@@ -308,4 +311,30 @@ impl Statuses {
 /// A figure a test measured, or `–` for one it did not.
 pub fn figure(v: Option<impl std::fmt::Display>) -> String {
     v.map_or_else(|| "–".to_string(), |v| v.to_string())
+}
+
+/// The uids of the objects of `api` that `params` selects, in the cluster now: the fresh list
+/// a tab's rows are compared with.
+pub async fn listed<K>(api: &Api<K>, params: &ListParams) -> BTreeSet<String>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned,
+{
+    api.list(params)
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter_map(|o| o.meta().uid.clone())
+        .collect()
+}
+
+/// The NodePools in the cluster now, by uid: what a tab's pool rows must equal.
+pub async fn listed_pools(api: &Api<NodePool>) -> BTreeSet<String> {
+    listed(api, &ListParams::default()).await
+}
+
+/// The nodes labelled with NodePool `pool` in the cluster now, by uid.
+pub async fn listed_nodes(api: &Api<Node>, pool: &str) -> BTreeSet<String> {
+    let selector = format!("{}={pool}", spotboard_core::labels::NODE_POOL);
+    listed(api, &ListParams::default().labels(&selector)).await
 }

@@ -77,22 +77,6 @@ fn snapshot_nodes(bytes: &[u8]) -> Option<BTreeSet<String>> {
     )
 }
 
-/// The nodes labelled with `pool` in the cluster now, by uid.
-async fn listed_nodes(
-    nodes: &kube::Api<k8s_openapi::api::core::v1::Node>,
-    pool: &str,
-) -> BTreeSet<String> {
-    let selector = format!("{}={pool}", spotboard_core::labels::NODE_POOL);
-    nodes
-        .list(&kube::api::ListParams::default().labels(&selector))
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .filter_map(|n| n.metadata.uid.clone())
-        .collect()
-}
-
 fn contains_snapshot(bytes: &[u8]) -> bool {
     snapshot_at(bytes).is_some()
 }
@@ -232,7 +216,7 @@ async fn r4_a_stalled_viewer_holds_little_and_is_resynced() {
 
     // The pool's nodes before it reads again, and after its snapshot (below).
     let nodes_api = kube::Api::all(d.admin(ZONE));
-    let listed_before = listed_nodes(&nodes_api, &pool).await;
+    let listed_before = common::stream::listed_nodes(&nodes_api, &pool).await;
     // Reading again: what the kernel and hyper buffered, then a snapshot instead of the
     // deltas it missed.
     let resumed = Instant::now();
@@ -272,7 +256,7 @@ async fn r4_a_stalled_viewer_holds_little_and_is_resynced() {
             _ => break,
         }
     }
-    let listed_after = listed_nodes(&nodes_api, &pool).await;
+    let listed_after = common::stream::listed_nodes(&nodes_api, &pool).await;
     let (lost, phantom) = match &shown {
         Some(shown) => (
             Some(

@@ -3,33 +3,7 @@
 
 use super::*;
 
-use std::collections::BTreeSet;
-
-use crate::common::stream::{Statuses, Tab, compare};
-
-/// The NodePools in the cluster now, by uid.
-async fn listed_pools(api: &Api<spotboard_core::nodepool::NodePool>) -> BTreeSet<String> {
-    api.list(&Default::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .filter_map(|p| p.uid())
-        .collect()
-}
-
-/// The nodes of `pool` in the cluster now, by uid.
-async fn listed_nodes(nodes: &Api<Node>, pool: &str) -> BTreeSet<String> {
-    let selector = format!("{}={pool}", spotboard_core::labels::NODE_POOL);
-    nodes
-        .list(&ListParams::default().labels(&selector))
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .filter_map(|n| n.uid())
-        .collect()
-}
+use crate::common::stream::{Statuses, Tab, compare, listed_nodes, listed_pools};
 
 /// A TCP forwarder in front of PostgreSQL whose link can be cut: "the database goes away"
 /// without stopping the PostgreSQL other tests share.
