@@ -446,7 +446,7 @@ cmd_deploy() { # Render every kustomize overlay, validate it (Kubernetes 1.33 sc
   log "deploy: the Containerfile's inputs"
   if [ -z "${SPOTBOARD_SITE_BUILT:-}" ]; then need_rust; need_node_modules; build_site release; fi
   # The binary of `cargo test --workspace` (compiles nothing after the tests; see cmd_e2e).
-  cargo test --workspace --locked --no-run 2>/dev/null
+  cargo test --workspace --locked --no-run --quiet
   local copied
   copied=$(grep -oE '^COPY --from=build /src/[^ ]+' server/Containerfile | sed 's|^COPY --from=build /src/||')
   [ "$copied" = "$(printf '%s\n' target/release/spotboard "$SITE")" ] || {
