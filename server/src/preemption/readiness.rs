@@ -4,11 +4,14 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::Utc;
+// tokio's clock, not std's: the cadence and the cache age are then one clock, which a test
+// with paused time can move.
 use spotboard_core::domain::preemption::readiness::{AuditFold, NodeFacts};
 use spotboard_core::model::{ClusterAudit, PoolReadiness, Readiness};
+use tokio::time::Instant;
 
 use super::workload_reads;
 use crate::hub::Hub;
@@ -36,7 +39,9 @@ impl ReadinessAudit {
 
     /// Publishes the audit on the hub's stream (a row per cluster, a row per pool) every
     /// [`CACHE_FOR`] while a `/preemptions` or pool page is open (nobody looking, no budgets
-    /// listed).
+    /// listed). Each one is made afresh: served from the cache, an audit a page request had
+    /// refreshed just after the last publish would be sent again, and a pod would wait up to
+    /// twice [`CACHE_FOR`] to be named.
     pub fn spawn_publisher(&self, hub: Hub) -> tokio::task::JoinHandle<()> {
         let audit = self.clone();
         tokio::spawn(async move {
@@ -48,7 +53,7 @@ impl ReadinessAudit {
                     continue;
                 }
                 last = Some(Instant::now());
-                let report = audit.report().await;
+                let report = audit.audit_now().await;
                 let (clusters, pools) = audit.stream_rows(report);
                 hub.publish(clusters);
                 hub.publish(pools);
@@ -89,6 +94,18 @@ impl ReadinessAudit {
         {
             return r.clone();
         }
+        self.audit_into(&mut cache).await
+    }
+
+    /// A new audit, whatever the cache holds; it becomes the cache.
+    pub async fn audit_now(&self) -> Readiness {
+        let mut cache = self.cache.lock().await;
+        self.audit_into(&mut cache).await
+    }
+
+    async fn audit_into(&self, cache: &mut Option<(Instant, Readiness)>) -> Readiness {
+        // Stamped when the nodes are read, not when the budgets come back: its age is the data's.
+        let read_at = Instant::now();
         let mut nodes = self.hub.audit_nodes();
         let mut out = Readiness {
             generated_at: Some(Utc::now()),
@@ -108,7 +125,7 @@ impl ReadinessAudit {
             out.pools.extend(pools);
             out.errors.extend(errors);
         }
-        *cache = Some((Instant::now(), out.clone()));
+        *cache = Some((read_at, out.clone()));
         out
     }
 }
@@ -141,7 +158,7 @@ async fn audit_cluster(
     // serve the streams.
     let cluster = cluster.to_string();
     let audited = tokio::task::spawn_blocking(move || {
-        let folding = Instant::now();
+        let folding = std::time::Instant::now();
         let mut fold = AuditFold::new(&cluster, &nodes);
         for (facts, node) in &pods {
             fold.add_on(facts, node.as_deref());
@@ -163,4 +180,66 @@ async fn audit_cluster(
     })
     .await;
     audited.unwrap_or_else(|e| (Vec::new(), vec![format!("the audit failed: {e}")]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spotboard_core::model::Scope;
+
+    /// A client for a cluster with no spot nodes: the audit never calls it.
+    fn idle_client() -> kube::Client {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URL"));
+        kube::Client::try_from(config).expect("a client")
+    }
+
+    fn published_at(hub: &Hub) -> Option<chrono::DateTime<Utc>> {
+        let audits = hub.snapshot(&Scope::preemptions()).audits;
+        assert_eq!(audits.len(), 1, "one row per watched cluster: {audits:?}");
+        audits[0].generated_at
+    }
+
+    /// A page's `GET /api/v1/readiness` fills the cache; the stream must not be sent that
+    /// audit again as if it were new, or a pod waits two periods to be named.
+    #[tokio::test(start_paused = true)]
+    async fn the_stream_gets_a_fresh_audit_each_period_whatever_the_cache_holds() {
+        let hub = Hub::new(&[("zone-a".into(), None)]);
+        let audit = ReadinessAudit::new(
+            hub.clone(),
+            HashMap::from([("zone-a".into(), idle_client())]),
+        );
+        let served = audit.report().await.generated_at;
+        assert!(served.is_some());
+
+        let _page = hub.subscribe(&Scope::preemptions(), None);
+        let publisher = audit.spawn_publisher(hub.clone());
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let first = published_at(&hub);
+        assert!(
+            first > served,
+            "the first publish is a new audit, not the page's cached one"
+        );
+
+        // A page request in between is served the cache and changes nothing ...
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert_eq!(audit.report().await.generated_at, first);
+        // ... and one period after the first publish, the stream has the next audit.
+        tokio::time::sleep(CACHE_FOR - Duration::from_secs(5)).await;
+        let second = published_at(&hub);
+        assert!(second > first, "a new audit {CACHE_FOR:?} after the last");
+        publisher.abort();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn nobody_looking_means_no_audit() {
+        let hub = Hub::new(&[("zone-a".into(), None)]);
+        let audit = ReadinessAudit::new(
+            hub.clone(),
+            HashMap::from([("zone-a".into(), idle_client())]),
+        );
+        let publisher = audit.spawn_publisher(hub.clone());
+        tokio::time::sleep(CACHE_FOR * 2).await;
+        assert!(hub.snapshot(&Scope::preemptions()).audits.is_empty());
+        publisher.abort();
+    }
 }
