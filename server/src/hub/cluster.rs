@@ -60,6 +60,10 @@ pub struct ClusterData {
     /// time (a drain's), so kept apart from `pods`.
     terminating: HashMap<String, (String, DateTime<Utc>)>,
     events: HashMap<String, EventRecord>,
+    // Node events put before their node's pool was known, by node name: a watch may deliver
+    // an event before the node it is about (two watches, no order between them), and the
+    // event's row is projected again once the node names its pool.
+    events_awaiting_pool: HashMap<String, Vec<String>>,
     // Events about a node arrive after the node is gone (e.g. "Deleted for preemption"), so
     // the node's pool is remembered past its deletion to attribute them.
     node_pool_seen: PoolsSeen,
@@ -247,6 +251,13 @@ impl ClusterData {
                 .or_default()
                 .insert(rec.uid.clone());
             self.node_pool_seen.present(rec.name.clone(), pool.clone());
+            if let Some(uids) = self.events_awaiting_pool.remove(&*rec.name) {
+                dirty.extend(
+                    uids.into_iter()
+                        .filter(|u| self.events.contains_key(u))
+                        .map(|u| (RowKind::Event, u)),
+                );
+            }
             if aggregate_changed {
                 self.dirty_pool_named(pool, dirty);
             }
@@ -345,7 +356,7 @@ impl ClusterData {
                 .into_iter()
                 .take(self.events.len() - EVENTS_PER_CLUSTER)
             {
-                self.events.remove(&uid);
+                self.forget_event(&uid);
                 dirty.push((RowKind::Event, uid));
             }
         }
@@ -363,12 +374,34 @@ impl ClusterData {
                 self.dirty_pool_named(&pool, dirty);
             }
         }
+        if rec.kind == "Node" && self.node_pool_seen.pool(&rec.object_name).is_none() {
+            let waiting = self
+                .events_awaiting_pool
+                .entry(rec.object_name.clone())
+                .or_default();
+            if !waiting.contains(&rec.uid) {
+                waiting.push(rec.uid.clone());
+            }
+        }
         self.events.insert(rec.uid.clone(), rec);
     }
 
     fn drop_event(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
-        self.events.remove(uid);
+        self.forget_event(uid);
         dirty.push((RowKind::Event, uid.to_string()));
+    }
+
+    /// Removes an event and its place among those awaiting their node's pool.
+    fn forget_event(&mut self, uid: &str) {
+        let Some(rec) = self.events.remove(uid) else {
+            return;
+        };
+        if let Some(waiting) = self.events_awaiting_pool.get_mut(&rec.object_name) {
+            waiting.retain(|u| u != uid);
+            if waiting.is_empty() {
+                self.events_awaiting_pool.remove(&rec.object_name);
+            }
+        }
     }
 
     /// Whether the node is under its provider's preemption notice ([`projection::notice`],

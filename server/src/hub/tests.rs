@@ -208,6 +208,43 @@ fn events_about_a_deleted_node_keep_its_pool() {
     assert_eq!(snap.events[0].pool.as_deref(), Some("spot-a"));
 }
 
+/// The event watch and the node watch have no order between them: an event about a node
+/// that is not listed yet gets its pool once the node arrives, and a pool page that was
+/// open all along receives it.
+#[test]
+fn an_event_seen_before_its_node_gets_the_pool_when_the_node_arrives() {
+    let hub = hub();
+    let mut rx = hub.inner.tx.subscribe();
+    let event = |uid: &str| EventRecord {
+        uid: uid.into(),
+        kind: "Node".into(),
+        object_name: "g1".into(),
+        type_: "Warning".into(),
+        reason: "Preemption pending".into(),
+        ..Default::default()
+    };
+    hub.events("zone-a", Observed::Apply(event("e1")));
+    hub.events("zone-a", Observed::Apply(event("e2")));
+    hub.events("zone-a", Observed::Delete("e2".into()));
+    assert!(hub.snapshot(&Scope::pool("zone-a", "spot-a")).events.is_empty());
+    drain(&mut rx);
+
+    hub.nodes("zone-a", Observed::Apply(node_rec("n1", "g1", "spot-a")));
+    let snap = hub.snapshot(&Scope::pool("zone-a", "spot-a"));
+    assert_eq!(snap.events.len(), 1, "e1 only: e2 was deleted before");
+    assert_eq!(snap.events[0].pool.as_deref(), Some("spot-a"));
+    let event_deltas: Vec<_> = drain(&mut rx)
+        .into_iter()
+        .filter(|d| d.kind == RowKind::Event)
+        .collect();
+    assert_eq!(event_deltas.len(), 1, "one patch, for e1: {event_deltas:?}");
+    assert_eq!(event_deltas[0].key, "e1");
+
+    // The node's next change re-projects nothing more.
+    hub.nodes("zone-a", Observed::Apply(node_rec("n1", "g1", "spot-a")));
+    assert!(drain(&mut rx).iter().all(|d| d.kind != RowKind::Event));
+}
+
 #[test]
 fn a_burst_of_cordons_sends_one_pool_patch_per_window_but_pool_changes_go_at_once() {
     let hub = hub();

@@ -416,8 +416,9 @@ async fn revisions_of_another_process_get_a_snapshot_never_a_replay() {
 }
 
 /// The events about NodePool `pool` in the cluster now, by uid. (Not those about its nodes:
-/// an event that reaches the hub before its node keeps no pool, a race of two watches that is
-/// not R5's fault.)
+/// which of those a pool page holds depends on which nodes carried the pool's label when, and
+/// the hub unit test `an_event_seen_before_its_node_gets_the_pool_when_the_node_arrives`
+/// covers their attribution.)
 async fn listed_events(
     events: &Api<k8s_openapi::api::core::v1::Event>,
     pool: &str,
