@@ -373,7 +373,7 @@ cmd_bench() { # Scale benchmark: RSS, bytes per node change, stream latency, wat
   need_rust
   # The same flags as every build (.cargo/config.toml): the binary measured is the one served.
   # One invocation for both: the bench starts the `spotboard` next to its own executable.
-  cargo build --release --locked -p server --bin spotboard -p spotboard-bench
+  cargo build --release --locked -p server --bin spotboard -p spotboard-bench --bin spotboard-bench
   target/release/spotboard-bench "$@"
 }
 
