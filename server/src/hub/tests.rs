@@ -226,7 +226,11 @@ fn an_event_seen_before_its_node_gets_the_pool_when_the_node_arrives() {
     hub.events("zone-a", Observed::Apply(event("e1")));
     hub.events("zone-a", Observed::Apply(event("e2")));
     hub.events("zone-a", Observed::Delete("e2".into()));
-    assert!(hub.snapshot(&Scope::pool("zone-a", "spot-a")).events.is_empty());
+    assert!(
+        hub.snapshot(&Scope::pool("zone-a", "spot-a"))
+            .events
+            .is_empty()
+    );
     drain(&mut rx);
 
     hub.nodes("zone-a", Observed::Apply(node_rec("n1", "g1", "spot-a")));
