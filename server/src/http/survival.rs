@@ -14,8 +14,8 @@ use axum::{
     http::StatusCode,
     response::{IntoResponse, Response},
 };
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use chrono::Utc;
+use serde::Deserialize;
 use spotboard_core::Provider;
 use spotboard_core::domain::preemption::rates::Window;
 use spotboard_core::domain::survival::checkpoint::{CheckpointAdvice, Costs};
@@ -46,17 +46,6 @@ pub struct SurvivalQuery {
     range: Option<String>,
 }
 
-/// `GET /api/v1/survival` body.
-#[derive(Serialize)]
-pub struct SurvivalBody {
-    pub by: SurvivalBy,
-    pub range: Window,
-    /// The cohort: spot nodes that turned Ready in `[from, to)`.
-    pub from: DateTime<Utc>,
-    pub to: DateTime<Utc>,
-    pub rows: Vec<SurvivalRow>,
-}
-
 pub async fn survival(State(s): State<Arc<Savings>>, Query(q): Query<SurvivalQuery>) -> Response {
     let by = match q.by.as_deref().filter(|b| !b.is_empty()) {
         None => SurvivalBy::Pool,
@@ -69,16 +58,8 @@ pub async fn survival(State(s): State<Arc<Savings>>, Query(q): Query<SurvivalQue
         Ok(r) => r,
         Err(e) => return bad(e),
     };
-    let to = Utc::now();
-    match s.survival(by, range, to).await {
-        Ok(rows) => Json(SurvivalBody {
-            by,
-            range,
-            from: to - chrono::Duration::hours(range.hours()),
-            to,
-            rows,
-        })
-        .into_response(),
+    match s.survival(by, range, Utc::now()).await {
+        Ok(report) => Json(report).into_response(),
         Err(e) => failed(e),
     }
 }
@@ -132,7 +113,7 @@ pub async fn checkpoint(
         Err(e) => return bad(e),
     };
     let rows = match s.survival(SurvivalBy::Pool, range, Utc::now()).await {
-        Ok(rows) => rows,
+        Ok(report) => report.rows,
         Err(e) => return failed(e),
     };
     let key = format!("{cluster}/{pool}");

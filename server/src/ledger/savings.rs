@@ -12,7 +12,7 @@ use spotboard_core::domain::prices::PriceCatalog;
 use spotboard_core::domain::savings::{ReportInput, report};
 use spotboard_core::domain::survival::{
     self,
-    report::{SurvivalBy, SurvivalRow},
+    report::{SurvivalBy, SurvivalReport},
 };
 use spotboard_core::model::{PriceEntry, SavingsHeadline, SavingsReport};
 
@@ -102,11 +102,17 @@ impl Savings {
         by: SurvivalBy,
         range: Window,
         now: DateTime<Utc>,
-    ) -> crate::Result<Vec<SurvivalRow>> {
+    ) -> crate::Result<SurvivalReport> {
         let from = now - chrono::Duration::hours(range.hours());
         let read = self.ledger.began_between(from, now).await;
         let lifetimes = self.ledger.track(read)?;
-        Ok(survival::report::rows(&lifetimes, by, now))
+        Ok(SurvivalReport {
+            by,
+            range,
+            from,
+            to: now,
+            rows: survival::report::rows(&lifetimes, by, now),
+        })
     }
 }
 
@@ -130,6 +136,14 @@ impl SavingsSource for Savings {
 
     fn prices(&self) -> Vec<PriceEntry> {
         self.prices.entries.clone()
+    }
+
+    fn survival<'a>(
+        &'a self,
+        by: SurvivalBy,
+        range: Window,
+    ) -> BoxFuture<'a, spotboard_core::Result<SurvivalReport>> {
+        Box::pin(async move { Ok(Savings::survival(self, by, range, Utc::now()).await?) })
     }
 
     fn conditions<'a>(

@@ -354,4 +354,21 @@ async fn survival_and_checkpoint_through_the_api_from_the_ledger() {
     }
     let (status, _) = get(&d.base, "/api/v1/checkpoint?cluster=lab&pool=nope").await;
     assert_eq!(status, 404);
+
+    // The page, rendered by the server: the advice's arithmetic with C from the URL, and
+    // τ moving with C as √(2·C·M) says; the pool with four preemptions says so.
+    let m_h = format!("{:.1} h", m / 3600.0);
+    for c in [300.0_f64, 1200.0] {
+        let (status, html) = get(
+            &d.base,
+            &format!("/preemptions?checkpoint_s={c}&restart_s=60"),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let tau_min = ((2.0 * c * m).sqrt().round() as u64) / 60;
+        let want = format!("τ = √(2 × {c} s × {m_h}) = {tau_min} min");
+        assert!(html.contains(&want), "{want} not in the page");
+        assert!(html.contains("M = 4.7 h from 6 preemptions of 10 nodes"));
+        assert!(html.contains("too few preemptions to estimate"));
+    }
 }

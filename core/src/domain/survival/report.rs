@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Estimate, KaplanMeier, Observation};
 use crate::CapacityType;
-use crate::domain::preemption::rates::zone_type_key;
+use crate::domain::preemption::rates::{Window, zone_type_key};
 use crate::model::Lifetime;
 
 /// What the curves are grouped by, serialized as the API's `by` names it.
@@ -138,6 +138,18 @@ pub struct SurvivalRow {
     pub tau_s: Option<f64>,
     /// `(0, 1, nodes)` then one point per distinct observed time.
     pub curve: Vec<CurvePoint>,
+}
+
+/// `GET /api/v1/survival`'s body, and the pages' (`load_survival`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SurvivalReport {
+    pub by: SurvivalBy,
+    pub range: Window,
+    /// The cohort: spot nodes that turned Ready in `[from, to)`.
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    /// One per key, ordered by key.
+    pub rows: Vec<SurvivalRow>,
 }
 
 /// How the estimator reads `l` at `now`: seconds from its Ready (else its start) to its
