@@ -372,3 +372,29 @@ async fn survival_and_checkpoint_through_the_api_from_the_ledger() {
         assert!(html.contains("too few preemptions to estimate"));
     }
 }
+
+/// The cohort query in PostgreSQL (the SQLite one runs above): the worked example's spot-a
+/// nodes, Ready in the range, read back with their Ready time and T=0, and the same curve.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_cohort_is_the_nodes_ready_in_the_range() {
+    let url = crate::ledger::fresh_postgres().await;
+    let now = Utc::now();
+    seed(&url, &worked(now)).await;
+    let ledger = Ledger::open(&url).await.unwrap();
+    let cohort = ledger
+        .began_between(now - Duration::days(30), now)
+        .await
+        .unwrap();
+    assert_eq!(cohort.len(), 15, "the node Ready 31 days ago is left out");
+    assert!(cohort.iter().all(|l| l.ready_at.is_some()));
+    let rows = spotboard_core::domain::survival::report::rows(
+        &cohort,
+        spotboard_core::domain::survival::report::SurvivalBy::Pool,
+        now,
+    );
+    let a = rows.iter().find(|r| r.key == "lab/spot-a").unwrap();
+    assert_eq!(
+        (a.nodes, a.preempted, a.median_s),
+        (10, 6, Some(5.0 * 3600.0))
+    );
+}
