@@ -260,7 +260,10 @@ fn AdviceTable(
                                 <td class="num">{row.nodes}</td>
                                 <td class="num">{row.preempted}</td>
                                 <td class="num">{median}</td>
-                                <td data-testid="checkpoint-advice">
+                                // The exact figures, for scripts and the end-to-end test.
+                                <td data-testid="checkpoint-advice"
+                                    data-m-s=move || advice.with(|a| a.m_s.map(|m| m.to_string()))
+                                    data-interval-s=move || advice.with(|a| a.interval_s.map(|t| t.to_string()))>
                                     {if estimated {
                                         view! { <span data-testid="advice-arithmetic">{move || advice.with(CheckpointAdvice::arithmetic)}</span> }.into_any()
                                     } else {
