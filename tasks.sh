@@ -84,12 +84,13 @@ need_postgres() {
 }
 
 # Clients nobody here wrote: for the embedded cluster's compatibility tests the official Python
-# Kubernetes client and kr8s, and Prometheus' own parser for /metrics (prometheus-client), in a
-# virtualenv of the project's (.tools/py).
-PY_CLIENTS="kubernetes==37.0.2 kr8s==0.20.15 prometheus-client==0.26.0"
+# Kubernetes client and kr8s, Prometheus' own parser for /metrics (prometheus-client), and an
+# independent Kaplan-Meier for the survival curves (lifelines), in a virtualenv of the
+# project's (.tools/py).
+PY_CLIENTS="kubernetes==37.0.2 kr8s==0.20.15 prometheus-client==0.26.0 lifelines==0.30.3"
 need_python_clients() {
   local py=.tools/py/bin/python
-  if ! "$py" -c 'import kubernetes, kr8s, prometheus_client' >/dev/null 2>&1; then
+  if ! "$py" -c 'import kubernetes, kr8s, prometheus_client, lifelines' >/dev/null 2>&1; then
     log "installing the Python Kubernetes clients ($PY_CLIENTS) into .tools/py"
     command -v python3 >/dev/null 2>&1 && python3 -m venv .tools/py 2>/dev/null || {
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-venv

@@ -31,6 +31,17 @@ pub trait SavingsSource: Send + Sync {
     /// The price catalog in force, user rows first.
     fn prices(&self) -> Vec<crate::model::PriceEntry>;
 
+    /// The survival curves by `by` of the spot nodes that turned Ready in the trailing
+    /// `range` (`spotboard_core::domain::survival::report`).
+    fn survival<'a>(
+        &'a self,
+        by: crate::domain::survival::report::SurvivalBy,
+        range: crate::domain::preemption::rates::Window,
+    ) -> crate::create_api::BoxFuture<
+        'a,
+        spotboard_core::Result<crate::domain::survival::report::SurvivalReport>,
+    >;
+
     /// A NodePool's condition transitions that held in `[from, to]`, oldest first.
     fn conditions<'a>(
         &'a self,
@@ -135,4 +146,23 @@ pub async fn load_condition_history(
         from,
         to,
     ))
+}
+
+/// The survival curves of spot nodes by `by` (`pool`, `zone`, `instance-type`,
+/// `zone-instance-type`) over `range` (`24h`, `7d`, `30d`), as `GET /api/v1/survival`
+/// answers. Read once per page and range: the curves change with preemptions over days, not
+/// seconds.
+///
+/// Errors: a bad `by` or `range` (400), the ledger could not be read (503), no savings
+/// source (500).
+#[server(endpoint = "survival", input = Json, output = Json)]
+pub async fn load_survival(
+    by: String,
+    range: String,
+) -> Result<crate::domain::survival::report::SurvivalReport, crate::api_error::ApiError> {
+    use crate::api_error::ApiError;
+    let source = savings_source()?;
+    let by = crate::domain::survival::report::SurvivalBy::parse(&by).map_err(ApiError::from)?;
+    let range = crate::domain::preemption::rates::Window::parse(&range).map_err(ApiError::from)?;
+    Ok(source.0.survival(by, range).await?)
 }

@@ -11,6 +11,7 @@ mod pool;
 mod pool_parts;
 pub mod preemptions;
 pub mod savings;
+pub mod survival;
 
 pub use capacity::{CapacityFinderPage, CapacityPage};
 pub use create::CreatePoolPage;

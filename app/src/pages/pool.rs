@@ -129,11 +129,12 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
         <NodeTable row />
         // Read once: a row's cluster and name never change, and the sections poll on their own.
         {
-            let (cluster, name, spot) = row
-                .with_untracked(|r| (r.cluster.clone(), r.name.clone(), r.capacity_type == spotboard_core::CapacityType::Spot));
+            let (cluster, name, spot, provider) = row
+                .with_untracked(|r| (r.cluster.clone(), r.name.clone(), r.capacity_type == spotboard_core::CapacityType::Spot, r.provider));
             view! {
                 <super::condition_history::ConditionHistorySection cluster=cluster.clone() pool=name.clone() />
                 <super::preemptions::PoolPreemptions cluster=cluster.clone() name=name.clone() />
+                {spot.then(|| view! { <super::survival::SurvivalSection only=(cluster.clone(), name.clone(), provider) /> })}
                 {spot.then(|| view! { <super::preemptions::ReadinessSection only=(cluster, name) /> })}
             }
         }

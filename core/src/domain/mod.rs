@@ -15,4 +15,5 @@ pub mod preemption;
 pub mod prices;
 pub mod savings;
 pub mod selector;
+pub mod survival;
 pub mod validation;

@@ -7,6 +7,8 @@
 //! - `preemptions`: `GET /api/v1/preemptions`, `GET /api/v1/readiness`.
 //! - `metrics`: `GET /metrics`, here and alone on `--metrics-listen`.
 //! - `savings`: `GET /api/v1/prices`, `/api/v1/savings[.csv]`, `/api/v1/ledger[.csv]`.
+//! - `survival`: `GET /api/v1/survival` (spot nodes' survival curves), `GET /api/v1/checkpoint`
+//!   (Young's checkpoint interval from a pool's curve).
 //! - `stream`: `GET /api/v1/stream` (Server-Sent Events: snapshot, then keyed deltas).
 //! - `streams`: open streams per client, limited.
 //! - `validate`: `POST /api/v1/pools/validate` (lint a NodePool manifest).
@@ -31,6 +33,7 @@ mod serve;
 pub mod site;
 mod stream;
 mod streams;
+mod survival;
 mod validate;
 
 use std::sync::Arc;
@@ -146,6 +149,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/ledger/conditions", get(savings::ledger_conditions))
         .route("/api/v1/ledger/pod-hits", get(savings::ledger_pod_hits))
         .route("/api/v1/capacity-finder", get(capacity::finder))
+        .route("/api/v1/survival", get(survival::survival))
+        .route("/api/v1/checkpoint", get(survival::checkpoint))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .leptos_routes_with_context(

@@ -1,6 +1,6 @@
 //! Node lifetimes in the ledger: a node's start, its preemption's T=0, refused evictions, when
-//! it turned Ready and how it ended, and the lifetimes overlapping a window (the savings and
-//! the preemption rates read those).
+//! it turned Ready and how it ended, the lifetimes overlapping a window (the savings and
+//! the preemption rates read those) and those beginning in one (the survival curves' cohort).
 
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
@@ -197,6 +197,31 @@ impl Ledger {
             ended += done.rows_affected();
         }
         Ok(ended)
+    }
+
+    /// The cohort of a survival curve: lifetimes whose origin (Ready, else start; Unix
+    /// seconds in the table) is in `[from, to)`, oldest first, every provider and capacity
+    /// type (`spotboard_core::domain::survival::report` keeps the spot ones).
+    ///
+    /// Errors: the database could not be read.
+    pub async fn began_between(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Lifetime>> {
+        sqlx::query(
+            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at
+             FROM node_lifetimes
+             WHERE COALESCE(ready_at, started_at) >= $1 AND COALESCE(ready_at, started_at) < $2
+             ORDER BY started_at, uid",
+        )
+        .bind(secs(from))
+        .bind(secs(to))
+        .fetch(&self.pool)
+        .map_ok(|r| lifetime(&r))
+        .try_collect()
+        .await
+        .map_err(db("reading the ledger's lifetimes"))
     }
 
     /// Lifetimes overlapping `[from, to]`, oldest first.

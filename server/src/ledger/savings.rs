@@ -7,8 +7,13 @@ use std::time::{Duration, Instant};
 use app::create_api::BoxFuture;
 use app::savings_api::SavingsSource;
 use chrono::{DateTime, Utc};
+use spotboard_core::domain::preemption::rates::Window;
 use spotboard_core::domain::prices::PriceCatalog;
 use spotboard_core::domain::savings::{ReportInput, report};
+use spotboard_core::domain::survival::{
+    self,
+    report::{SurvivalBy, SurvivalReport},
+};
 use spotboard_core::model::{PriceEntry, SavingsHeadline, SavingsReport};
 
 use super::Ledger;
@@ -87,6 +92,28 @@ impl Savings {
             now: Utc::now(),
         }))
     }
+
+    /// The survival curves by `by` of the spot nodes that turned Ready in the trailing
+    /// `range` ending `now` (`spotboard_core::domain::survival::report`).
+    ///
+    /// Errors: the ledger could not be read.
+    pub async fn survival(
+        &self,
+        by: SurvivalBy,
+        range: Window,
+        now: DateTime<Utc>,
+    ) -> crate::Result<SurvivalReport> {
+        let from = now - chrono::Duration::hours(range.hours());
+        let read = self.ledger.began_between(from, now).await;
+        let lifetimes = self.ledger.track(read)?;
+        Ok(SurvivalReport {
+            by,
+            range,
+            from,
+            to: now,
+            rows: survival::report::rows(&lifetimes, by, now),
+        })
+    }
 }
 
 impl SavingsSource for Savings {
@@ -109,6 +136,14 @@ impl SavingsSource for Savings {
 
     fn prices(&self) -> Vec<PriceEntry> {
         self.prices.entries.clone()
+    }
+
+    fn survival<'a>(
+        &'a self,
+        by: SurvivalBy,
+        range: Window,
+    ) -> BoxFuture<'a, spotboard_core::Result<SurvivalReport>> {
+        Box::pin(async move { Ok(Savings::survival(self, by, range, Utc::now()).await?) })
     }
 
     fn conditions<'a>(

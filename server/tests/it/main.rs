@@ -35,4 +35,5 @@ mod providers;
 mod replicas;
 mod security;
 mod signals;
+mod survival;
 mod transport;

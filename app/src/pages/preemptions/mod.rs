@@ -12,7 +12,7 @@ mod readiness;
 mod signals;
 
 pub use pool::PoolPreemptions;
-pub use readiness::ReadinessSection;
+pub use readiness::{ReadinessSection, anchor as readiness_anchor};
 
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
@@ -72,6 +72,7 @@ pub fn PreemptionsPage() -> impl IntoView {
             })}
         </Suspense>
         <lookup::PodLookup />
+        <super::survival::SurvivalSection />
         <ReadinessSection />
     }
 }

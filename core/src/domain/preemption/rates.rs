@@ -60,6 +60,18 @@ impl Window {
         }
     }
 
+    /// The window named `text` (`24h`, `7d`, `30d`).
+    ///
+    /// Errors ([`crate::Error::Invalid`]): any other text, with the names accepted.
+    pub fn parse(text: &str) -> crate::Result<Window> {
+        Window::ALL
+            .into_iter()
+            .find(|w| w.as_str() == text)
+            .ok_or_else(|| {
+                crate::Error::Invalid(format!("unknown range \"{text}\": use 24h, 7d or 30d"))
+            })
+    }
+
     /// Its place in [`Window::ALL`].
     pub fn index(self) -> usize {
         self as usize

@@ -1,0 +1,62 @@
+import { expect, test } from "@playwright/test";
+import { kubectl, poolDetail, pools } from "./helpers";
+
+// A spot pool's survival curve and checkpoint advice: five preemptions give it an estimate;
+// the page draws the curve, shows Young's arithmetic, and a new C in the URL moves τ as
+// τ = √(2·C·M) says, without a request.
+test("survival: the curve and the advice render; changing C changes τ as √(2·C·M)", async ({ page, request }) => {
+  const spot = (await pools(request)).filter(
+    (p) => p.compute_class === "spot" && p.cluster.startsWith("spotboard-us-") && (p.current_nodes ?? 0) > 0,
+  );
+  expect(spot.length, "a CKS spot pool with nodes").toBeGreaterThan(0);
+  // The last one: the stream tests preempt in the first.
+  const pool = spot[spot.length - 1];
+  const key = `${pool.cluster}/${pool.name}`;
+  const preempted = async () => {
+    const r = await request.get("/api/v1/survival?by=pool&range=30d");
+    const row = (await r.json()).rows.find((x: { key: string }) => x.key === key);
+    return row ? (row.preempted as number) : 0;
+  };
+  // Preempt free nodes (their replacements too, as they come) until the ledger holds five.
+  await expect
+    .poll(
+      async () => {
+        const n = await preempted();
+        if (n < 5) {
+          const free = (await poolDetail(request, pool.cluster, pool.name)).nodes.find(
+            (x) => !x.pending_preemption && !x.cordoned,
+          );
+          if (free) kubectl(pool.cluster, ["annotate", "node", free.name, "sim.spotboard.dev/preempt=now"]);
+        }
+        return n;
+      },
+      { timeout: 50_000, intervals: [1_000] },
+    )
+    .toBeGreaterThanOrEqual(5);
+
+  const path = `/pools/${encodeURIComponent(pool.cluster)}/${encodeURIComponent(pool.name)}`;
+  await page.goto(`${path}?checkpoint_s=300`);
+  const section = page.getByTestId("survival");
+  await expect(section.locator("#survival-chart canvas").first()).toBeVisible();
+  const advice = section.getByTestId("checkpoint-advice");
+  await expect(section.getByTestId("advice-arithmetic")).toContainText("√(2 × 300 s ×");
+  const m = Number(await advice.getAttribute("data-m-s"));
+  const tau300 = Number(await advice.getAttribute("data-interval-s"));
+  expect(m).toBeGreaterThan(0);
+  expect(Math.abs(tau300 - Math.sqrt(2 * 300 * m))).toBeLessThan(1e-6);
+
+  const requests: string[] = [];
+  // Chromium asks for the favicon again when the address changes; that is not the page's.
+  page.on("request", (r) => {
+    if (!new URL(r.url()).pathname.startsWith("/favicon")) requests.push(`${r.method()} ${r.url()}`);
+  });
+  const c = section.locator('input[name="checkpoint_s"]');
+  await c.fill("1200");
+  await c.dispatchEvent("change");
+  await expect(page).toHaveURL(/checkpoint_s=1200/);
+  await expect(section.getByTestId("advice-arithmetic")).toContainText("√(2 × 1200 s ×");
+  const tau1200 = Number(await advice.getAttribute("data-interval-s"));
+  expect(Math.abs(tau1200 - Math.sqrt(2 * 1200 * m))).toBeLessThan(1e-6);
+  expect(tau1200 / tau300).toBeCloseTo(2, 9);
+  expect(requests, "a new C is computed in the browser").toEqual([]);
+});
