@@ -193,6 +193,13 @@ mod tests {
         kube::Client::try_from(config).expect("a client")
     }
 
+    /// A hub watching one cluster, `zone-a`, and its audit.
+    fn one_idle_cluster() -> (Hub, ReadinessAudit) {
+        let hub = Hub::new(&[("zone-a".into(), None)]);
+        let clients = HashMap::from([("zone-a".into(), idle_client())]);
+        (hub.clone(), ReadinessAudit::new(hub, clients))
+    }
+
     fn published_at(hub: &Hub) -> Option<chrono::DateTime<Utc>> {
         let audits = hub.snapshot(&Scope::preemptions()).audits;
         assert_eq!(audits.len(), 1, "one row per watched cluster: {audits:?}");
@@ -203,11 +210,7 @@ mod tests {
     /// audit again as if it were new, or a pod waits two periods to be named.
     #[tokio::test(start_paused = true)]
     async fn the_stream_gets_a_fresh_audit_each_period_whatever_the_cache_holds() {
-        let hub = Hub::new(&[("zone-a".into(), None)]);
-        let audit = ReadinessAudit::new(
-            hub.clone(),
-            HashMap::from([("zone-a".into(), idle_client())]),
-        );
+        let (hub, audit) = one_idle_cluster();
         let served = audit.report().await.generated_at;
         assert!(served.is_some());
 
@@ -232,11 +235,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn nobody_looking_means_no_audit() {
-        let hub = Hub::new(&[("zone-a".into(), None)]);
-        let audit = ReadinessAudit::new(
-            hub.clone(),
-            HashMap::from([("zone-a".into(), idle_client())]),
-        );
+        let (hub, audit) = one_idle_cluster();
         let publisher = audit.spawn_publisher(hub.clone());
         tokio::time::sleep(CACHE_FOR * 2).await;
         assert!(hub.snapshot(&Scope::preemptions()).audits.is_empty());

@@ -225,10 +225,6 @@ async fn the_metrics_address_answers_a_scrape_by_pod_ip_and_serves_nothing_else(
 #[test]
 fn a_hostile_reason_leaves_the_scrape_parseable_by_prometheus_client() {
     use spotboard_core::model::{ConditionView, PoolRow};
-    let python = std::env::var("SPOTBOARD_TEST_PYTHON").expect(
-        "SPOTBOARD_TEST_PYTHON is not set: run the tests through ./tasks.sh test, which \
-         installs prometheus-client into .tools/py",
-    );
     let reason = "Bad\"} 1\nspotboard_injected_probe_total 1\n# EOF\n\\";
     let metrics = server::preemption::Metrics::default();
     metrics.set_fleet(&[PoolRow {
@@ -248,28 +244,9 @@ import json, sys
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 print(json.dumps([[s.name, s.labels] for f in text_string_to_metric_families(sys.stdin.read()) for s in f.samples]))
 "#;
-    let mut child = std::process::Command::new(&python)
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python starts");
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "prometheus_client refused the scrape: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = common::python::run("prometheus-client", script, text.as_bytes());
     let samples: Vec<(String, std::collections::BTreeMap<String, String>)> =
-        serde_json::from_slice(&out.stdout).unwrap();
+        serde_json::from_slice(&stdout).unwrap_or_else(|e| panic!("{e}: the scrape was\n{text}"));
     assert!(
         samples.iter().all(|(name, _)| !name.contains("injected")),
         "{samples:?}"

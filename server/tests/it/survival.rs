@@ -40,10 +40,6 @@ fn lifetimes() -> Vec<Observation> {
 /// median's interval (`median_survival_times` of its confidence interval: the exponential
 /// Greenwood one) and the restricted mean to the last time.
 fn lifelines(obs: &[Observation]) -> Value {
-    let python = std::env::var("SPOTBOARD_TEST_PYTHON").expect(
-        "SPOTBOARD_TEST_PYTHON is not set: run the tests through ./tasks.sh test, which \
-         installs lifelines into .tools/py",
-    );
     let script = r#"
 import json, math, sys
 from lifelines import KaplanMeierFitter
@@ -68,27 +64,8 @@ print(json.dumps({
         "durations": obs.iter().map(|o| o.t_s).collect::<Vec<_>>(),
         "events": obs.iter().map(|o| o.preempted).collect::<Vec<_>>(),
     });
-    let mut child = std::process::Command::new(&python)
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python starts");
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "lifelines failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let stdout = common::python::run("lifelines", script, input.to_string().as_bytes());
+    serde_json::from_slice(&stdout).unwrap()
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use server::{cli::ServeArgs, run};
 
 pub mod create;
+pub mod python;
 pub mod stream;
 
 /// Polling a cluster through kube-rs, shared with the embedded cluster's own tests.
