@@ -190,7 +190,7 @@ doctor_lines() {
     command -v chromium >/dev/null 2>&1 || echo "install  Debian's Chromium (apt-get; about a minute)"
     ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo "install  Debian's PostgreSQL (apt-get; under a minute)"
     command -v kubectl >/dev/null 2>&1 || echo "MISSING kubectl on the PATH (the kubectl tests need it)"
-    [ -x .tools/py/bin/python ] || echo "install  the Python kubernetes and kr8s clients into .tools/py (pip; under a minute)"
+    [ -x .tools/py/bin/python ] || echo "install  the Python kubernetes, kr8s, prometheus-client and lifelines packages into .tools/py (pip; about a minute)"
     [ -x .tools/deploy-py/bin/python ] || echo "install  checkov and kubernetes-validate into .tools/deploy-py (pip; about a minute)"
   fi
 }

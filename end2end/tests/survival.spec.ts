@@ -40,6 +40,7 @@ test("survival: the curve and the advice render; changing C changes τ as √(2�
   await expect(section.locator("#survival-chart canvas").first()).toBeVisible();
   const advice = section.getByTestId("checkpoint-advice");
   await expect(section.getByTestId("advice-arithmetic")).toContainText("√(2 × 300 s ×");
+  await expect(section.getByTestId("notice-fit")).toContainText("300 s fits the 300 s from SIGTERM to removal on cks");
   const m = Number(await advice.getAttribute("data-m-s"));
   const tau300 = Number(await advice.getAttribute("data-interval-s"));
   expect(m).toBeGreaterThan(0);
@@ -55,6 +56,7 @@ test("survival: the curve and the advice render; changing C changes τ as √(2�
   await c.dispatchEvent("change");
   await expect(page).toHaveURL(/checkpoint_s=1200/);
   await expect(section.getByTestId("advice-arithmetic")).toContainText("√(2 × 1200 s ×");
+  await expect(section.getByTestId("notice-fit")).toContainText("1200 s does not fit the 300 s");
   const tau1200 = Number(await advice.getAttribute("data-interval-s"));
   expect(Math.abs(tau1200 - Math.sqrt(2 * 1200 * m))).toBeLessThan(1e-6);
   expect(tau1200 / tau300).toBeCloseTo(2, 9);

@@ -152,6 +152,10 @@ pub fn SurvivalSection(
     };
     let set_restart = set_cost.clone();
     let provider = only.as_ref().map(|(_, _, p)| *p);
+    let readiness_link = match &only {
+        Some((c, p, _)) => format!("#{}", super::preemptions::readiness_anchor(c, p)),
+        None => "#readiness".to_string(),
+    };
     let only_pool = only.clone();
     view! {
         <section class="survival" data-testid="survival">
@@ -184,6 +188,11 @@ pub fn SurvivalSection(
                 </label>
             </form>
             {move || costs.with(|c| c.1.clone()).map(|e| view! { <p class="hint" role="status">{e} "; the defaults are used."</p> })}
+            <p class="hint" data-testid="notice-fit">
+                {move || notice_line(costs.with(|c| c.0.checkpoint_s), provider)} " See the "
+                <a href=readiness_link>"readiness audit"</a>
+                "'s grace-period check for the pods themselves."
+            </p>
             <Suspense fallback=|| view! { <p class="loading" role="status">"Reading the ledger…"</p> }>
                 {
                     let rows = rows.clone();
@@ -253,7 +262,6 @@ fn AdviceTable(
                             (None, _) if estimated => "beyond the longest observed".into(),
                             _ => "—".into(),
                         };
-                        let anchor = super::preemptions::readiness_anchor(&cluster, &pool);
                         view! {
                             <tr data-key=key.clone()>
                                 <th scope="row">{key.clone()}</th>
@@ -269,10 +277,12 @@ fn AdviceTable(
                                     } else {
                                         view! { <span class="muted" data-testid="too-few">"too few preemptions to estimate"</span> }.into_any()
                                     }}
-                                    <br />
-                                    <span class="hint">{move || notice_line(&advice.get(), provider)} " "
-                                        <a href=format!("#{anchor}")>"readiness audit"</a>
-                                    </span>
+                                    {move || advice.with(|a| (a.status == EstimateStatus::Estimated && !a.young_holds).then(|| view! {
+                                        <br />
+                                        <span class="hint" data-testid="young-rough">
+                                            "C is more than a tenth of M: Young's interval is a rough guide here (Daly 2006 refines it)."
+                                        </span>
+                                    }))}
                                 </td>
                                 <td class="num">{move || advice.with(|a| a.lost_per_preemption_s.map_or("—".into(), human))}</td>
                                 <td class="num">{move || advice.with(|a| a.lost_per_day_s.map_or("—".into(), human))}</td>
@@ -285,14 +295,13 @@ fn AdviceTable(
     }
 }
 
-/// Whether a final checkpoint of C seconds fits the notice window: the pool's provider's on
-/// its page; every provider's on `/preemptions`.
-fn notice_line(a: &CheckpointAdvice, provider: Option<Provider>) -> String {
-    let c = a.inputs.checkpoint_s;
+/// Whether a final checkpoint of `c` seconds fits the notice window: the pool's provider's
+/// on its page; every provider's on `/preemptions` (shown once, above the pools).
+fn notice_line(c: f64, provider: Option<Provider>) -> String {
     match provider {
         Some(p) => format!(
             "A final checkpoint of {c} s {} the {} s from SIGTERM to removal on {p}.",
-            if a.fits_notice {
+            if fits_notice(p, c) {
                 "fits"
             } else {
                 "does not fit"
@@ -370,20 +379,12 @@ mod tests {
 
     #[test]
     fn the_notice_line_names_the_pools_provider_or_every_provider() {
-        let a = CheckpointAdvice {
-            fits_notice: false,
-            inputs: crate::domain::survival::checkpoint::CheckpointInputs {
-                checkpoint_s: 200.0,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
         assert_eq!(
-            notice_line(&a, Some(Provider::Karpenter)),
+            notice_line(200.0, Some(Provider::Karpenter)),
             "A final checkpoint of 200 s does not fit the 120 s from SIGTERM to removal on karpenter."
         );
         assert_eq!(
-            notice_line(&a, None),
+            notice_line(200.0, None),
             "A final checkpoint of 200 s from SIGTERM: cks 300 s: fits, karpenter 120 s: does not fit, gke 15 s: does not fit."
         );
     }

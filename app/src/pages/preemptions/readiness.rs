@@ -57,7 +57,7 @@ pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> imp
         .into_any()
     };
     view! {
-        <section class="readiness" data-testid="readiness">
+        <section class="readiness" id="readiness" data-testid="readiness">
             <h2>"Spot readiness"</h2>
             <p class="hint definition">
                 "Workloads on spot nodes, checked for what makes a preemption hurt: one replica, no \

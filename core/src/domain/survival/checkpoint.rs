@@ -34,6 +34,10 @@ pub const DEFAULT_RESTART_S: f64 = 300.0;
 /// nothing useful about a spot node.
 pub const MAX_COST_S: f64 = 86_400.0;
 const DAY_S: f64 = 86_400.0;
+/// Young's interval is read as advice only while C is at most this share of M: its
+/// derivation drops terms of order C/M, and Daly's (2006) higher-order interval departs from
+/// it by several percent beyond about a tenth (spotboard's threshold, not Young's).
+pub const YOUNG_MAX_C_OVER_M: f64 = 0.1;
 
 /// A workload's costs, seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -133,6 +137,10 @@ pub struct CheckpointAdvice {
     pub checkpoint_per_day_s: Option<f64>,
     /// A final checkpoint (C seconds from SIGTERM) fits the notice window.
     pub fits_notice: bool,
+    /// C is small against M (C ≤ [`YOUNG_MAX_C_OVER_M`] × M), where Young's first-order
+    /// interval holds; `false` also without an estimate.
+    #[serde(default)]
+    pub young_holds: bool,
     pub inputs: CheckpointInputs,
 }
 
@@ -186,6 +194,7 @@ impl CheckpointAdvice {
             lost_per_day_s: Some(lost * DAY_S / m),
             checkpoint_per_day_s: Some(costs.checkpoint_s * DAY_S / tau),
             fits_notice: fits,
+            young_holds: costs.checkpoint_s <= YOUNG_MAX_C_OVER_M * m,
             inputs,
         }
     }

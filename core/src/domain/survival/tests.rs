@@ -262,6 +262,13 @@ fn checkpoint_young_interval_by_hand() {
         a.arithmetic(),
         "M = 6.0 h from 43 preemptions of 512 nodes; τ = √(2 × 300 s × 6.0 h) = 60 min"
     );
+    assert!(a.young_holds, "300 s is under a tenth of 6 h");
+    let short = super::report::SurvivalRow {
+        mean_restricted_s: Some(2_999.0),
+        ..r.clone()
+    };
+    let a = CheckpointAdvice::new(&short, costs, Provider::Cks, "c1", "p", Window::Last30d);
+    assert!(!a.young_holds, "300 s is more than a tenth of 2,999 s");
 }
 
 #[test]
