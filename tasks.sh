@@ -179,13 +179,13 @@ doctor_lines() {
   rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
     || echo "install  the wasm32-unknown-unknown target (rustup; under a minute)"
   [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "$want" ] \
-    || echo "install  wasm-bindgen-cli $want (cargo install; about 4 minutes, alongside the builds)"
+    || echo "install  wasm-bindgen-cli $want (cargo install; about 9 minutes alongside the builds on 2 cores)"
   [ -x end2end/node_modules/.bin/esbuild ] && [ -x end2end/node_modules/.bin/wasm-opt ] \
     || echo "install  the npm packages in end2end/ (binaryen, esbuild, lightningcss, ECharts, Playwright; under a minute)"
   [ -d target/debug/deps ] \
-    || echo "compile  the server and its dependencies, debug (about 7 minutes)"
+    || echo "compile  the server and its dependencies, debug (about 26 minutes on 2 cores from nothing, 1,597 s measured on 2026-11-27; docs/performance.md)"
   [ -d target/front/wasm32-unknown-unknown ] \
-    || echo "compile  the site's wasm (about 3 minutes, alongside the server)"
+    || echo "compile  the site's wasm (about 21 minutes, alongside the server)"
   if [ "${1:-}" = test ]; then
     command -v chromium >/dev/null 2>&1 || echo "install  Debian's Chromium (apt-get; about a minute)"
     ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo "install  Debian's PostgreSQL (apt-get; under a minute)"
