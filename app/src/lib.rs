@@ -19,6 +19,7 @@ pub mod api_error;
 pub mod capacity_api;
 pub mod components;
 pub mod create_api;
+pub mod drill_api;
 pub mod json_text;
 pub mod live;
 pub mod pages;

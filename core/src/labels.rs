@@ -76,3 +76,13 @@ pub const KARPENTER_DISRUPTED_TAINT: &str = "karpenter.sh/disrupted";
 /// Consolidation, drift and expiry set the same taint
 /// but not this event, so the dashboard requires both for a Karpenter preemption.
 pub const KARPENTER_SPOT_INTERRUPTED: &str = "SpotInterrupted";
+
+// spotboard's own.
+
+/// Annotation spotboard's preemption drill puts on every object it writes (the node, its
+/// events): the drill's T=0, RFC 3339. An object carrying it is a rehearsal, never a
+/// preemption: the ledger records the node's notice as `drill`, and preemption rates, alerts,
+/// waves and savings leave it out.
+pub const DRILL: &str = "drill.spotboard.dev/started-at";
+/// Annotation beside [`DRILL`]: the identity the drill's writes went out as.
+pub const DRILL_BY: &str = "drill.spotboard.dev/by";

@@ -25,6 +25,7 @@ pub mod capacity;
 pub mod cli;
 pub mod crd;
 pub mod create;
+pub mod drill;
 pub mod error;
 pub mod http;
 pub mod hub;

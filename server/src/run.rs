@@ -216,6 +216,7 @@ pub async fn start(
     // The recorder and the tracker follow the hub's typed changes (no copies on a timer).
     watchers.push(ledger::spawn_recorder(ledger.clone(), hub.clone()));
     let savings = Arc::new(Savings::new(ledger.clone(), prices));
+    let drill_reads = clients.clone();
     let (preemptions, preemption_task) = PreemptionWatch::start(
         hub.clone(),
         clients,
@@ -266,10 +267,17 @@ pub async fn start(
         },
         hub.clone(),
     );
+    // A drill runs on the cluster's clock: the embedded cluster's speed, real time otherwise.
+    let drill_speed = if embedded.is_some() { args.speed } else { 1.0 };
+    let drills = crate::drill::Driller::new(creator.clone(), hub.clone(), drill_reads, drill_speed);
     // Live streams never end by themselves, so they watch for the stop as well as the server.
+    // Drills still running are aborted first (their nodes restored): spotboard leaves no node
+    // cordoned by a drill nobody watches.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stopping_drills = drills.clone();
     tokio::spawn(async move {
         shutdown.await;
+        stopping_drills.abort_all().await;
         let _ = stop_tx.send(true);
     });
     // Every user's connections come from the proxy's addresses: those are held only to the
@@ -288,6 +296,7 @@ pub async fn start(
         preemptions,
         streams: StreamSlots::new(args.streams_per_client),
         shutdown: Shutdown(stop_rx.clone()),
+        drills,
     };
     let router = http::router(state.clone());
     let limits = http::Limits {

@@ -4,6 +4,7 @@ pub mod capacity;
 pub mod condition_history;
 mod create;
 mod dashboard;
+mod drill;
 mod fleet_summary;
 mod lazy;
 mod not_found;

@@ -135,7 +135,8 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
                 <super::condition_history::ConditionHistorySection cluster=cluster.clone() pool=name.clone() />
                 <super::preemptions::PoolPreemptions cluster=cluster.clone() name=name.clone() />
                 {spot.then(|| view! { <super::survival::SurvivalSection only=(cluster.clone(), name.clone(), provider) /> })}
-                {spot.then(|| view! { <super::preemptions::ReadinessSection only=(cluster, name) /> })}
+                {spot.then(|| view! { <super::preemptions::ReadinessSection only=(cluster.clone(), name.clone()) /> })}
+                {spot.then(|| view! { <super::drill::DrillPanel cluster pool=name /> })}
             }
         }
         <EventList row />

@@ -6,6 +6,7 @@
 mod alert;
 mod capacity;
 mod create;
+mod drill;
 mod history;
 pub mod patch;
 mod preemption;
@@ -19,6 +20,7 @@ mod wire_format_tests;
 pub use alert::*;
 pub use capacity::*;
 pub use create::*;
+pub use drill::*;
 pub use history::*;
 pub use preemption::*;
 pub use readiness::*;

@@ -68,6 +68,10 @@ pub struct PreemptionView {
     /// their grace period or killed at removal (`domain::preemption::evictions`).
     #[serde(default)]
     pub evictions: Vec<crate::domain::preemption::evictions::EvictionError>,
+    /// A preemption drill, not a preemption (`drill.spotboard.dev/started-at` on the node):
+    /// shown with the same timeline, left out of rates, waves, alerts and savings.
+    #[serde(default)]
+    pub drill: bool,
 }
 
 /// Preemptions close together in one cluster: one notification, not one per node.

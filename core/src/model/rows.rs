@@ -269,6 +269,10 @@ pub struct NodeRow {
     /// The provider's preemption notice is on the node.
     #[serde(default)]
     pub notice: bool,
+    /// The node carries spotboard's drill annotation (`drill.spotboard.dev/started-at`): its
+    /// notice is a rehearsal, not a preemption.
+    #[serde(default)]
+    pub drill: bool,
 }
 
 crate::open_enum! {
@@ -297,6 +301,9 @@ pub struct EventRow {
     /// Last time the event was seen.
     #[serde(default)]
     pub last_seen: Option<DateTime<Utc>>,
+    /// The event carries spotboard's drill annotation: written by a preemption drill.
+    #[serde(default)]
+    pub drill: bool,
 }
 
 /// [`PoolRow::compute_class`] on the wire: the class's text, `""` for none.

@@ -25,7 +25,8 @@ pub struct Lifetime {
     pub started_at: DateTime<Utc>,
     /// When the node left the cluster; `None` while it runs.
     pub ended_at: Option<DateTime<Utc>>,
-    /// `preempted`, `scaled down` or `deleted`; `None` while running.
+    /// `preempted`, `scaled down`, `deleted`, or `drill` (deleted while a preemption drill's
+    /// annotation was on it); `None` while running.
     pub end_reason: Option<String>,
     /// T=0 of a Spot preemption: when the node was first seen cordoned for preemption.
     pub preemption_t0: Option<DateTime<Utc>>,
@@ -37,6 +38,10 @@ pub struct Lifetime {
     /// grace and killed from its pods' outcomes. Zero for any other node.
     #[serde(default)]
     pub evictions: crate::domain::preemption::evictions::EvictionCounts,
+    /// T=0 of a preemption drill on the node (spotboard's drill annotation seen with the
+    /// notice); a drill is never a preemption, so `preemption_t0` stays `None` for it.
+    #[serde(default)]
+    pub drill_t0: Option<DateTime<Utc>>,
 }
 
 /// One row of the price catalog in force: USD per instance-hour.

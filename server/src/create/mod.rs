@@ -44,6 +44,7 @@ use crate::http::ClientKey;
 use crate::hub::Hub;
 
 pub use identity::{Identity, IdentitySettings, identify};
+pub use submit::{AUDIT_FIELD_MAX_BYTES, FIELD_MANAGER, audit_field};
 
 /// How long a SelfSubjectAccessReview answer is reused for the same user and cluster.
 pub const ACCESS_CACHE_TTL: Duration = Duration::from_secs(30);
@@ -158,6 +159,44 @@ impl Creator {
 
     fn target(&self, cluster: &str) -> Option<&WriteTarget> {
         self.targets.iter().find(|t| t.cluster == cluster)
+    }
+}
+
+/// What the other writes spotboard makes as the user (the preemption drill, `crate::drill`)
+/// share with creates: `--read-only`, the identity, the clusters and the per-user and
+/// per-client rate limits. One place decides who a write goes out as.
+impl Creator {
+    /// Whether spotboard runs with `--read-only` (it writes nothing then).
+    pub fn read_only(&self) -> bool {
+        self.settings.read_only
+    }
+
+    /// Who `request`'s writes go out as.
+    ///
+    /// Errors: a sentence for the person (no identity a write may use: see
+    /// [`identify`]).
+    pub fn identity_of(&self, request: &Parts) -> Result<Identity, String> {
+        identify(&request.headers, &self.settings.identity)
+    }
+
+    /// The cluster `cluster` as a write target, if spotboard knows it.
+    pub fn write_target(&self, cluster: &str) -> Option<&WriteTarget> {
+        self.target(cluster)
+    }
+
+    /// Charges `calls` calls to API servers against `--api-calls-per-minute` for the user and
+    /// for `request`'s client.
+    ///
+    /// Errors: the sentence naming the limit that refused.
+    pub fn charge(&self, identity: &Identity, request: &Parts, calls: u32) -> Result<(), String> {
+        self.allowed(identity, &client_of(request), false, calls)
+            .map_err(|limited| {
+                format!(
+                    "rate limit: at most {} calls to API servers per minute per {}; try again shortly",
+                    self.settings.api_calls_per_minute,
+                    limited.per()
+                )
+            })
     }
 }
 

@@ -197,7 +197,7 @@ pub const AUDIT_FIELD_MAX_BYTES: usize = 256;
 
 /// `text` for an audit field: at most [`AUDIT_FIELD_MAX_BYTES`] (the record's `truncated`
 /// says when a field was cut). Escaping is left to the field's Debug formatting ([`audit`]).
-fn audit_field(text: &str) -> &str {
+pub fn audit_field(text: &str) -> &str {
     if text.len() <= AUDIT_FIELD_MAX_BYTES {
         return text;
     }

@@ -12,6 +12,7 @@
 //! - `stream`: `GET /api/v1/stream` (Server-Sent Events: snapshot, then keyed deltas).
 //! - `streams`: open streams per client, limited.
 //! - `validate`: `POST /api/v1/pools/validate` (lint a NodePool manifest).
+//! - `drill`: `POST /api/v1/drill` (the preemption drill, as the user).
 //! - `guard`: Host allowlist, trusted-proxy authentication, Origin check, 400 for server
 //!   function bodies that do not decode.
 //! - `hosts`: the Host names spotboard answers to (DNS rebinding).
@@ -22,6 +23,7 @@
 
 mod api;
 mod capacity;
+mod drill;
 mod guard;
 mod health;
 mod hosts;
@@ -105,6 +107,8 @@ pub struct AppState {
     pub streams: Arc<StreamSlots>,
     /// Ends live streams when the server stops.
     pub shutdown: Shutdown,
+    /// Preemption drills, as the user.
+    pub drills: Arc<crate::drill::Driller>,
 }
 
 /// A layer setting `name: value` on every response (replacing a handler's own).
@@ -127,6 +131,7 @@ pub fn router(state: AppState) -> Router {
     let capacity = state.capacity.clone();
     let savings = state.savings.clone();
     let preemptions = state.preemptions.clone();
+    let drills = state.drills.clone();
     Router::new()
         .route("/api/v1/pools", get(api::pools))
         .route("/api/v1/pools/validate", post(validate::validate))
@@ -151,6 +156,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/capacity-finder", get(capacity::finder))
         .route("/api/v1/survival", get(survival::survival))
         .route("/api/v1/checkpoint", get(survival::checkpoint))
+        .route("/api/v1/drill", post(drill::drill))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .leptos_routes_with_context(
@@ -162,6 +168,7 @@ pub fn router(state: AppState) -> Router {
                 provide_context(capacity.clone());
                 provide_context(SavingsSourceHandle(savings.clone()));
                 provide_context(PreemptionSourceHandle(Arc::new(preemptions.clone())));
+                provide_context(app::drill_api::DrillRunnerHandle(drills.clone()));
             },
             move || shell(options.clone()),
         )

@@ -36,6 +36,7 @@ fn preemption(uid: &str, pool: &str, removed: bool) -> PreemptionView {
         pods: None,
         pods_error: None,
         evictions: Vec::new(),
+        drill: false,
     }
 }
 

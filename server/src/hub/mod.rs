@@ -418,6 +418,11 @@ impl Hub {
         self.read(|s| s.views.capacity_inputs())
     }
 
+    /// The node named `name` in `cluster`, as its row is now.
+    pub fn node_named(&self, cluster: &str, name: &str) -> Option<NodeRow> {
+        self.read(|s| s.views.node_named(cluster, name))
+    }
+
     /// Whether the hub holds node uid `key`.
     pub fn has_node(&self, key: &str) -> bool {
         self.read(|s| s.views.has_node(key))

@@ -366,6 +366,7 @@ fn a_karpenter_taint_is_a_preemption_only_with_spot_interrupted() {
             message: "Spot interruption warning was triggered".into(),
             count: 1,
             last_seen: None,
+            drill: false,
         }),
     );
     hub.flush();

@@ -314,6 +314,14 @@ impl Views {
         self.nodes.contains_key(key)
     }
 
+    /// The node named `name` in `cluster` (a scan: for a person's request, not a loop).
+    pub fn node_named(&self, cluster: &str, name: &str) -> Option<NodeRow> {
+        self.nodes
+            .values()
+            .find(|n| n.cluster == cluster && n.name == name)
+            .map(|n| NodeRow::clone(n))
+    }
+
     /// Every node and pool, and the events whose reason is `reason`: the ledger's view.
     pub fn ledger_inputs(&self, reason: &str) -> (Vec<NodeRow>, Vec<PoolRow>, Vec<EventRow>) {
         (

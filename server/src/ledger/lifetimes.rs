@@ -39,6 +39,11 @@ pub(super) fn lifetime(r: &sqlx::any::AnyRow) -> Lifetime {
             past_grace: count(r, "pods_past_grace"),
             killed: count(r, "pods_killed"),
         },
+        drill_t0: r
+            .try_get::<Option<i64>, _>("drill_t0")
+            .ok()
+            .flatten()
+            .map(time),
     }
 }
 
@@ -119,6 +124,22 @@ impl Ledger {
         .execute(&self.pool)
         .await
         .map_err(db("recording refused evictions"))?;
+        Ok(())
+    }
+
+    /// Records T=0 of a preemption drill on node `uid`, once (spotboard's drill annotation
+    /// seen together with the provider's notice). Never sets `preemption_t0`: a drill is no
+    /// preemption for rates, survival curves or savings.
+    ///
+    /// Errors: the database refused the write, or this replica is not the writer.
+    pub async fn drilled(&self, uid: &str, t0: DateTime<Utc>) -> Result<()> {
+        self.writable()?;
+        sqlx::query("UPDATE node_lifetimes SET drill_t0 = $1 WHERE uid = $2 AND drill_t0 IS NULL")
+            .bind(secs(t0))
+            .bind(uid)
+            .execute(&self.pool)
+            .await
+            .map_err(db("recording a drill"))?;
         Ok(())
     }
 
@@ -230,7 +251,7 @@ impl Ledger {
     /// representation were 16 MB of a dashboard's 58 MB peak heap, on every savings read.
     pub async fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Lifetime>> {
         let query = format!(
-            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at,
+            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at, drill_t0,
              {EVICTION_COLUMNS}
              FROM node_lifetimes WHERE started_at < $1 AND (ended_at IS NULL OR ended_at > $2)
              ORDER BY started_at, uid"

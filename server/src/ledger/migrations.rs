@@ -48,6 +48,10 @@ const FILES: &[(&str, &str)] = &[
         "20261126000000_eviction_errors.sql",
         include_str!("../../migrations/20261126000000_eviction_errors.sql"),
     ),
+    (
+        "20261127000000_drills.sql",
+        include_str!("../../migrations/20261127000000_drills.sql"),
+    ),
 ];
 
 /// The migrations of [`FILES`], as sqlx's `Migrator::new` takes them.

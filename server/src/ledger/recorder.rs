@@ -32,6 +32,10 @@ struct Seen {
     preempting: bool,
     /// Its Ready time is queued.
     ready: bool,
+    /// spotboard's drill annotation is on the node now (its notice is a rehearsal).
+    drill: bool,
+    /// Its drill's T=0 is queued.
+    drilled: bool,
 }
 
 /// A NodePool condition's status and reason as last queued, and since when.
@@ -65,6 +69,11 @@ pub enum Write {
         uid: String,
         t0: DateTime<Utc>,
     },
+    /// A preemption drill reached the node at `t0`.
+    Drill {
+        uid: String,
+        t0: DateTime<Utc>,
+    },
     Ended {
         uid: String,
         at: DateTime<Utc>,
@@ -89,6 +98,7 @@ impl Write {
         match self {
             Write::Started(l) => ledger.started(l).await,
             Write::Preempting { uid, t0 } => ledger.preempting(uid, *t0).await,
+            Write::Drill { uid, t0 } => ledger.drilled(uid, *t0).await,
             Write::Ended { uid, at, reason } => ledger.ended(uid, *at, reason).await,
             Write::Ready { uid, at } => ledger.ready(uid, *at).await,
             Write::Condition {
@@ -331,6 +341,10 @@ impl Recorder {
 
     /// Notes a "Preemption pending" event; returns (cluster, node, T=0) when it is one.
     fn signal(&mut self, e: &EventRow) -> Option<(String, String, DateTime<Utc>)> {
+        // A drill's "Preemption pending" is a rehearsal's, not the provider's.
+        if e.drill {
+            return None;
+        }
         let node = e.object.strip_prefix("Node/")?;
         let t0 = e.last_seen.unwrap_or_else(Utc::now);
         self.pending
@@ -350,7 +364,8 @@ impl Recorder {
             .pending
             .get(&(n.cluster.clone(), n.name.clone()))
             .map(|(_, at)| *at);
-        let preempting = n.notice || signal.is_some();
+        // A node under a drill's notice is recorded as drilled, never as preempting.
+        let preempting = !n.drill && (n.notice || signal.is_some());
         match self.seen.get(&n.key) {
             None => {
                 self.seen.insert(
@@ -361,6 +376,8 @@ impl Recorder {
                         pool: n.pool.as_deref().map(crate::watch::names::shared),
                         preempting: false,
                         ready: false,
+                        drill: false,
+                        drilled: false,
                     },
                 );
                 self.push(Write::Started(Box::new(lifetime(n, now))));
@@ -372,6 +389,16 @@ impl Recorder {
                 self.preempting(&n.key, signal.unwrap_or(now));
             }
             Some(_) => {}
+        }
+        if let Some(s) = self.seen.get_mut(&n.key) {
+            s.drill = n.drill;
+            if n.drill && n.notice && !s.drilled {
+                s.drilled = true;
+                self.push(Write::Drill {
+                    uid: n.key.clone(),
+                    t0: now,
+                });
+            }
         }
         if let Some(at) = n.ready_since
             && let Some(s) = self.seen.get_mut(&n.key)
@@ -424,7 +451,10 @@ impl Recorder {
                     .values()
                     .any(|(c, name)| **c == *s.cluster && **name == **p)
             });
-            let reason = if preempted {
+            // Deleted while a drill's annotation was on it: its owner ended the drill.
+            let reason = if s.drill {
+                "drill"
+            } else if preempted {
                 "preempted"
             } else if pool_exists {
                 "scaled down"

@@ -38,6 +38,21 @@ pub use readiness::ReadinessAudit;
 pub use tracker::Tracker;
 pub use webhook::{Webhook, redact};
 
+/// The pods bound to `node` of `cluster` now, as a preemption's blast radius reads them (owner,
+/// replicas, covering budget, grace period), read with `client`: the preemption drill's plan.
+///
+/// Errors: the pods could not be listed (the message names the node).
+pub async fn blast_radius(
+    client: kube::Client,
+    cluster: &str,
+    node: &str,
+) -> Result<Vec<spotboard_core::model::PodImpact>, String> {
+    let reads = shared_reads::SharedReads::default();
+    pods::on_node(client, cluster, node, &reads)
+        .await
+        .map(|pods| pods.into_iter().map(|(p, _)| p).collect())
+}
+
 /// How often the ledger's preemption rates are recomputed when no preemption starts or ends.
 const RATES_EVERY: Duration = Duration::from_secs(15);
 

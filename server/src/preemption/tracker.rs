@@ -33,6 +33,9 @@ struct Followed {
     /// Pods seen terminating past their grace period while the node is under notice
     /// (`namespace/name`).
     past_grace: Vec<String>,
+    /// The node carried the drill annotation while followed: a rehearsal, kept marked even
+    /// once an abort removed the annotation.
+    drill: bool,
 }
 
 /// The tracker's state.
@@ -143,8 +146,10 @@ impl Tracker {
             refused_recorded: 0,
             pod_names: HashMap::new(),
             past_grace: Vec::new(),
+            drill: false,
         });
         f.row = n.clone();
+        f.drill |= n.drill;
         let changed = f
             .history
             .last()
@@ -156,6 +161,15 @@ impl Tracker {
             return None;
         }
         f.counted = true;
+        // A drill gets its card and its pods read, and nothing else: no preemption counted,
+        // no wave (which would page someone).
+        if f.drill {
+            return Some(NeedsPods {
+                uid: n.key.clone(),
+                cluster: n.cluster.clone(),
+                node: n.name.clone(),
+            });
+        }
         metrics
             .preemptions
             .get_or_create(&PreemptionLabels {
@@ -311,9 +325,16 @@ impl Tracker {
             else {
                 continue;
             };
-            count_errors(metrics, &f.row, ErrorKind::Refused, n - f.refused_recorded);
+            let drill = f.drill;
+            if !drill {
+                count_errors(metrics, &f.row, ErrorKind::Refused, n - f.refused_recorded);
+            }
             f.refused_recorded = n;
-            grown.push((v.uid.clone(), n));
+            // A drill's refusals are on its card; the ledger's eviction errors are
+            // preemptions' alone.
+            if !drill {
+                grown.push((v.uid.clone(), n));
+            }
         }
         grown
     }
@@ -379,7 +400,9 @@ impl Tracker {
                     evictions::outcome_kind(o) == Some(kind) && !daemon(ns, name)
                 })
                 .count();
-            count_errors(metrics, &f.row, kind, n as u32);
+            if !f.drill {
+                count_errors(metrics, &f.row, kind, n as u32);
+            }
         }
         let Some(pods) = f.pods.as_mut() else {
             return;
@@ -423,6 +446,7 @@ impl Tracker {
                     pods,
                     pods_error: f.pods_error.clone(),
                     evictions,
+                    drill: f.drill,
                 })
             })
             .collect();

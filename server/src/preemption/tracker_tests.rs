@@ -62,3 +62,43 @@ fn nodes_already_under_notice_at_the_first_look_make_no_wave() {
     );
     assert_eq!(tr.view(now).waves[0].nodes, ["n-c"], "later ones do");
 }
+
+/// Two drilled nodes at once: each gets its card, marked a drill, and its pods read, but no
+/// preemption is counted and no wave forms (a wave pages someone). The mark stays once an
+/// abort removed the annotation.
+#[test]
+fn a_drill_has_a_card_and_counts_nowhere() {
+    let t = |s: i64| Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap() + Duration::seconds(s);
+    let m = Metrics::default();
+    let mut tr = Tracker::default();
+    tr.observe(&[node("a", false), node("b", false)], t(0), &m);
+    let drilled = |uid: &str| NodeRow {
+        drill: true,
+        ..node(uid, true)
+    };
+    let fresh = tr.observe(&[drilled("a"), drilled("b")], t(5), &m);
+    assert_eq!(fresh.len(), 2, "the drill's pods are read");
+    let v = tr.view(t(6));
+    assert_eq!(v.nodes.len(), 2);
+    assert!(v.nodes.iter().all(|n| n.drill), "{:?}", v.nodes);
+    assert!(v.waves.is_empty(), "a drill makes no wave");
+    let text = m.encode();
+    assert!(
+        !text.contains("spotboard_preemptions_total{"),
+        "no preemption counted: {text}"
+    );
+    // Aborted: the notice and the annotation are gone; the card is still the drill's.
+    tr.observe(&[node("a", false), drilled("b")], t(9), &m);
+    assert!(tr.view(t(10)).nodes.iter().all(|n| n.drill));
+    // A real preemption beside it still counts.
+    tr.observe(
+        &[node("a", false), drilled("b"), node("c", true)],
+        t(12),
+        &m,
+    );
+    assert!(
+        m.encode().contains("spotboard_preemptions_total{"),
+        "{}",
+        m.encode()
+    );
+}

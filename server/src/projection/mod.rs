@@ -67,6 +67,7 @@ pub fn node_row(cluster: &str, rec: &NodeRecord, ctx: NodeContext<'_>) -> NodeRo
         provider: rec.provider,
         capacity_type: capacity_type(rec, ctx.pool_class),
         notice: notice(rec, ctx.interrupted),
+        drill: rec.drill,
     }
 }
 
@@ -83,5 +84,6 @@ pub fn event_row(cluster: &str, rec: &EventRecord, pool: Option<String>) -> Even
         message: rec.message.clone(),
         count: rec.count,
         last_seen: rec.last_seen,
+        drill: rec.drill,
     }
 }

@@ -83,6 +83,8 @@ pub struct NodeRecord {
     /// (`spotboard_core::domain::preemption::notice`). The node row's `notice` is decided
     /// from this by `projection::notice`.
     pub notice: bool,
+    /// spotboard's drill annotation (`drill.spotboard.dev/started-at`) is on the node.
+    pub drill: bool,
 }
 
 /// A Pod as stored: which node it is bound to, while it terminates when its grace period
@@ -110,6 +112,8 @@ pub struct EventRecord {
     pub message: String,
     pub count: i32,
     pub last_seen: Option<DateTime<Utc>>,
+    /// spotboard's drill annotation is on the event.
+    pub drill: bool,
 }
 
 /// A change seen by one watch of one cluster.

@@ -182,6 +182,7 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
         notice: preemption::notice(provider, l, &taints, capacity),
         provider,
         capacity,
+        drill: n.annotations().contains_key(labels::DRILL),
     })
 }
 
@@ -257,6 +258,7 @@ pub fn event(e: &Event) -> Option<EventRecord> {
         message: e.message.clone().unwrap_or_default(),
         count: e.count.unwrap_or(1),
         last_seen,
+        drill: e.annotations().contains_key(labels::DRILL),
     })
 }
 

@@ -224,9 +224,12 @@ pub fn NodeTimeline(v: PreemptionView) -> impl IntoView {
     let marker = move || status.with(|s| s.2.clone());
     let pods = v.pods.clone();
     view! {
-        <article class="preemption" data-node=v.node.clone() data-testid="preemption">
+        <article class="preemption" class:drill=v.drill data-node=v.node.clone() data-testid="preemption">
             <header>
                 <strong>{v.node.clone()}</strong>
+                {v.drill.then(|| view! {
+                    <span class="badge drill-badge" data-testid="drill" title="A preemption drill started from spotboard: the provider's sequence rehearsed on this node. Not counted in rates, waves, alerts or savings.">"drill"</span>
+                })}
                 <span class="muted">{format!(
                     " · {} · {} · {} · {} · {} · {}",
                     v.cluster,

@@ -13,6 +13,7 @@
 //! (on the warning Karpenter taints, cordons and drains the node).
 
 pub mod budget;
+pub mod drill;
 pub mod evictions;
 pub mod rates;
 pub mod readiness;

@@ -252,3 +252,73 @@ async fn a_follower_writes_nothing_and_keeps_only_its_recent_writes_for_a_takeov
         "older than the keep window: the holder wrote it"
     );
 }
+
+/// A drill's notice and its own "Preemption pending" event are recorded as a drill, never as
+/// a preemption; once the drill is over (annotation gone) the node's departure is judged as
+/// any other's, and a node deleted during a drill ends as `drill`.
+#[test]
+fn a_drill_is_recorded_as_drill_and_never_as_a_preemption() {
+    let mut r = started(vec![node("n1", "g1", false), node("n2", "g2", false)]);
+    let drilled = |uid: &str, name: &str, notice: bool| NodeRow {
+        drill: true,
+        ..node(uid, name, notice)
+    };
+    for (uid, name) in [("n1", "g1"), ("n2", "g2")] {
+        r.apply(
+            &Fact::Node {
+                key: uid.into(),
+                row: Some(Box::new(drilled(uid, name, true))),
+            },
+            t(5),
+        );
+        r.apply(
+            &Fact::PreemptionSignal {
+                key: format!("e-{uid}"),
+                row: Some(Box::new(EventRow {
+                    key: format!("e-{uid}"),
+                    cluster: CLUSTER.into(),
+                    object: format!("Node/{name}"),
+                    reason: spotboard_core::labels::REASON_PREEMPTION_PENDING.into(),
+                    last_seen: Some(t(5)),
+                    drill: true,
+                    ..Default::default()
+                })),
+            },
+            t(5),
+        );
+    }
+    let drills: Vec<&Write> = r
+        .queued_writes()
+        .filter(|w| matches!(w, Write::Drill { .. }))
+        .collect();
+    assert_eq!(drills.len(), 2, "{drills:?}");
+    assert!(
+        !r.queued_writes()
+            .any(|w| matches!(w, Write::Preempting { .. })),
+        "a drill is no preemption"
+    );
+    // n1: aborted (annotation and notice gone), then scaled down later; n2 deleted mid-drill.
+    r.apply(
+        &Fact::Node {
+            key: "n1".into(),
+            row: Some(Box::new(node("n1", "g1", false))),
+        },
+        t(6),
+    );
+    r.apply(&removed("n1"), t(20));
+    r.apply(&removed("n2"), t(20));
+    r.settle(t(30));
+    let mut e = ended(&r);
+    e.sort();
+    assert_eq!(
+        e,
+        vec![
+            ("n1".to_string(), "scaled down"),
+            ("n2".to_string(), "drill")
+        ]
+    );
+    assert!(
+        !r.queued_writes()
+            .any(|w| matches!(w, Write::Preempting { .. }))
+    );
+}
