@@ -62,3 +62,19 @@ test("survival: the curve and the advice render; changing C changes τ as √(2�
   expect(tau1200 / tau300).toBeCloseTo(2, 9);
   expect(requests, "a new C is computed in the browser").toEqual([]);
 });
+
+// `/preemptions` shows every spot pool's curve and advice; the pool preempted five times by
+// the test above has its estimate there, with the same M as its API row.
+test("survival on /preemptions: the curves and the pool's advice render", async ({ page, request }) => {
+  const r = await request.get("/api/v1/survival?by=pool&range=30d");
+  const rows = (await r.json()).rows as { key: string; preempted: number; mean_restricted_s: number | null }[];
+  const estimated = rows.find((x) => x.preempted >= 5 && x.mean_restricted_s !== null);
+  expect(estimated, "a pool with five preemptions (the test above)").toBeTruthy();
+  await page.goto("/preemptions?checkpoint_s=300");
+  const section = page.getByTestId("survival");
+  await expect(section.locator("#survival-chart canvas").first()).toBeVisible();
+  const row = section.locator(`tr[data-key="${estimated!.key}"]`);
+  await expect(row.getByTestId("advice-arithmetic")).toContainText("√(2 × 300 s ×");
+  const m = Number(await row.getByTestId("checkpoint-advice").getAttribute("data-m-s"));
+  expect(Math.abs(m - estimated!.mean_restricted_s!)).toBeLessThan(1e-6);
+});

@@ -116,6 +116,7 @@ mod tests {
             pods: None,
             pods_error: None,
             evictions: Vec::new(),
+            drill: false,
         }
     }
 

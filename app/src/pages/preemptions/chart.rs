@@ -114,6 +114,7 @@ mod tests {
             pods: None,
             pods_error: None,
             evictions: Vec::new(),
+            drill: false,
         };
         let nodes = [view("a", Provider::Cks, 0), view("b", Provider::Gke, 60)];
         let json =

@@ -163,7 +163,8 @@ pub fn now_wrong(inputs: Inputs<'_>, t: &Thresholds, now: DateTime<Utc>) -> Vec<
     for v in inputs
         .preemptions
         .iter()
-        .filter(|v| !v.evictions.is_empty() && now - v.timeline.t0 <= t.eviction_window)
+        // A drill's refused evictions are what it rehearses, not an incident to page for.
+        .filter(|v| !v.drill && !v.evictions.is_empty() && now - v.timeline.t0 <= t.eviction_window)
     {
         let pool = v.pool.clone().unwrap_or_else(|| "(no pool)".into());
         let e = errors.entry((v.cluster.clone(), pool)).or_default();

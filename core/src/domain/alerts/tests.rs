@@ -146,6 +146,7 @@ fn card(node: &str, pool: &str, t0: i64, errors: usize) -> PreemptionView {
                 ..EvictionError::default()
             })
             .collect(),
+        drill: false,
     }
 }
 
@@ -155,6 +156,15 @@ fn eviction_errors_of_recent_preemptions_fire_per_pool_and_resolve_after_the_win
         card("n1", "p", 0, 2),
         card("n2", "p", 30, 1),
         card("n3", "q", 0, 0),
+        // A drill's refusals are rehearsed, not paged: pool r fires nothing, p counts 3.
+        PreemptionView {
+            drill: true,
+            ..card("n4", "r", 10, 4)
+        },
+        PreemptionView {
+            drill: true,
+            ..card("n5", "p", 10, 5)
+        },
     ];
     let mut ep = Episodes::default();
     let at = |now: i64| {

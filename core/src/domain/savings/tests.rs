@@ -25,6 +25,7 @@ fn life(uid: &str, class: &str, instance: &str, start_h: i64, end_h: Option<i64>
         preemption_t0: None,
         ready_at: None,
         evictions: Default::default(),
+        drill_t0: None,
     }
 }
 
