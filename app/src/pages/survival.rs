@@ -11,7 +11,7 @@
 use charming::{
     Chart,
     component::{Axis, Legend},
-    element::{AxisType, Step, Tooltip, Trigger},
+    element::{AxisType, LineStyle, LineStyleType, Step, Tooltip, Trigger},
     series::Line,
 };
 use leptos::prelude::*;
@@ -31,9 +31,14 @@ pub const CHART_ID: &str = "survival-chart";
 /// the table below lists every pool.
 pub const CHART_CURVES: usize = 8;
 
+/// On-demand departure curves drawn at most, dashed, for comparison (the pools with the
+/// most nodes).
+pub const DEPARTURE_CURVES: usize = 4;
+
 /// The survival curves of `rows` (at most [`CHART_CURVES`]) as step lines: hours since Ready
-/// against the share of nodes still running.
-pub fn survival_chart(rows: &[SurvivalRow]) -> Chart {
+/// against the share of nodes still running; then, dashed, the on-demand pools' departure
+/// curves of `departures` (at most [`DEPARTURE_CURVES`]).
+pub fn survival_chart(rows: &[SurvivalRow], departures: &[SurvivalRow]) -> Chart {
     let mut chart = Chart::new()
         .tooltip(Tooltip::new().trigger(Trigger::Axis))
         .legend(Legend::new().top("bottom"))
@@ -56,6 +61,21 @@ pub fn survival_chart(rows: &[SurvivalRow]) -> Chart {
                 .name(r.key.clone())
                 .step(Step::End)
                 .show_symbol(false)
+                .data(points),
+        );
+    }
+    for r in departures.iter().take(DEPARTURE_CURVES) {
+        let points: Vec<Vec<f64>> = r
+            .curve
+            .iter()
+            .map(|p| vec![p.t_s / 3600.0, p.survival])
+            .collect();
+        chart = chart.series(
+            Line::new()
+                .name(format!("{} (on-demand, any departure)", r.key))
+                .step(Step::End)
+                .show_symbol(false)
+                .line_style(LineStyle::new().type_(LineStyleType::Dashed))
                 .data(points),
         );
     }
@@ -124,11 +144,31 @@ pub fn SurvivalSection(
     #[cfg(feature = "hydrate")]
     {
         let rows = rows.clone();
+        // On a pool's page, the on-demand pools of its cluster; on `/preemptions`, every one.
+        let departures = {
+            let cluster = only.as_ref().map(|(c, _, _)| format!("{c}/"));
+            move || -> Vec<SurvivalRow> {
+                let mut rows: Vec<SurvivalRow> = report
+                    .get()
+                    .and_then(Result::ok)
+                    .map(|r| r.departures)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|row| {
+                        cluster
+                            .as_ref()
+                            .is_none_or(|c| row.key.starts_with(c.as_str()))
+                    })
+                    .collect();
+                rows.sort_by(|a, b| b.nodes.cmp(&a.nodes).then(a.key.cmp(&b.key)));
+                rows
+            }
+        };
         Effect::new(move |_| {
             if let Some(Ok(rows)) = rows()
                 && !rows.is_empty()
             {
-                crate::components::chart::draw(CHART_ID, survival_chart(&rows));
+                crate::components::chart::draw(CHART_ID, survival_chart(&rows, &departures()));
             }
         });
     }
@@ -163,7 +203,8 @@ pub fn SurvivalSection(
             <p class="hint definition">
                 "Kaplan–Meier estimate of the share of spot nodes still running t hours after Ready, from the ledger's \
                  nodes that turned Ready in the range. A node still running, or gone for another reason than a \
-                 preemption, counts as censored, not as preempted. The median's interval is the 95 % log-log one; \
+                 preemption, counts as censored, not as preempted. Dashed: on-demand pools' nodes, for comparison, \
+                 where any departure (scale-down, deletion) ends a life. The median's interval is the 95 % log-log one; \
                  M is the restricted mean (the area under the curve up to the last observed time)."
             </p>
             <form class="filters" aria-label="Checkpoint costs" on:submit=|ev| ev.prevent_default()>
@@ -280,7 +321,8 @@ fn AdviceTable(
                                     {move || advice.with(|a| (a.status == EstimateStatus::Estimated && !a.young_holds).then(|| view! {
                                         <br />
                                         <span class="hint" data-testid="young-rough">
-                                            "C is more than a tenth of M: Young's interval is a rough guide here (Daly 2006 refines it)."
+                                            "C is more than a tenth of M: Young's interval is a rough guide here; Daly's (2006) higher-order interval: "
+                                            <span data-testid="daly">{a.daly_interval_s.map_or("—".into(), human)}</span>
                                         </span>
                                     }))}
                                 </td>
@@ -355,9 +397,16 @@ mod tests {
             ..Default::default()
         };
         let rows: Vec<SurvivalRow> = (0..10).map(|i| row(&format!("c/p{i}"))).collect();
-        let json = serde_json::to_value(survival_chart(&rows)).unwrap();
+        let departures: Vec<SurvivalRow> = (0..6).map(|i| row(&format!("c/od{i}"))).collect();
+        let json = serde_json::to_value(survival_chart(&rows, &departures)).unwrap();
         let series = json["series"].as_array().unwrap();
-        assert_eq!(series.len(), CHART_CURVES);
+        assert_eq!(series.len(), CHART_CURVES + DEPARTURE_CURVES);
+        assert_eq!(
+            series[CHART_CURVES]["name"],
+            "c/od0 (on-demand, any departure)"
+        );
+        assert_eq!(series[CHART_CURVES]["lineStyle"]["type"], "dashed");
+        assert!(series[0]["lineStyle"].is_null(), "spot curves are solid");
         assert_eq!(series[0]["name"], "c/p0");
         assert_eq!(series[0]["step"], "end");
         assert_eq!(

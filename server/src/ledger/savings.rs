@@ -112,6 +112,7 @@ impl Savings {
             from,
             to: now,
             rows: survival::report::rows(&lifetimes, by, now),
+            departures: survival::report::departure_rows(&lifetimes, by, now),
         })
     }
 }

@@ -88,6 +88,19 @@ pub fn young_interval_s(checkpoint_s: f64, m_s: f64) -> f64 {
     (2.0 * checkpoint_s * m_s).sqrt()
 }
 
+/// Daly's higher-order interval, seconds, for C = `checkpoint_s` and M = `m_s` seconds
+/// (J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart
+/// dumps", FGCS 22(3), 2006, eq. 37): with x = C/(2M),
+/// τ = √(2·C·M)·(1 + √x/3 + x/9) − C while C < 2M, and τ = M beyond, where checkpointing
+/// more often than the mean time between failures gains nothing.
+pub fn daly_interval_s(checkpoint_s: f64, m_s: f64) -> f64 {
+    if checkpoint_s >= 2.0 * m_s {
+        return m_s;
+    }
+    let x = checkpoint_s / (2.0 * m_s);
+    young_interval_s(checkpoint_s, m_s) * (1.0 + x.sqrt() / 3.0 + x / 9.0) - checkpoint_s
+}
+
 /// Whether a final checkpoint of `checkpoint_s` seconds, started at SIGTERM, is done before
 /// `provider` removes the node.
 pub fn fits_notice(provider: Provider, checkpoint_s: f64) -> bool {
@@ -129,6 +142,10 @@ pub struct CheckpointAdvice {
     pub interval_s: Option<f64>,
     /// τ over M's interval, seconds (τ rises with M).
     pub interval_ci_s: Option<[f64; 2]>,
+    /// Daly's higher-order interval ([`daly_interval_s`]), seconds: the one to read where
+    /// Young's does not hold (`young_holds` false).
+    #[serde(default)]
+    pub daly_interval_s: Option<f64>,
     /// τ/2 + R, seconds.
     pub lost_per_preemption_s: Option<f64>,
     /// (τ/2 + R) × 86,400 / M: seconds lost to preemptions per day of running.
@@ -190,6 +207,7 @@ impl CheckpointAdvice {
                     young_interval_s(costs.checkpoint_s, hi),
                 ]
             }),
+            daly_interval_s: Some(daly_interval_s(costs.checkpoint_s, m)),
             lost_per_preemption_s: Some(lost),
             lost_per_day_s: Some(lost * DAY_S / m),
             checkpoint_per_day_s: Some(costs.checkpoint_s * DAY_S / tau),

@@ -150,6 +150,11 @@ pub struct SurvivalReport {
     pub to: DateTime<Utc>,
     /// One per key, ordered by key.
     pub rows: Vec<SurvivalRow>,
+    /// For comparison: the on-demand nodes of the same range, one row per key, where an
+    /// event is any departure (scaled down, deleted, …) rather than a preemption: their
+    /// `preempted` counts departures. Empty where the fleet has no on-demand nodes.
+    #[serde(default)]
+    pub departures: Vec<SurvivalRow>,
 }
 
 /// How the estimator reads `l` at `now`: seconds from its Ready (else its start) to its
@@ -167,6 +172,26 @@ pub fn observation(l: &Lifetime, now: DateTime<Utc>) -> Option<Observation> {
     Some(match l.preemption_t0 {
         Some(t0) => Observation::preempted(secs(t0)),
         None => Observation::censored(secs(l.ended_at.unwrap_or(now).min(now))),
+    })
+}
+
+/// How an on-demand node's departure curve reads `l` at `now`: seconds from its Ready (else
+/// its start) to its end, whatever the reason, or censored at `now` while it runs. `None` for
+/// a node that is not on-demand, or whose origin is after `now`. Spot nodes are compared
+/// against these: an on-demand pool's nodes go too (scale-down, repairs), and the gap between
+/// the two curves is what spot costs in lifetime.
+pub fn departure(l: &Lifetime, now: DateTime<Utc>) -> Option<Observation> {
+    if l.capacity_type != CapacityType::OnDemand {
+        return None;
+    }
+    let origin = l.ready_at.unwrap_or(l.started_at);
+    if origin > now {
+        return None;
+    }
+    let secs = |t: DateTime<Utc>| ((t - origin).num_milliseconds() as f64 / 1000.0).max(0.0);
+    Some(match l.ended_at.filter(|e| *e <= now) {
+        Some(end) => Observation::preempted(secs(end)),
+        None => Observation::censored(secs(now)),
     })
 }
 
@@ -212,9 +237,27 @@ pub fn row(key: String, observations: &[Observation]) -> SurvivalRow {
 
 /// One row per key of `by` among the spot lifetimes of `lifetimes`, ordered by key.
 pub fn rows(lifetimes: &[Lifetime], by: SurvivalBy, now: DateTime<Utc>) -> Vec<SurvivalRow> {
+    rows_of(lifetimes, by, now, observation)
+}
+
+/// One departure row per key of `by` among the on-demand lifetimes ([`departure`]).
+pub fn departure_rows(
+    lifetimes: &[Lifetime],
+    by: SurvivalBy,
+    now: DateTime<Utc>,
+) -> Vec<SurvivalRow> {
+    rows_of(lifetimes, by, now, departure)
+}
+
+fn rows_of(
+    lifetimes: &[Lifetime],
+    by: SurvivalBy,
+    now: DateTime<Utc>,
+    read: fn(&Lifetime, DateTime<Utc>) -> Option<Observation>,
+) -> Vec<SurvivalRow> {
     let mut groups: std::collections::BTreeMap<String, Vec<Observation>> = Default::default();
     for l in lifetimes {
-        if let (Some(o), Some(key)) = (observation(l, now), by.key(l)) {
+        if let (Some(o), Some(key)) = (read(l, now), by.key(l)) {
             groups.entry(key).or_default().push(o);
         }
     }

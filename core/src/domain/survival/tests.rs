@@ -1,7 +1,9 @@
 use chrono::{TimeZone, Utc};
 
-use super::checkpoint::{CheckpointAdvice, Costs, fits_notice, young_interval_s};
-use super::report::{EstimateStatus, SurvivalBy, observation, row, rows};
+use super::checkpoint::{CheckpointAdvice, Costs, daly_interval_s, fits_notice, young_interval_s};
+use super::report::{
+    EstimateStatus, SurvivalBy, departure, departure_rows, observation, row, rows,
+};
 use super::*;
 use crate::domain::preemption::rates::Window;
 use crate::model::Lifetime;
@@ -216,6 +218,50 @@ fn survival_lifetimes_are_read_from_ready_and_censored_unless_preempted() {
     assert_eq!(by_zone_type[0].curve[0].at_risk, 4);
 }
 
+/// On-demand departures by hand: three nodes Ready at 0; one scaled down at 10 h, one deleted
+/// at 20 h, one still running at 30 h (now). Ŝ = 2/3 after 10 h, 2/3 × 1/2 = 1/3 after 20 h;
+/// the third is censored at 30 h. A spot node is no departure row, a preemption no spot row's
+/// departure.
+#[test]
+fn departure_curves_of_on_demand_nodes_by_hand() {
+    let h = |n: i64| Utc.timestamp_opt(1_000_000 + n * 3_600, 0).unwrap();
+    let now = h(30);
+    let od = |uid: &str, end: Option<(i64, &str)>| Lifetime {
+        capacity_type: CapacityType::OnDemand,
+        ready_at: Some(h(0)),
+        ended_at: end.map(|(e, _)| h(e)),
+        end_reason: end.map(|(_, r)| r.to_string()),
+        ..lifetime(uid, "od")
+    };
+    let all = [
+        od("a", Some((10, "scaled down"))),
+        od("b", Some((20, "deleted"))),
+        od("c", None),
+        lifetime("s", "od"),
+    ];
+    assert_eq!(departure(&all[3], now), None, "spot is not on-demand");
+    assert_eq!(
+        departure(&all[2], now),
+        Some(Observation::censored(30.0 * 3_600.0))
+    );
+    let r = departure_rows(&all, SurvivalBy::Pool, now);
+    assert_eq!(r.len(), 1);
+    assert_eq!(
+        (r[0].key.as_str(), r[0].nodes, r[0].preempted),
+        ("c1/od", 3, 2)
+    );
+    let s: Vec<(f64, f64, u32)> = r[0]
+        .curve
+        .iter()
+        .map(|p| (p.t_s / 3_600.0, p.survival, p.at_risk))
+        .collect();
+    assert_eq!(s[0], (0.0, 1.0, 3));
+    assert!(close(s[1].0, 10.0, 1e-12) && close(s[1].1, 2.0 / 3.0, 1e-12) && s[1].2 == 3);
+    assert!(close(s[2].0, 20.0, 1e-12) && close(s[2].1, 1.0 / 3.0, 1e-12) && s[2].2 == 2);
+    // The spot row of the same pool holds the spot node alone.
+    assert_eq!(rows(&all, SurvivalBy::Pool, now)[0].nodes, 1);
+}
+
 #[test]
 fn survival_by_parses_the_api_names_and_refuses_others() {
     for by in SurvivalBy::ALL {
@@ -269,6 +315,39 @@ fn checkpoint_young_interval_by_hand() {
     };
     let a = CheckpointAdvice::new(&short, costs, Provider::Cks, "c1", "p", Window::Last30d);
     assert!(!a.young_holds, "300 s is more than a tenth of 2,999 s");
+}
+
+/// Daly by hand: C = 300 s, M = 6 h: x = 300/43,200 = 1/144, √x = 1/12; τ = 3,600 ×
+/// (1 + 1/36 + 1/1,296) − 300 = 3,600 + 100 + 25/9 − 300 = 3,402 7/9 s. For C ≥ 2M, τ = M.
+/// As C/M falls, Daly's interval meets Young's less C.
+#[test]
+fn checkpoint_daly_interval_by_hand() {
+    assert!(close(
+        daly_interval_s(300.0, 21_600.0),
+        3_400.0 + 25.0 / 9.0,
+        1e-9
+    ));
+    assert_eq!(daly_interval_s(500.0, 200.0), 200.0);
+    assert_eq!(daly_interval_s(400.0, 200.0), 200.0);
+    let (c, m) = (1.0, 1.0e8);
+    let rel = (daly_interval_s(c, m) + c) / young_interval_s(c, m) - 1.0;
+    assert!(rel > 0.0 && rel < 1e-4, "{rel}");
+    let r = super::report::SurvivalRow {
+        nodes: 512,
+        preempted: 43,
+        status: EstimateStatus::Estimated,
+        mean_restricted_s: Some(21_600.0),
+        ..Default::default()
+    };
+    let a = CheckpointAdvice::new(
+        &r,
+        Costs::new(Some(300.0), Some(0.0)).unwrap(),
+        Provider::Cks,
+        "c1",
+        "p",
+        Window::Last30d,
+    );
+    assert!(close(a.daly_interval_s.unwrap(), 3_402.777_777_8, 1e-6));
 }
 
 #[test]
