@@ -221,6 +221,24 @@ async fn survival_and_checkpoint_through_the_api_from_the_ledger() {
     assert_eq!(v["range"], "30d");
     let rows = v["rows"].as_array().unwrap();
     let row = |key: &str| rows.iter().find(|r| r["key"] == key).unwrap().clone();
+    // The on-demand node (seeded gone 1 h 7 min after Ready) is a departure row of its own,
+    // for the pages' comparison, and in no spot row: its one departure at 4,020 s.
+    let od = v["departures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "lab/spot-a")
+        .cloned()
+        .expect("the on-demand node's departure row");
+    assert_eq!(
+        (od["nodes"].as_u64(), od["preempted"].as_u64()),
+        (Some(1), Some(1)),
+        "{od}"
+    );
+    assert_eq!(
+        od["curve"][1],
+        json!({"t_s": 4020.0, "survival": 0.0, "at_risk": 1})
+    );
     let a = row("lab/spot-a");
     assert_eq!(
         (
