@@ -415,6 +415,7 @@ async fn clusters(args: &ServeArgs, local_user: bool) -> Result<Clusters> {
             zone: None,
             base: config,
             local: None,
+            nodepools: true,
         };
         return Ok((vec![source], vec![target], None));
     }
@@ -446,6 +447,7 @@ async fn clusters(args: &ServeArgs, local_user: bool) -> Result<Clusters> {
                 zone: None,
                 local: local_user.then(|| config.clone()),
                 base: config,
+                nodepools: true,
             });
         }
         return Ok((sources, targets, None));
@@ -484,13 +486,14 @@ async fn embedded_clusters(args: &ServeArgs, local_user: bool) -> Result<Cluster
     let (mut sources, mut targets) = (Vec::new(), Vec::new());
     for z in &cluster.zones {
         let reader = cluster.reader_config(&z.zone)?;
-        if z.fleet.is_some() {
-            // A GKE or Karpenter zone: watched like any cluster (its zone comes from the
-            // nodes, as for a kubeconfig context), but not a target for CKS NodePools.
-            sources.push(source(&z.context, None, reader)?);
-            continue;
-        }
-        sources.push(source(&z.context, Some(z.zone.clone()), reader.clone())?);
+        // A GKE or Karpenter zone: watched like any cluster (its zone comes from the nodes,
+        // as for a kubeconfig context), and a target for drills, not for CKS NodePools.
+        let cks = z.fleet.is_none();
+        sources.push(source(
+            &z.context,
+            cks.then(|| z.zone.clone()),
+            reader.clone(),
+        )?);
         targets.push(WriteTarget {
             cluster: z.context.clone(),
             zone: Some(z.zone.clone()),
@@ -500,6 +503,7 @@ async fn embedded_clusters(args: &ServeArgs, local_user: bool) -> Result<Cluster
             } else {
                 None
             },
+            nodepools: cks,
         });
     }
     tracing::info!(

@@ -31,16 +31,14 @@ impl Creator {
                     read_only: false,
                     identity: None,
                     clusters: self
-                        .targets
-                        .iter()
+                        .nodepool_targets()
                         .map(|t| denied(t, why.clone()))
                         .collect(),
                 };
             }
         };
         let clusters = futures::future::join_all(
-            self.targets
-                .iter()
+            self.nodepool_targets()
                 .map(|t| self.cluster_access(t, &identity, &client)),
         )
         .await;

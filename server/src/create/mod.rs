@@ -62,6 +62,9 @@ pub struct WriteTarget {
     /// The local user's credentials, when spotboard runs on loopback for that user: the
     /// embedded cluster's administrator, or the kubeconfig's own user. `None` in-cluster.
     pub local: Option<kube::Config>,
+    /// Whether CoreWeave NodePools are created here (the create form's clusters); `false` for
+    /// the embedded GKE and Karpenter zones, which take only other writes (drills).
+    pub nodepools: bool,
 }
 
 /// Creator settings from the flags.
@@ -157,8 +160,14 @@ impl Creator {
         }
     }
 
+    /// The cluster `cluster` as a target for NodePool creates.
     fn target(&self, cluster: &str) -> Option<&WriteTarget> {
-        self.targets.iter().find(|t| t.cluster == cluster)
+        self.nodepool_targets().find(|t| t.cluster == cluster)
+    }
+
+    /// The clusters NodePools may be created in.
+    fn nodepool_targets(&self) -> impl Iterator<Item = &WriteTarget> {
+        self.targets.iter().filter(|t| t.nodepools)
     }
 }
 
@@ -179,9 +188,10 @@ impl Creator {
         identify(&request.headers, &self.settings.identity)
     }
 
-    /// The cluster `cluster` as a write target, if spotboard knows it.
+    /// The cluster `cluster` as a write target, if spotboard knows it (NodePool targets or
+    /// not).
     pub fn write_target(&self, cluster: &str) -> Option<&WriteTarget> {
-        self.target(cluster)
+        self.targets.iter().find(|t| t.cluster == cluster)
     }
 
     /// Charges `calls` calls to API servers against `--api-calls-per-minute` for the user and

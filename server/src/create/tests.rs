@@ -45,6 +45,7 @@ fn creator(url: &str, read_only: bool) -> Arc<Creator> {
             zone: None,
             base,
             local: None,
+            nodepools: true,
         }],
         CreateSettings {
             identity: IdentitySettings::default(),

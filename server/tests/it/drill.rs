@@ -451,3 +451,114 @@ async fn a_drill_running_when_spotboard_stops_is_aborted() {
             .contains_key("drill.spotboard.dev/started-at")
     );
 }
+
+/// GKE and Karpenter drills use their own signals and windows: GKE's termination taint and
+/// 30 s, Karpenter's `SpotInterrupted` event with its disruption taint and 2 min; both cards
+/// are the dashboard's own notice (the hub reads the providers' signals), marked a drill.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gke_and_karpenter_drills_use_their_own_signals() {
+    const GKE: &str = "us-central1-a";
+    const AWS: &str = "us-east-1a";
+    let d = common::start_with(&[ZONE], 60.0, |a| {
+        a.gke_zones = vec![GKE.into()];
+        a.karpenter_zones = vec![AWS.into()];
+    })
+    .await;
+    for (zone, cluster, pool, taint, window_s) in [
+        (
+            GKE,
+            "spotboard-gke-us-central1-a",
+            "spot-l4",
+            "cloud.google.com/impending-node-termination",
+            30,
+        ),
+        (
+            AWS,
+            "spotboard-karpenter-us-east-1a",
+            "spot-general",
+            "karpenter.sh/disrupted",
+            120,
+        ),
+    ] {
+        let nodes = Api::<Node>::all(d.admin(zone));
+        let node = eventually(Duration::from_secs(20), "a quiet spot node", || async {
+            let (_, ns, _) = d.running.hub.pool(cluster, pool)?;
+            ns.into_iter()
+                .find(|n| !n.cordoned && !n.notice && n.ready == Some(true))
+                .map(|n| n.name)
+        })
+        .await;
+        let (status, out) = drill(
+            &d.base,
+            &json!({"cluster": cluster, "node": node, "mode": "dryRun"}),
+            &[],
+        )
+        .await;
+        assert_eq!(status, 200, "{out}");
+        assert_eq!(
+            out["plan"]["phases"].as_array().unwrap().last().unwrap()["at_s"],
+            window_s
+        );
+        let (status, out) = drill(
+            &d.base,
+            &json!({"cluster": cluster, "node": node, "mode": "run", "confirm": node}),
+            &[],
+        )
+        .await;
+        assert_eq!(status, 200, "{out}");
+        eventually(Duration::from_secs(5), "the provider's taint", || async {
+            let n = nodes.get(&node).await.ok()?;
+            let tainted = n
+                .spec
+                .as_ref()?
+                .taints
+                .as_ref()?
+                .iter()
+                .any(|t| t.key == taint && t.effect == "NoSchedule");
+            (tainted && cordoned(&n)).then_some(())
+        })
+        .await;
+        let card = eventually(Duration::from_secs(5), "the drill's card", || async {
+            let p: Value = reqwest::get(format!("{}/api/v1/preemptions", d.base))
+                .await
+                .ok()?
+                .json()
+                .await
+                .ok()?;
+            p["nodes"]
+                .as_array()?
+                .iter()
+                .find(|n| n["node"] == node.as_str())
+                .cloned()
+        })
+        .await;
+        assert_eq!(card["drill"], true, "{card}");
+        if zone == AWS {
+            let reasons: Vec<String> = drill_events(&d.admin(zone), &node)
+                .await
+                .into_iter()
+                .filter_map(|e| e.reason)
+                .collect();
+            assert!(
+                reasons.iter().any(|r| r == "SpotInterrupted"),
+                "{reasons:?}"
+            );
+        }
+        let (status, out) = drill(
+            &d.base,
+            &json!({"cluster": cluster, "node": node, "mode": "abort"}),
+            &[],
+        )
+        .await;
+        assert_eq!(status, 200, "{out}");
+        let n = nodes.get(&node).await.unwrap();
+        assert!(!cordoned(&n));
+        assert!(
+            !n.spec
+                .as_ref()
+                .and_then(|s| s.taints.as_ref())
+                .is_some_and(|ts| ts.iter().any(|t| t.key == taint)),
+            "the taint is removed"
+        );
+    }
+}
