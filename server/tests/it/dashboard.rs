@@ -571,15 +571,16 @@ async fn malformed_nodes_pods_and_events_are_skipped_and_the_rest_keep_updating(
         before + 1,
         "the good pod is bound to {host_name}"
     );
-    let shown = tab
-        .until(limit, |s| {
-            shows_host_pods(s, before + 1)
-                && s.rows
-                    .get("event")
-                    .and_then(|r| r.get(&good_event_uid))
-                    .is_some_and(|e| e["reason"] == "R5GoodAfter")
-        })
-        .await;
+    // What both spotboards must show: the good pod on its host and the good event, by its
+    // key and its reason.
+    let shows_good = |s: &Seen| {
+        shows_host_pods(s, before + 1)
+            && s.rows
+                .get("event")
+                .and_then(|r| r.get(&good_event_uid))
+                .is_some_and(|e| e["reason"] == "R5GoodAfter")
+    };
+    let shown = tab.until(limit, shows_good).await;
     let shown = shown.map(|_| created.elapsed());
     let seen = tab.seen();
     assert!(
@@ -617,14 +618,7 @@ async fn malformed_nodes_pods_and_events_are_skipped_and_the_rest_keep_updating(
         "{}/api/v1/stream?cluster={cluster}&pool={POOL}",
         second.base
     ));
-    let second_shows = second_tab
-        .until(limit, |s| {
-            shows_host_pods(s, before + 1)
-                && s.rows
-                    .get("event")
-                    .is_some_and(|r| r.contains_key(&good_event_uid))
-        })
-        .await;
+    let second_shows = second_tab.until(limit, shows_good).await;
     let second_nodes = compare(&second_tab, "node", limit, nodes_now).await;
     let second_events = compare_where(&second_tab, "event", about_pool, limit, events_now).await;
     let rows = [node_rows, event_rows, second_nodes, second_events];
