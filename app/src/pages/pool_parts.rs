@@ -113,6 +113,11 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
         all_keys.with(|k| k.iter().take(shown.get()).cloned().collect::<Vec<_>>())
     });
     let hidden = move || all_keys.with(|k| k.len()).saturating_sub(shown.get());
+    // Whether "Play a preemption" exists here (the embedded cluster only). Asked from the
+    // browser after hydration, so the server's page and the hydrated one agree (no button in
+    // either until the answer).
+    let demo = LocalResource::new(crate::demo_api::demo_available);
+    let playable = Signal::derive(move || demo.get().and_then(Result::ok).unwrap_or(false));
     view! {
         <section>
             <h2>"Nodes " <span class="muted">{move || format!("({})", all_keys.with(|k| k.len()))}</span></h2>
@@ -125,7 +130,7 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
                         </tr></thead>
                         <tbody>
                             <For each=move || keys.get() key=|k| k.clone() let:key>
-                                {live.nodes.get(&key).map(|n| view! { <NodeRowView node=n /> })}
+                                {live.nodes.get(&key).map(|n| view! { <NodeRowView node=n playable /> })}
                             </For>
                         </tbody>
                     </table>
@@ -141,8 +146,27 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
 }
 
 #[component]
-fn NodeRowView(node: RwSignal<NodeRow>) -> impl IntoView {
+fn NodeRowView(node: RwSignal<NodeRow>, playable: Signal<bool>) -> impl IntoView {
     let now = use_now();
+    // The answer of the last "Play a preemption" on this node, when it was refused.
+    let refused = RwSignal::new(None::<String>);
+    let play = move |_| {
+        let (cluster, name) = node.with_untracked(|n| (n.cluster.clone(), n.name.clone()));
+        leptos::task::spawn_local(async move {
+            let answer = crate::demo_api::play_preemption(cluster, name).await;
+            refused.set(answer.err().map(|e| e.to_string()));
+        });
+    };
+    // A spot node that is not leaving already (no notice, not cordoned).
+    let free_spot = move || {
+        node.with(|n| {
+            n.capacity_type == spotboard_core::CapacityType::Spot
+                && !n.notice
+                && !n.pending_preemption
+                && n.evicted_at.is_none()
+                && !n.cordoned
+        })
+    };
     let preemption = move || {
         node.with(|n| match (&n.evicted_at, n.pending_preemption) {
             (Some(at), _) => ("draining", format!("drain started {at}")),
@@ -161,6 +185,17 @@ fn NodeRowView(node: RwSignal<NodeRow>) -> impl IntoView {
                     let (kind, text) = preemption();
                     view! { <span class=format!("badge preempt-{kind}")>{text}</span> }
                 }}
+                // The embedded cluster only: the simulator's annotation, written as the local
+                // user, starts the provider's timeline for this spot node.
+                {move || (playable.get() && free_spot()).then(|| view! {
+                    " "
+                    <button type="button" class="play" data-testid="play-preemption"
+                        title="Embedded cluster only: annotate this node sim.spotboard.dev/preempt=now, as kubectl would"
+                        on:click=play>
+                        "Play a preemption"
+                    </button>
+                })}
+                {move || refused.get().map(|why| view! { <span class="small error-text" role="alert">{why}</span> })}
             </td>
             <td class="num">{move || node.with(|n| n.pods.to_string())}</td>
             <td class="num" title=move || stamp(node.with(|n| n.created))>{move || age(node.with(|n| n.created), now.get())}</td>

@@ -42,6 +42,7 @@ pub mod clock;
 pub mod conditions;
 mod controller;
 pub mod crds;
+pub mod demo;
 mod events;
 mod eviction;
 pub mod fleet;
