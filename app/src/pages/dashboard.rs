@@ -431,6 +431,13 @@ where
     }
 }
 
+fn type_title(r: &PoolRow) -> String {
+    match r.gpus_per_node.filter(|g| *g > 0) {
+        Some(g) => format!("{} · {g} GPU per node", r.instance_type),
+        None => r.instance_type.clone(),
+    }
+}
+
 fn count(v: Option<i32>) -> String {
     v.map(|n| n.to_string()).unwrap_or_else(|| "—".into())
 }
@@ -475,9 +482,11 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
             <td data-col="capacity">
                 <span class=move || row.with(|r| format!("badge cap-{}", r.capacity_type))>{move || row.with(|r| r.capacity_type.to_string())}</span>
             </td>
-            <td data-col="type">
+            // The GPUs per node in the title (and for screen readers): the type's name says
+            // them already (gd-8xh100ib), and the line has no room to say it twice.
+            <td data-col="type" title=move || row.with(type_title)>
                 <code>{move || row.with(|r| r.instance_type.clone())}</code>
-                <span class="muted">{move || row.with(|r| r.gpus_per_node.filter(|g| *g > 0).map(|g| format!(" · {g} GPU")).unwrap_or_default())}</span>
+                <span class="sr-only">{move || row.with(|r| r.gpus_per_node.filter(|g| *g > 0).map(|g| format!(", {g} GPU")).unwrap_or_default())}</span>
             </td>
             // GKE and Karpenter pools have no computeClass.
             <td data-col="class">{move || row.with(|r| r.compute_class.clone()).map(|class| view! { <ClassBadge class /> })}</td>
@@ -501,7 +510,14 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
                 }))}
                 {move || row.with(|r| (r.nodes_preempting > 0).then(|| {
                     let n = r.nodes_preempting;
-                    view! { <span class="badge preempting" title="nodes under their provider's preemption notice">{format!("{n} preempting")}</span> }
+                    let text = format!("{n} node(s) under their provider's preemption notice");
+                    let title = text.clone();
+                    view! {
+                        <span class="badge preempting" title=title>
+                            <span aria-hidden="true">{format!("⏱ {n}")}</span>
+                            <span class="sr-only">{text}</span>
+                        </span>
+                    }
                 }))}
             </span></td>
             // One sentence, cut with an ellipsis to the room left; all of it on hover and to

@@ -113,11 +113,20 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
         all_keys.with(|k| k.iter().take(shown.get()).cloned().collect::<Vec<_>>())
     });
     let hidden = move || all_keys.with(|k| k.len()).saturating_sub(shown.get());
-    // Whether "Play a preemption" exists here (the embedded cluster only). Asked from the
-    // browser after hydration, so the server's page and the hydrated one agree (no button in
-    // either until the answer).
-    let demo = LocalResource::new(crate::demo_api::demo_available);
-    let playable = Signal::derive(move || demo.get().and_then(Result::ok).unwrap_or(false));
+    // Whether "Play a preemption" exists here (the embedded cluster only). Asked by the
+    // browser once hydrated, so the server's page and the hydrated one agree (no button in
+    // either until the answer). Not a resource: a resource here would take a place in the
+    // order the server's resources are matched to the page's on hydration, and the condition
+    // history below would wait for data that went to this one.
+    let playable = RwSignal::new(false);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        leptos::task::spawn_local(async move {
+            if let Ok(true) = crate::demo_api::demo_available().await {
+                playable.set(true);
+            }
+        });
+    });
     view! {
         <section>
             <h2>"Nodes " <span class="muted">{move || format!("({})", all_keys.with(|k| k.len()))}</span></h2>
@@ -146,7 +155,7 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
 }
 
 #[component]
-fn NodeRowView(node: RwSignal<NodeRow>, playable: Signal<bool>) -> impl IntoView {
+fn NodeRowView(node: RwSignal<NodeRow>, playable: RwSignal<bool>) -> impl IntoView {
     let now = use_now();
     // The answer of the last "Play a preemption" on this node, when it was refused.
     let refused = RwSignal::new(None::<String>);

@@ -23,6 +23,7 @@ mod capacity;
 mod crd;
 mod create;
 mod dashboard;
+mod demo;
 mod evictions;
 mod faults;
 mod leader;

@@ -35,6 +35,11 @@ pub const SCHEDULE: [(Duration, Option<Flavor>); 3] = [
     (Duration::from_secs(260), Some(Flavor::Karpenter)),
 ];
 
+/// The CKS pool the first demo preemption prefers: its inference pods' budget
+/// (`maxUnavailable: 1` over four pods a node) refuses most of the drain's evictions, so the
+/// eviction errors show as well as the countdown and the blast radius.
+pub const SHOWCASE_POOL: &str = "l40s-spot-inference";
+
 /// Why a node could not be preempted on request.
 #[derive(Debug, thiserror::Error)]
 pub enum PreemptError {
@@ -103,30 +108,40 @@ impl Preempter {
         annotate(&nodes, node).await
     }
 
-    /// Preempts the first spot node (by name) of the first zone of `fleet` that is not already
-    /// leaving; returns its name, or `None` when that zone has none.
+    /// Preempts one spot node of a zone of `fleet` that is not already leaving: on CKS one of
+    /// [`SHOWCASE_POOL`]'s where there is one, else the first by name; returns its cluster and
+    /// name, or `None` when no such zone has one.
     ///
     /// Errors: the API server's.
     pub async fn preempt_any(
         &self,
         fleet: Option<Flavor>,
     ) -> Result<Option<(String, String)>, PreemptError> {
-        let Some(zone) = self.zones.iter().find(|z| z.fleet == fleet) else {
+        // (not in the showcase pool, name, zone): the smallest is preempted.
+        let mut best: Option<(bool, String, &DemoZone)> = None;
+        for zone in self.zones.iter().filter(|z| z.fleet == fleet) {
+            let nodes: Api<Node> = Api::all(zone.client.clone());
+            let list = nodes.list(&ListParams::default()).await?.items;
+            let spot = spot_nodes(zone, &list).await?;
+            for n in list
+                .iter()
+                .filter(|n| spot.contains(&n.name_any()) && !leaving(n))
+            {
+                let plain =
+                    n.labels().get(labels::NODE_POOL).map(String::as_str) != Some(SHOWCASE_POOL);
+                let candidate = (plain, n.name_any(), zone);
+                if best
+                    .as_ref()
+                    .is_none_or(|b| (b.0, &b.1) > (candidate.0, &candidate.1))
+                {
+                    best = Some(candidate);
+                }
+            }
+        }
+        let Some((_, name, zone)) = best else {
             return Ok(None);
         };
-        let nodes: Api<Node> = Api::all(zone.client.clone());
-        let list = nodes.list(&ListParams::default()).await?.items;
-        let spot = spot_nodes(zone, &list).await?;
-        let mut free: Vec<&Node> = list
-            .iter()
-            .filter(|n| spot.contains(&n.name_any()) && !leaving(n))
-            .collect();
-        free.sort_by_key(|n| n.name_any());
-        let Some(n) = free.first() else {
-            return Ok(None);
-        };
-        let name = n.name_any();
-        annotate(&nodes, &name).await?;
+        annotate(&Api::all(zone.client.clone()), &name).await?;
         Ok(Some((zone.context.clone(), name)))
     }
 
