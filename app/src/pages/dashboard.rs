@@ -514,7 +514,7 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
                     let title = text.clone();
                     view! {
                         <span class="badge preempting" title=title>
-                            <span aria-hidden="true">{format!("⏱ {n}")}</span>
+                            <span aria-hidden="true">{format!("{n} notice")}</span>
                             <span class="sr-only">{text}</span>
                         </span>
                     }
