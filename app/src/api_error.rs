@@ -40,6 +40,11 @@ impl ApiError {
         Self::Unavailable(message.into()).respond()
     }
 
+    /// A 404 with `message`.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::NotFound(message.into()).respond()
+    }
+
     /// A 500 with `message`.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::Internal(message.into()).respond()

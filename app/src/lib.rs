@@ -5,6 +5,7 @@
 //! # Layout
 //! - [`capacity_api`]: the capacity pages' server functions and the server-side seam.
 //! - [`create_api`]: the create form's server functions and the server-side seam behind them.
+//! - [`demo_api`]: "Play a preemption" on the embedded cluster (server functions and seam).
 //! - [`live`]: the browser side of the stream: keyed stores fed by deltas, connection state.
 //! - [`preemptions_api`]: the preemptions page's server function and the server-side seam.
 //! - [`savings_api`]: the savings page's server function and the server-side seam.
@@ -19,6 +20,7 @@ pub mod api_error;
 pub mod capacity_api;
 pub mod components;
 pub mod create_api;
+pub mod demo_api;
 pub mod drill_api;
 pub mod json_text;
 pub mod live;

@@ -52,6 +52,8 @@ pub async fn start_embedded(
         .arg("--embedded-kubeconfig")
         .arg(kubeconfig)
         .env("RUST_LOG", "warn")
+        // The bench measures its own churn and waves, not the demo's preemptions.
+        .env("SPOTBOARD_DEMO_PREEMPTIONS", "false")
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()?;

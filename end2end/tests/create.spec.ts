@@ -42,16 +42,39 @@ test("fill the form, the YAML follows, dry run, create, and the pool appears liv
   expect(created?.instance_type).toBe("gd-8xa100-i128");
 });
 
+test("the form opens without errors; a field's messages wait until it is touched", async ({ page }) => {
+  await page.goto("/pools/new");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  const name = page.getByLabel("Name", { exact: true });
+  // Nothing typed yet: no message and no red border, though name and instanceType are empty.
+  await expect(page.locator(".field-errors li")).toHaveCount(0);
+  await expect(page.locator('[aria-invalid="true"]')).toHaveCount(0);
+  // Leaving the empty name touches it: its message shows, instanceType's still waits.
+  await name.focus();
+  await name.blur();
+  await expect(page.locator('[data-field="metadata.name"]')).toContainText("required");
+  await expect(name).toHaveAttribute("aria-invalid", "true");
+  await expect(page.locator('[data-field="spec.instanceType"] li')).toHaveCount(0);
+  // A submit attempt shows every message and sends nothing.
+  await page.getByRole("button", { name: "Dry run" }).click();
+  await expect(page.locator('[data-field="spec.instanceType"]')).toContainText("required");
+  await expect(page.getByTestId("verdict")).toHaveCount(0);
+});
+
 test("bad input shows the right messages and creates nothing", async ({ page, request }) => {
   await page.goto("/pools/new?instanceType=gb200-4x&targetNodes=1");
   await expect(page.getByTestId("conn")).toHaveText("live");
   await page.getByLabel("Name", { exact: true }).fill("Bad_Name");
   await page.getByLabel("nodeLabels").fill("qos.coreweave.cloud/interruptable=true");
 
+  // Typed in: their messages show at once.
   await expect(page.locator('[data-field="metadata.name"]')).toContainText("DNS-1123 subdomain");
-  await expect(page.locator('[data-field="spec.computeClass"]')).toContainText("Superchip");
   await expect(page.locator('[data-field="spec.nodeLabels"]')).toContainText("reserved");
-  await expect(page.getByRole("button", { name: "Dry run" })).toBeDisabled();
+  // The Superchip type came from the link, untouched: its message waits for a submit attempt.
+  await expect(page.locator('[data-field="spec.computeClass"] li')).toHaveCount(0);
+  await page.getByRole("button", { name: "Dry run" }).click();
+  await expect(page.locator('[data-field="spec.computeClass"]')).toContainText("Superchip");
+  await expect(page.getByTestId("verdict")).toHaveCount(0);
   await expect(page.getByRole("button", { name: "Create", exact: true })).toBeDisabled();
   expect((await pools(request)).some((p) => p.name === "Bad_Name")).toBe(false);
 });

@@ -11,7 +11,8 @@ test("GKE node pools and Karpenter NodePools sit beside CKS NodePools, with prov
   await expect(l4.locator('td[data-col="provider"]')).toHaveText("gke");
   await expect(l4.locator('td[data-col="capacity"]')).toHaveText("spot");
   await expect(l4).toContainText("g2-standard-24");
-  await expect(l4).toContainText("from node labels");
+  // No CoreWeave conditions: read from the nodes' labels, says the conditions cell.
+  await expect(l4.locator('td[data-col="conditions"]')).toContainText("node labels");
   const general = page.locator(`tr[data-pool="spot-general"][data-cluster="${AWS}"]`);
   await expect(general.locator('td[data-col="provider"]')).toHaveText("karpenter");
 

@@ -99,6 +99,21 @@ pub struct ServeArgs {
     #[arg(global = true, long, env = "SPOTBOARD_NODES", default_value_t = 0)]
     pub nodes: usize,
 
+    /// Embedded cluster: preempt a CKS spot node 20 s after start, a GKE one at 2 min 20 s and
+    /// a Karpenter one at 4 min 20 s (then only the random rate), so the first visit to
+    /// /preemptions shows a live countdown. `--demo-preemptions false` (or
+    /// SPOTBOARD_DEMO_PREEMPTIONS=false) keeps the fleet quiet, as tests that count
+    /// preemptions need.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_DEMO_PREEMPTIONS",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        value_name = "BOOL"
+    )]
+    pub demo_preemptions: bool,
+
     /// Embedded cluster: pods on each extra node.
     #[arg(global = true, long, default_value_t = 5)]
     pub pods_per_node: usize,

@@ -16,6 +16,7 @@
 //! - [`http`]: pages (Leptos SSR), the SSE stream, the JSON API, health, guards.
 //! - [`create`]: creating NodePools with the user's identity (access review, rate limit, audit).
 //! - [`crd`]: the NodePool CRD as YAML.
+//! - `demo`: "Play a preemption" on the embedded cluster (absent without it).
 //! - [`logging`]: `RUST_LOG`, with the audit trail always on.
 //! - [`error`]: this crate's error type.
 //! - [`allocator`]: the allocator's settings (set by running the binary again once).
@@ -25,6 +26,8 @@ pub mod capacity;
 pub mod cli;
 pub mod crd;
 pub mod create;
+#[cfg(feature = "embedded")]
+pub mod demo;
 pub mod drill;
 pub mod error;
 pub mod http;

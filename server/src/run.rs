@@ -135,6 +135,7 @@ pub fn embedded_options(args: &ServeArgs, simulate: bool) -> EmbeddedOptions {
         pods_per_node: args.pods_per_node,
         simulate,
         kubeconfig_path: args.embedded_kubeconfig_path(),
+        demo_preemptions: args.demo_preemptions,
     }
 }
 
@@ -283,6 +284,7 @@ pub async fn start(
     // Every user's connections come from the proxy's addresses: those are held only to the
     // global limit.
     let proxy_networks = auth.proxy().map(|p| p.trusted.clone()).unwrap_or_default();
+    let demo = demo_handle(&embedded, matches!(auth, Auth::Loopback) && !args.read_only)?;
     let state = AppState {
         hub: hub.clone(),
         leptos_options,
@@ -291,6 +293,7 @@ pub async fn start(
             hosts: AllowedHosts::new(addr, &args.allowed_hosts),
         },
         writer: app::create_api::PoolWriterHandle(creator),
+        demo,
         capacity: app::capacity_api::CapacityReaderHandle(capacity),
         savings: savings.clone(),
         preemptions,
@@ -453,6 +456,25 @@ async fn clusters(args: &ServeArgs, local_user: bool) -> Result<Clusters> {
         return Ok((sources, targets, None));
     }
     embedded_clusters(args, local_user).await
+}
+
+/// "Play a preemption": only on the embedded cluster, and only for the local user (a loopback
+/// spotboard not in --read-only), who holds its administrator's token anyway.
+#[cfg(feature = "embedded")]
+fn demo_handle(embedded: &Option<Embedded>, local_user: bool) -> Result<app::demo_api::DemoHandle> {
+    let preempter = match embedded {
+        Some(cluster) if local_user => Some(cluster.preempter()?),
+        _ => None,
+    };
+    Ok(app::demo_api::DemoHandle(preempter.map(|p| {
+        std::sync::Arc::new(crate::demo::EmbeddedDemo(p))
+            as std::sync::Arc<dyn app::demo_api::DemoPreempter>
+    })))
+}
+
+#[cfg(not(feature = "embedded"))]
+fn demo_handle(_: &Option<Embedded>, _: bool) -> Result<app::demo_api::DemoHandle> {
+    Ok(app::demo_api::DemoHandle(None))
 }
 
 /// The embedded cluster's capacity feeds, read with its read-only token.

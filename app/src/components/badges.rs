@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::{
     components::time::{clock, stamp},
-    model::{ClusterRow, ConditionView, LinkState},
+    model::{ClusterRow, ConditionView, LinkState, Severity},
     nodepool::ComputeClass,
 };
 
@@ -38,6 +38,45 @@ pub fn ConditionBadge(cond: ConditionView) -> impl IntoView {
         <span class=class title=title.clone() aria-label=title tabindex="0" data-type=cond.type_.as_str().to_string()>
             <span class="cond-type">{short_type(cond.type_.as_str())}</span>
             <span class="cond-reason">{reason}</span>
+        </span>
+    }
+}
+
+/// One condition as a small mark for the dense pools table: the colour and the glyph both
+/// carry the severity (✓ ok, ↻ progressing, ! warning, ✕ error, ? unknown), so neither colour
+/// alone nor shape alone has to be read; type, status, reason and message are in the title
+/// for the mouse and in visually hidden text for screen readers.
+#[component]
+pub fn ConditionMark(cond: ConditionView) -> impl IntoView {
+    let status = if cond.status.is_empty() {
+        "not reported"
+    } else {
+        cond.status.as_str()
+    };
+    let reason = if cond.reason.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", cond.reason)
+    };
+    let message = if cond.message.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", cond.message)
+    };
+    let text = format!("{}: {status}{reason}{message}", cond.type_);
+    let glyph = match cond.severity {
+        Severity::Ok => "✓",
+        Severity::Progressing => "↻",
+        Severity::Warning => "!",
+        Severity::Error => "✕",
+        Severity::Unknown => "?",
+    };
+    let class = format!("cond mark sev-{}", cond.severity.as_str());
+    let title = text.clone();
+    view! {
+        <span class=class title=title data-type=cond.type_.as_str().to_string()>
+            <span aria-hidden="true">{glyph}</span>
+            <span class="sr-only">{text}</span>
         </span>
     }
 }

@@ -8,12 +8,12 @@ use leptos_router::{
 
 use crate::{
     components::{
-        badges::{ClassBadge, ClusterBadge, ConditionBadge},
+        badges::{ClassBadge, ClusterBadge, ConditionMark},
         time::{age, use_now},
     },
     domain::{
         paging::{PAGE_SIZES, Page, page_size},
-        pools_view::{OPTIONAL_COLUMNS, PoolQuery, SortKey},
+        pools_view::{Density, OPTIONAL_COLUMNS, PoolQuery, SortKey},
     },
     live::{LiveStore, use_live},
     model::{PoolRow, Scope, encode_component},
@@ -103,24 +103,30 @@ pub fn Dashboard() -> impl IntoView {
     }
 }
 
+/// The watched clusters, each a badge with its lasting note (e.g. no NodePool CRD on a GKE
+/// or Karpenter cluster) as a quiet line under it: expected, not a problem, so not a warning.
 #[component]
 fn Clusters() -> impl IntoView {
     let live = expect_context::<LiveStore>();
-    let notes = move || {
-        live.clusters
-            .values()
-            .into_iter()
-            .filter_map(|c| c.note.map(|n| format!("{}: {n}", c.name)))
-            .collect::<Vec<_>>()
-    };
     view! {
         <div class="clusters" aria-label="Watched clusters">
             <For each=move || live.clusters.keys() key=|k| k.clone() let:key>
-                {live.clusters.get(&key).map(|row| view! { <ClusterBadge row=row.into() /> })}
+                {live.clusters.get(&key).map(|row| view! {
+                    <div class="cluster-item">
+                        <ClusterBadge row=row.into() />
+                        {move || row.with(|r| r.note.clone()).map(|n| view! {
+                            <span class="cluster-note" title=n.clone()>{short_note(&n)}</span>
+                        })}
+                    </div>
+                })}
             </For>
         </div>
-        <ul class="notes">{move || notes().into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
     }
+}
+
+/// A cluster note's first clause, for the quiet line (the whole note is its title).
+fn short_note(note: &str) -> String {
+    note.split(':').next().unwrap_or(note).trim().to_string()
 }
 
 #[component]
@@ -183,6 +189,7 @@ where
     let set_problem = set_query.clone();
     let set_text = set_query.clone();
     let set_columns = set_query.clone();
+    let set_density = set_query.clone();
     view! {
         <form class="filters" role="search" on:submit=|ev| ev.prevent_default()>
             {select("Zone", "zone", |q| q.zone.clone(), |q, v| q.zone = v, |r| r.zone.clone().unwrap_or_else(|| r.cluster.clone()))}
@@ -221,6 +228,7 @@ where
                 />
             </label>
             <ColumnChooser query set_query=set_columns />
+            <DensityChooser query set_query=set_density />
         </form>
     }
 }
@@ -255,6 +263,35 @@ where
                 })}
             </fieldset>
         </details>
+    }
+}
+
+/// Comfortable or compact rows; the choice is kept in the URL (`density=`).
+#[component]
+fn DensityChooser<F>(query: Memo<PoolQuery>, set_query: F) -> impl IntoView
+where
+    F: Fn(PoolQuery) + Clone + Send + Sync + 'static,
+{
+    view! {
+        <fieldset class="density">
+            <legend>"Rows"</legend>
+            {[Density::Comfortable, Density::Compact].map(|d| {
+                let set_query = set_query.clone();
+                view! {
+                    <label class="check">
+                        <input
+                            type="radio"
+                            name="density"
+                            value=d.as_str()
+                            checked=query.with_untracked(|q| q.density == d)
+                            prop:checked=move || query.with(|q| q.density == d)
+                            on:change=move |_| set_query(PoolQuery { density: d, ..query.get_untracked() })
+                        />
+                        {d.as_str()}
+                    </label>
+                }
+            })}
+        </fieldset>
     }
 }
 
@@ -356,7 +393,7 @@ where
                 // re-renders no row.
                 <table
                     class=move || query.with(|q| {
-                        let mut c = String::from("pools");
+                        let mut c = format!("pools density-{}", q.density.as_str());
                         for h in &q.hidden {
                             c.push_str(" hide-");
                             c.push_str(h);
@@ -368,15 +405,15 @@ where
                     <thead>
                         <tr>
                             {header("Name", SortKey::Name, "name")}
-                            {header("Zone / cluster", SortKey::Cluster, "where")}
+                            {header("Zone", SortKey::Cluster, "where")}
                             {header("Provider", SortKey::Provider, "provider")}
-                            {header("Capacity type", SortKey::CapacityType, "capacity")}
+                            {header("Capacity", SortKey::CapacityType, "capacity")}
                             {header("Instance type", SortKey::InstanceType, "type")}
                             {header("computeClass", SortKey::ComputeClass, "class")}
                             {header("Target", SortKey::Target, "target")}
                             {header("Current", SortKey::Current, "current")}
                             {header("Queued", SortKey::Queued, "queued")}
-                            {header("In progress", SortKey::InProgress, "inprogress")}
+                            {header("Starting", SortKey::InProgress, "inprogress")}
                             <th scope="col" data-col="minmax">"Min / max"</th>
                             <th scope="col" data-col="conditions">"Conditions"</th>
                             {header("Problems", SortKey::Problems, "problems")}
@@ -391,6 +428,13 @@ where
                 </table>
             </div>
         </Show>
+    }
+}
+
+fn type_title(r: &PoolRow) -> String {
+    match r.gpus_per_node.filter(|g| *g > 0) {
+        Some(g) => format!("{} · {g} GPU per node", r.instance_type),
+        None => r.instance_type.clone(),
     }
 }
 
@@ -421,22 +465,28 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
     };
     view! {
         <tr data-pool=move || row.with(|r| r.name.clone()) data-cluster=move || row.with(|r| r.cluster.clone())>
-            <th scope="row">
+            <th scope="row" class="name">
                 <A href=href>{move || row.with(|r| r.name.clone())}</A>
             </th>
-            // Zone first, as a badge; the cluster on a second, muted line (one line each, so a
-            // row stays two lines high at any width).
-            <td class="where" data-col="where">
-                {move || row.with(|r| r.zone.clone()).map(|z| view! { <span class="badge zone">{z}</span> })}
-                <span class="cluster">{move || row.with(|r| r.cluster.clone())}</span>
+            // Zone as a badge, the cluster in its title (and for screen readers): one line.
+            <td class="where" data-col="where" title=move || row.with(|r| r.cluster.clone())>
+                {move || row.with(|r| match r.zone.clone() {
+                    Some(z) => view! {
+                        <span class="badge zone">{z}</span>
+                        <span class="sr-only">{format!(" in {}", r.cluster)}</span>
+                    }.into_any(),
+                    None => view! { <span class="cluster">{r.cluster.clone()}</span> }.into_any(),
+                })}
             </td>
             <td data-col="provider">{move || row.with(|r| r.provider.to_string())}</td>
             <td data-col="capacity">
                 <span class=move || row.with(|r| format!("badge cap-{}", r.capacity_type))>{move || row.with(|r| r.capacity_type.to_string())}</span>
             </td>
-            <td data-col="type">
+            // The GPUs per node in the title (and for screen readers): the type's name says
+            // them already (gd-8xh100ib), and the line has no room to say it twice.
+            <td data-col="type" title=move || row.with(type_title)>
                 <code>{move || row.with(|r| r.instance_type.clone())}</code>
-                <span class="muted">{move || row.with(|r| r.gpus_per_node.filter(|g| *g > 0).map(|g| format!(" · {g} GPU")).unwrap_or_default())}</span>
+                <span class="sr-only">{move || row.with(|r| r.gpus_per_node.filter(|g| *g > 0).map(|g| format!(", {g} GPU")).unwrap_or_default())}</span>
             </td>
             // GKE and Karpenter pools have no computeClass.
             <td data-col="class">{move || row.with(|r| r.compute_class.clone()).map(|class| view! { <ClassBadge class /> })}</td>
@@ -451,18 +501,29 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
                 })}
                 {move || row.with(|r| r.autoscaling).then(|| view! { <span class="badge auto" title="autoscaling">"auto"</span> })}
             </td>
-            <td class="conds" data-col="conditions"><div class="cond-list">
-                {move || row.with(|r| r.conditions.iter().cloned().map(|c| view! { <ConditionBadge cond=c /> }).collect_view())}
+            // The five conditions as marks in their fixed order (the projection's), then how
+            // many nodes are under notice.
+            <td class="conds" data-col="conditions"><span class="cond-strip">
+                {move || row.with(|r| r.conditions.iter().cloned().map(|c| view! { <ConditionMark cond=c /> }).collect_view())}
                 {move || row.with(|r| (r.provider != spotboard_core::Provider::Cks).then(|| view! {
-                    <span class="muted small" title="GKE and Karpenter pools are read from their nodes' labels; the five conditions are CoreWeave's">"from node labels"</span>
+                    <span class="muted small" title="GKE and Karpenter pools are read from their nodes' labels; the five conditions are CoreWeave's">"node labels"</span>
                 }))}
                 {move || row.with(|r| (r.nodes_preempting > 0).then(|| {
                     let n = r.nodes_preempting;
-                    view! { <span class="badge preempting" title="nodes under their provider's preemption notice">{format!("{n} preempting")}</span> }
+                    let text = format!("{n} node(s) under their provider's preemption notice");
+                    let title = text.clone();
+                    view! {
+                        <span class="badge preempting" title=title>
+                            <span aria-hidden="true">{format!("{n} notice")}</span>
+                            <span class="sr-only">{text}</span>
+                        </span>
+                    }
                 }))}
-            </div></td>
-            <td class="problems" data-col="problems">
-                <ul>{move || problems().into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}</ul>
+            </span></td>
+            // One sentence, cut with an ellipsis to the room left; all of it on hover and to
+            // screen readers (the cell's text is whole, only drawn shorter).
+            <td class="problems" data-col="problems" title=move || problems().join("; ")>
+                {move || problems().join("; ")}
             </td>
             <td class="num" data-col="age" title=move || crate::components::time::stamp(row.with(|r| r.created))>
                 {move || age(row.with(|r| r.created), now.get())}

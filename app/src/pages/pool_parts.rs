@@ -113,6 +113,20 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
         all_keys.with(|k| k.iter().take(shown.get()).cloned().collect::<Vec<_>>())
     });
     let hidden = move || all_keys.with(|k| k.len()).saturating_sub(shown.get());
+    // Whether "Play a preemption" exists here (the embedded cluster only). Asked by the
+    // browser once hydrated, so the server's page and the hydrated one agree (no button in
+    // either until the answer). Not a resource: a resource here would take a place in the
+    // order the server's resources are matched to the page's on hydration, and the condition
+    // history below would wait for data that went to this one.
+    let playable = RwSignal::new(false);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        leptos::task::spawn_local(async move {
+            if let Ok(true) = crate::demo_api::demo_available().await {
+                playable.set(true);
+            }
+        });
+    });
     view! {
         <section>
             <h2>"Nodes " <span class="muted">{move || format!("({})", all_keys.with(|k| k.len()))}</span></h2>
@@ -125,7 +139,7 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
                         </tr></thead>
                         <tbody>
                             <For each=move || keys.get() key=|k| k.clone() let:key>
-                                {live.nodes.get(&key).map(|n| view! { <NodeRowView node=n /> })}
+                                {live.nodes.get(&key).map(|n| view! { <NodeRowView node=n playable /> })}
                             </For>
                         </tbody>
                     </table>
@@ -141,8 +155,27 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
 }
 
 #[component]
-fn NodeRowView(node: RwSignal<NodeRow>) -> impl IntoView {
+fn NodeRowView(node: RwSignal<NodeRow>, playable: RwSignal<bool>) -> impl IntoView {
     let now = use_now();
+    // The answer of the last "Play a preemption" on this node, when it was refused.
+    let refused = RwSignal::new(None::<String>);
+    let play = move |_| {
+        let (cluster, name) = node.with_untracked(|n| (n.cluster.clone(), n.name.clone()));
+        leptos::task::spawn_local(async move {
+            let answer = crate::demo_api::play_preemption(cluster, name).await;
+            refused.set(answer.err().map(|e| e.to_string()));
+        });
+    };
+    // A spot node that is not leaving already (no notice, not cordoned).
+    let free_spot = move || {
+        node.with(|n| {
+            n.capacity_type == spotboard_core::CapacityType::Spot
+                && !n.notice
+                && !n.pending_preemption
+                && n.evicted_at.is_none()
+                && !n.cordoned
+        })
+    };
     let preemption = move || {
         node.with(|n| match (&n.evicted_at, n.pending_preemption) {
             (Some(at), _) => ("draining", format!("drain started {at}")),
@@ -161,6 +194,17 @@ fn NodeRowView(node: RwSignal<NodeRow>) -> impl IntoView {
                     let (kind, text) = preemption();
                     view! { <span class=format!("badge preempt-{kind}")>{text}</span> }
                 }}
+                // The embedded cluster only: the simulator's annotation, written as the local
+                // user, starts the provider's timeline for this spot node.
+                {move || (playable.get() && free_spot()).then(|| view! {
+                    " "
+                    <button type="button" class="play" data-testid="play-preemption"
+                        title="Embedded cluster only: annotate this node sim.spotboard.dev/preempt=now, as kubectl would"
+                        on:click=play>
+                        "Play a preemption"
+                    </button>
+                })}
+                {move || refused.get().map(|why| view! { <span class="small error-text" role="alert">{why}</span> })}
             </td>
             <td class="num">{move || node.with(|n| n.pods.to_string())}</td>
             <td class="num" title=move || stamp(node.with(|n| n.created))>{move || age(node.with(|n| n.created), now.get())}</td>

@@ -81,6 +81,33 @@ pub const OPTIONAL_COLUMNS: [(&str, &str); 13] = [
     ("age", "Age"),
 ];
 
+/// How much room a pools table row takes (`density=` in the URL). Both keep a pool on one
+/// line; compact trims the padding so a laptop screen holds more pools, as k9s does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Density {
+    #[default]
+    Comfortable,
+    Compact,
+}
+
+impl Density {
+    /// The URL value and the CSS variant.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Comfortable => "comfortable",
+            Self::Compact => "compact",
+        }
+    }
+
+    /// Reads `density=`; anything but `compact` is the default.
+    pub fn parse(s: Option<&str>) -> Self {
+        match s {
+            Some("compact") => Self::Compact,
+            _ => Self::Comfortable,
+        }
+    }
+}
+
 /// The dashboard's filter and sort state, as held in the URL query.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolQuery {
@@ -106,6 +133,8 @@ pub struct PoolQuery {
     pub page: usize,
     /// Rows per page, one of [`super::paging::PAGE_SIZES`] (`per=`).
     pub per_page: usize,
+    /// Row height (`density=`).
+    pub density: Density,
 }
 
 impl Default for PoolQuery {
@@ -140,6 +169,7 @@ impl PoolQuery {
             },
             page: get("page").and_then(|p| p.parse().ok()).unwrap_or(1).max(1),
             per_page: page_size(get("per").as_deref()),
+            density: Density::parse(get("density").as_deref()),
         }
     }
 
@@ -150,11 +180,12 @@ impl PoolQuery {
 
     /// This query, set by a person who was looking at `before`: a new filter, sort or page
     /// size starts again at page 1 (page 7 of a different list means nothing); showing or
-    /// hiding a column keeps the page.
+    /// hiding a column or changing the density keeps the page.
     pub fn navigated_from(mut self, before: &PoolQuery) -> Self {
         let same_list = Self {
             page: before.page,
             hidden: before.hidden.clone(),
+            density: before.density,
             ..self.clone()
         } == *before;
         if !same_list {
@@ -221,6 +252,9 @@ impl PoolQuery {
         }
         if self.per_page != DEFAULT_PAGE_SIZE {
             p.push(("per", self.per_page.to_string()));
+        }
+        if self.density != Density::Comfortable {
+            p.push(("density", self.density.as_str().into()));
         }
         p
     }
@@ -449,5 +483,32 @@ mod tests {
         }
         let bogus = PoolQuery::from_params(|k| (k == "page").then(|| "0".into()));
         assert_eq!(bogus.page, 1);
+    }
+
+    #[test]
+    fn density_round_trips_and_keeps_the_page() {
+        let compact = PoolQuery::from_params(|k| match k {
+            "density" => Some("compact".into()),
+            "page" => Some("2".into()),
+            _ => None,
+        });
+        assert_eq!(compact.density, Density::Compact);
+        assert_eq!(
+            compact.to_params(),
+            [
+                ("page", "2".to_string()),
+                ("density", "compact".to_string())
+            ]
+        );
+        let comfortable = PoolQuery {
+            density: Density::Comfortable,
+            ..compact.clone()
+        };
+        assert_eq!(comfortable.navigated_from(&compact).page, 2);
+        assert_eq!(
+            PoolQuery::from_params(|k| (k == "density").then(|| "bogus".into())).density,
+            Density::Comfortable
+        );
+        assert!(PoolQuery::default().to_params().is_empty());
     }
 }

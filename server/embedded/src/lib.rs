@@ -52,6 +52,9 @@ pub struct EmbeddedOptions {
     pub simulate: bool,
     /// Where to write the kubeconfig.
     pub kubeconfig_path: PathBuf,
+    /// Whether to play [`sim::demo::SCHEDULE`]: a spot preemption in the first minute, so a
+    /// newcomer sees one. Off for tests that count preemptions.
+    pub demo_preemptions: bool,
 }
 
 impl EmbeddedOptions {
@@ -68,6 +71,7 @@ impl EmbeddedOptions {
             pods_per_node: 0,
             simulate: false,
             kubeconfig_path,
+            demo_preemptions: false,
         }
     }
 }
@@ -93,6 +97,16 @@ pub struct EmbeddedCluster {
     _servers: Vec<api::ApiServer>,
     _sim: Vec<sim::SimHandle>,
     _fleets: Vec<sim::fleet::FleetHandle>,
+    _demo: Option<AbortOnDrop>,
+}
+
+/// Stops a task when dropped (the demo's schedule stops with the cluster).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl EmbeddedCluster {
@@ -137,6 +151,7 @@ impl EmbeddedCluster {
             _servers: servers,
             _sim: Vec::new(),
             _fleets: Vec::new(),
+            _demo: None,
         };
         if opts.simulate {
             let sim_opts = sim::SimOptions {
@@ -179,8 +194,31 @@ impl EmbeddedCluster {
                 cluster._sim.push(handle);
             }
             cluster._fleets = fleets;
+            if opts.demo_preemptions {
+                let schedule = cluster.preempter()?.play_schedule();
+                cluster._demo = Some(AbortOnDrop(tokio::spawn(schedule)));
+            }
         }
         Ok(cluster)
+    }
+
+    /// Preempts spot nodes on request in every zone, as the administrator: the demo's
+    /// schedule and its "Play a preemption" action.
+    ///
+    /// Errors: a client that cannot be built.
+    pub fn preempter(&self) -> Result<sim::demo::Preempter> {
+        let zones = self
+            .zones
+            .iter()
+            .map(|z| {
+                Ok(sim::demo::DemoZone {
+                    context: z.context.clone(),
+                    fleet: z.fleet,
+                    client: self.admin_client(&z.zone)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(sim::demo::Preempter::new(zones))
     }
 
     /// A client with the read-only token, as spotboard's watchers use.

@@ -41,7 +41,7 @@ mod validate;
 use std::sync::Arc;
 
 use app::{
-    App, capacity_api::CapacityReaderHandle, create_api::PoolWriterHandle,
+    App, capacity_api::CapacityReaderHandle, create_api::PoolWriterHandle, demo_api::DemoHandle,
     live::SnapshotSourceHandle, preemptions_api::PreemptionSourceHandle,
     savings_api::SavingsSourceHandle, shell,
 };
@@ -97,6 +97,8 @@ pub struct AppState {
     pub guard: GuardSettings,
     /// Creates pools for users (the create form's server functions).
     pub writer: PoolWriterHandle,
+    /// Plays preemptions on the embedded cluster (none with real clusters).
+    pub demo: DemoHandle,
     /// The capacity grid (capacity pages and API).
     pub capacity: CapacityReaderHandle,
     /// The ledger and prices (savings page and API).
@@ -128,6 +130,7 @@ pub fn router(state: AppState) -> Router {
     let hub = state.hub.clone();
     let options = state.leptos_options.clone();
     let writer = state.writer.clone();
+    let demo = state.demo.clone();
     let capacity = state.capacity.clone();
     let savings = state.savings.clone();
     let preemptions = state.preemptions.clone();
@@ -165,6 +168,7 @@ pub fn router(state: AppState) -> Router {
             move || {
                 provide_context(SnapshotSourceHandle(Arc::new(hub.clone())));
                 provide_context(writer.clone());
+                provide_context(demo.clone());
                 provide_context(capacity.clone());
                 provide_context(SavingsSourceHandle(savings.clone()));
                 provide_context(PreemptionSourceHandle(Arc::new(preemptions.clone())));

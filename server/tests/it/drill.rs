@@ -404,6 +404,7 @@ async fn a_drill_running_when_spotboard_stops_is_aborted() {
     args.karpenter_zones = Vec::new();
     args.speed = 1.0;
     args.nodes = 0;
+    args.demo_preemptions = false;
     args.ledger = dir.path().join("ledger.sqlite");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let mut running = server::run::start(&args, async move {

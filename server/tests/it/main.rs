@@ -23,6 +23,7 @@ mod capacity;
 mod crd;
 mod create;
 mod dashboard;
+mod demo;
 mod drill;
 mod evictions;
 mod faults;

@@ -22,6 +22,8 @@ fn spotboard(dir: &Path, ledger: &Path, kubeconfig: &str) -> Command {
         .arg("--embedded-kubeconfig")
         .arg(dir.join(kubeconfig))
         .env("RUST_LOG", "info")
+        // A quiet fleet: these tests count what the process does, not the demo.
+        .env("SPOTBOARD_DEMO_PREEMPTIONS", "false")
         .env_remove("SPOTBOARD_DATABASE_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -313,6 +315,7 @@ async fn the_embedded_cluster_outlives_a_closed_stdout() {
         .arg("--embedded-kubeconfig")
         .arg(&kubeconfig)
         .env("RUST_LOG", "off")
+        .env("SPOTBOARD_DEMO_PREEMPTIONS", "false")
         .stdin(Stdio::null())
         .stdout(writer)
         .stderr(Stdio::piped())

@@ -259,6 +259,7 @@ async fn a_sigkilled_writer_is_replaced_and_the_ledger_has_every_node_once_and_e
         pods_per_node: 2,
         simulate: true,
         kubeconfig_path: dir.path().join("admin.kubeconfig"),
+        demo_preemptions: false,
     })
     .await
     .unwrap();

@@ -214,7 +214,7 @@ fn zone_row(rank: usize, z: ZoneScore, instance_type: &str, count: u32) -> impl 
             view! {
                 <td class="num" title=p.why.clone() data-part=p.name.clone()>
                     {format!("{:.0} %", p.value * 100.0)}
-                    <div class="small muted">{p.why.clone()}</div>
+                    <div class="small muted why">{p.why.clone()}</div>
                 </td>
             }
         })
@@ -222,7 +222,7 @@ fn zone_row(rank: usize, z: ZoneScore, instance_type: &str, count: u32) -> impl 
     view! {
         <tr data-zone=z.zone.clone()>
             <td class="num">{rank}</td>
-            <td><strong>{z.zone.clone()}</strong><div class="small muted">{z.cluster.clone()}</div></td>
+            <td class="zone"><strong>{z.zone.clone()}</strong><div class="small muted">{z.cluster.clone()}</div></td>
             <td class="num score" data-testid="score">{format!("{:.1}", z.score)}</td>
             {parts}
             <td><a class="button" href=create>"Create Spot Node Pool here"</a></td>

@@ -40,6 +40,14 @@ fn invalid(problems: Memo<Vec<FieldError>>, field: &'static str) -> impl Fn() ->
     }
 }
 
+/// Marks the input an event came from (by its `name`) as touched.
+fn touch_target(state: FormState, ev: &leptos::ev::Event) {
+    let target = event_target::<leptos::web_sys::Element>(ev);
+    if let Some(name) = target.get_attribute("name") {
+        state.touch(&name);
+    }
+}
+
 fn number(text: &str) -> Option<i32> {
     text.trim().parse().ok()
 }
@@ -57,7 +65,11 @@ pub fn PoolForm(
     let is_spot = Memo::new(move |_| d.with(|d| d.spec.compute_class == ComputeClass::Spot));
 
     view! {
-        <form class="pool-form" aria-label="NodePool" on:submit=|ev| ev.prevent_default()>
+        // Leaving an input, or typing in it, touches it: its messages may show from then on.
+        <form class="pool-form" aria-label="NodePool" on:submit=|ev| ev.prevent_default()
+            on:focusout=move |ev| touch_target(state, &ev)
+            on:input=move |ev| touch_target(state, &ev)
+            on:change=move |ev| touch_target(state, &ev)>
             <label>
                 <span>"Name"</span>
                 <input type="text" name="name" autocomplete="off" spellcheck="false"

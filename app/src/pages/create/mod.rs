@@ -111,6 +111,9 @@ fn form_or_reason(state: FormState, access: CreateAccess) -> impl IntoView {
                 .any(|s| s.with_untracked(|p| p.cluster == cluster && p.name == name))
         })
     });
+    // What the fields show: the messages of touched fields, all after a submit attempt. The
+    // buttons go by every problem.
+    let shown = Memo::new(move |_| problems.with(|all| state.shown(all)));
     view! {
         <p class="muted identity">
             {move || access.with_value(|a| match &a.identity {
@@ -119,7 +122,7 @@ fn form_or_reason(state: FormState, access: CreateAccess) -> impl IntoView {
             })}
         </p>
         <div class="create-grid">
-            <fields::PoolForm state access problems />
+            <fields::PoolForm state access problems=shown />
             <side::SidePanel state access />
         </div>
         <submit::SubmitBar state access problems />

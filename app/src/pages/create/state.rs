@@ -27,6 +27,11 @@ pub struct FormState {
     /// The draft the last accepted dry run was for: Create is offered for exactly that draft.
     pub dry_run_ok_for: RwSignal<Option<PoolDraft>>,
     pub busy: RwSignal<bool>,
+    /// The inputs (by `name`) the person has left or typed in: a field's messages wait for
+    /// it, so the form does not open in red.
+    pub touched: RwSignal<Vec<String>>,
+    /// Set by a dry run or create asked for with problems left: every message shows.
+    pub attempted: RwSignal<bool>,
 }
 
 impl FormState {
@@ -43,7 +48,30 @@ impl FormState {
             outcome: RwSignal::new(None),
             dry_run_ok_for: RwSignal::new(None),
             busy: RwSignal::new(false),
+            touched: RwSignal::new(Vec::new()),
+            attempted: RwSignal::new(false),
         }
+    }
+
+    /// Records that the input named `name` was touched.
+    pub fn touch(&self, name: &str) {
+        if !self.touched.with_untracked(|t| t.iter().any(|n| n == name)) {
+            self.touched.update(|t| t.push(name.to_string()));
+        }
+    }
+
+    /// The problems a person should see now: those of touched fields, or all of them after a
+    /// submit attempt.
+    pub fn shown(&self, all: &[FieldError]) -> Vec<FieldError> {
+        if self.attempted.get() {
+            return all.to_vec();
+        }
+        self.touched.with(|touched| {
+            all.iter()
+                .filter(|e| revealed_by(&e.field, touched))
+                .cloned()
+                .collect()
+        })
     }
 
     /// Changes the draft from a form field and rewrites the YAML.
@@ -56,6 +84,8 @@ impl FormState {
     /// Reads the YAML pane after an edit there: a readable manifest replaces the name and spec
     /// (the cluster is not part of a manifest) and rewrites the text fields.
     pub fn edit_yaml(&self, text: String) {
+        // The YAML is the whole manifest: typing in it touches every field it holds.
+        self.touch("NodePool YAML");
         let parsed = manifest::from_text(&text);
         self.yaml.set(text);
         match parsed {
@@ -107,5 +137,77 @@ impl FormState {
             }));
         });
         all
+    }
+}
+
+/// Whether a message about `field` shows once the inputs named in `touched` were touched.
+/// A field whose input is not listed waits for a submit attempt.
+pub fn revealed_by(field: &str, touched: &[String]) -> bool {
+    inputs_of(field)
+        .iter()
+        .any(|i| touched.iter().any(|t| t == i))
+}
+
+/// The inputs (their `name`s in the form) whose touch reveals messages about `field`.
+fn inputs_of(field: &str) -> &'static [&'static str] {
+    let under = |prefix: &str| field == prefix || field.starts_with(&format!("{prefix}."));
+    if field == "metadata.name" {
+        &["name", "NodePool YAML"]
+    } else if field == "cluster" {
+        &["cluster"]
+    } else if under("spec.computeClass") {
+        // The Superchip refusal is about the instance type chosen for a Spot pool.
+        &["computeClass", "instanceType", "NodePool YAML"]
+    } else if under("spec.instanceType") {
+        &["instanceType", "NodePool YAML"]
+    } else if under("spec.targetNodes") || under("spec.minNodes") || under("spec.maxNodes") {
+        &[
+            "targetNodes",
+            "autoscaling",
+            "minNodes",
+            "maxNodes",
+            "NodePool YAML",
+        ]
+    } else if under("spec.nodeLabels") {
+        &["nodeLabels", "NodePool YAML"]
+    } else if under("spec.nodeAnnotations") {
+        &["nodeAnnotations", "NodePool YAML"]
+    } else if under("spec.nodeTaints") {
+        &["nodeTaints", "NodePool YAML"]
+    } else if under("spec.lifecycle") {
+        &["lifecycle.scaleDownStrategy", "NodePool YAML"]
+    } else if under("spec.nodeConfigurationUpdateStrategy") {
+        &["nodeConfigurationUpdateStrategy.type", "NodePool YAML"]
+    } else if under("spec.image") || under("spec.gpu") {
+        &["gpuVersion", "imageName", "NodePool YAML"]
+    } else {
+        &[]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_waits_for_its_own_input() {
+        let touched = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert!(!revealed_by("metadata.name", &[]));
+        assert!(!revealed_by("metadata.name", &touched(&["instanceType"])));
+        assert!(revealed_by("metadata.name", &touched(&["name"])));
+        assert!(revealed_by(
+            "spec.computeClass",
+            &touched(&["instanceType"])
+        ));
+        assert!(revealed_by("spec.nodeLabels", &touched(&["nodeLabels"])));
+        assert!(revealed_by(
+            "spec.lifecycle.scaleDownStrategy",
+            &touched(&["NodePool YAML"])
+        ));
+        assert!(!revealed_by("spec.nodeLabelsX", &touched(&["nodeLabels"])));
+        assert!(!revealed_by(
+            "something.new",
+            &touched(&["name", "cluster"])
+        ));
     }
 }

@@ -54,6 +54,9 @@ pub fn SubmitBar(
         move || problems.with(Vec::is_empty) && blocked.get().is_none() && !state.busy.get();
     let can_create =
         move || can_dry_run() && (dry_run_ok.get() || unsupported.get()) && confirmed();
+    // Dry run is pressable with problems left: pressing it is the submit attempt that shows
+    // every field's messages (a disabled button tells nobody why).
+    let can_press_dry_run = move || blocked.get().is_none() && !state.busy.get();
 
     let navigate = use_navigate();
     let send = move |mode: SubmitMode| {
@@ -100,8 +103,14 @@ pub fn SubmitBar(
                 </label>
             </div>
             <div class="buttons">
-                <button type="button" disabled=move || !can_dry_run()
-                    on:click=move |_| send_dry(SubmitMode::DryRun)>
+                <button type="button" disabled=move || !can_press_dry_run()
+                    on:click=move |_| {
+                        if can_dry_run() {
+                            send_dry(SubmitMode::DryRun);
+                        } else {
+                            state.attempted.set(true);
+                        }
+                    }>
                     "Dry run"
                 </button>
                 <button type="button" class="primary" disabled=move || !can_create()
@@ -115,8 +124,10 @@ pub fn SubmitBar(
                 <span class="muted">{move || {
                     if state.busy.get() {
                         "Asking the API server…"
-                    } else if !problems.with(Vec::is_empty) {
+                    } else if !problems.with(Vec::is_empty) && state.attempted.get() {
                         "Fix the fields marked above first."
+                    } else if !problems.with(Vec::is_empty) {
+                        "Dry run checks every field first."
                     } else if !dry_run_ok.get() && !unsupported.get() {
                         "Create is offered after the API server accepts a dry run of this exact pool."
                     } else {

@@ -77,16 +77,20 @@ pub fn SavingsPage() -> impl IntoView {
                 }).collect_view()}
             </nav>
         </section>
+        // The figures and the chart first (what a person came for), the breakdowns below.
         <Transition fallback=|| view! { <p class="loading" role="status">"Reading the ledger…"</p> }>
             {move || {
                 crate::live::adopt_pools(live, snapshot);
                 report.get()
             }.map(|r| match r {
                 Err(e) => view! { <p class="error" role="alert">"Could not compute savings: " {e.to_string()}</p> }.into_any(),
-                Ok(r) => report_view(r, params.get_untracked().query()).into_any(),
+                Ok(r) => summary_view(r, params.get_untracked().query()).into_any(),
             })}
         </Transition>
         <div id=CHART_ID class="chart" role="img" aria-label="Actual cost against the on-demand baseline over time"></div>
+        <Transition fallback=|| ()>
+            {move || report.get().and_then(Result::ok).map(details_view)}
+        </Transition>
     }
 }
 
@@ -103,7 +107,8 @@ fn inputs_of(r: &SavingsReport, what: &str) -> String {
     )
 }
 
-fn report_view(r: SavingsReport, query: String) -> impl IntoView {
+/// The range, the figures and the exports.
+fn summary_view(r: SavingsReport, query: String) -> impl IntoView {
     let rr = r.run_rate.clone();
     let figures = [
         (
@@ -167,7 +172,6 @@ fn report_view(r: SavingsReport, query: String) -> impl IntoView {
         ("ledger JSON", format!("/api/v1/ledger?{query}")),
         ("ledger CSV", format!("/api/v1/ledger.csv?{query}")),
     ];
-    let fleet = r.fleet.clone();
     view! {
         <p class="muted">{format!(
             "{} to {} ({} h). Every figure shows its inputs on hover.",
@@ -190,17 +194,28 @@ fn report_view(r: SavingsReport, query: String) -> impl IntoView {
             }).collect_view()}
         </div>
         <p class="exports">"Export: " {exports.into_iter().map(|(l, h)| view! { <a href=h download="">{l}</a>" " }).collect_view()}</p>
+    }
+}
+
+/// Under the chart: the what-if, each breakdown (collapsible, open at first) and the price
+/// sources.
+fn details_view(r: SavingsReport) -> impl IntoView {
+    let fleet = r.fleet.clone();
+    view! {
         <whatif::WhatIf fleet />
         {r.breakdowns.into_iter().map(|(by, rows)| breakdown(by, rows)).collect_view()}
-        <h2>"Price sources"</h2>
-        <ul>{r.price_sources.into_iter().map(|s| view! { <li>{s}</li> }).collect_view()}</ul>
+        <details class="section" open>
+            <summary><h2>"Price sources"</h2></summary>
+            <ul>{r.price_sources.into_iter().map(|s| view! { <li>{s}</li> }).collect_view()}</ul>
+        </details>
     }
 }
 
 fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
     view! {
-        <h2>{format!("By {by}")}</h2>
-        <div class="table-wrap" tabindex="0" role="region" aria-label="Cost breakdown">
+        <details class="section" open>
+        <summary><h2>{format!("By {by}")}</h2></summary>
+        <div class="table-wrap" tabindex="0" role="region" aria-label=format!("Cost by {by}")>
             <table class="breakdown" data-by=by.clone()>
                 <thead><tr>
                     <th scope="col">{by.clone()}</th>
@@ -224,6 +239,7 @@ fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
                 </tbody>
             </table>
         </div>
+        </details>
     }
 }
 

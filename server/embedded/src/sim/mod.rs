@@ -13,6 +13,7 @@
 //!   capacity assignment, node boot, the five conditions and the CW* events (CoreWeave: Node
 //!   Pool reference); capacity drift and random Spot preemptions.
 //! - [`preemption`]: the Spot preemption timeline of CoreWeave: Spot Node Pools.
+//! - [`demo`]: the demo's first preemptions and "Play a preemption" (the annotation, by request).
 //! - [`notice`]: every provider's notice window (CKS, GKE, AWS), the one place its timings
 //!   are written.
 //! - [`admission`]: the controller's own check of a NodePool spec (the `Validated`
@@ -42,6 +43,7 @@ pub mod clock;
 pub mod conditions;
 mod controller;
 pub mod crds;
+pub mod demo;
 mod events;
 mod eviction;
 pub mod fleet;

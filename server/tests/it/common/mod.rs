@@ -47,6 +47,8 @@ pub async fn start_with(
     args.nodes = 0;
     args.pods_per_node = 5;
     args.ledger = dir.path().join("ledger.sqlite");
+    // A quiet fleet: tests count preemptions and pick nodes to preempt themselves.
+    args.demo_preemptions = false;
     customize(&mut args);
     let running = run::start(&args, std::future::pending())
         .await

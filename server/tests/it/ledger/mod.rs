@@ -78,6 +78,7 @@ async fn playing_cluster(kubeconfig: &std::path::Path, seed: u64, speed: f64) ->
         pods_per_node: 2,
         simulate: true,
         kubeconfig_path: kubeconfig.to_path_buf(),
+        demo_preemptions: false,
     })
     .await
     .unwrap()
