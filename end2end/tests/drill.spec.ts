@@ -3,7 +3,8 @@ import { poolDetail, pools } from "./helpers";
 
 // The preemption drill from a spot pool's page, as the local user: the dry run lists the
 // node's pods and the CKS window; Run stays disabled until the node's name is typed; the
-// drill's card on /preemptions is marked "drill"; Abort restores the node.
+// drill's card (on the pool page's preemptions, as on /preemptions) is marked "drill" while it
+// runs; Abort restores the node and the card closes.
 test("drill: dry run, confirm, run and abort from the pool page", async ({ page, request }) => {
   const spot = (await pools(request)).filter(
     (p) => p.compute_class === "spot" && p.cluster.startsWith("spotboard-us-") && (p.current_nodes ?? 0) > 1,
@@ -43,14 +44,14 @@ test("drill: dry run, confirm, run and abort from the pool page", async ({ page,
     .poll(async () => (await poolDetail(request, pool.cluster, pool.name)).nodes.find((n) => n.name === node)?.cordoned)
     .toBe(true);
 
+  // Its card on this page's preemptions, live, marked a drill.
+  await expect(page.locator(`article[data-node="${node}"]`).getByTestId("drill")).toHaveText("drill");
+
   await panel.getByTestId("drill-abort").click();
   await expect(panel.getByTestId("drill-message")).toContainText("drill aborted");
   await expect
     .poll(async () => (await poolDetail(request, pool.cluster, pool.name)).nodes.find((n) => n.name === node)?.cordoned)
     .toBe(false);
-
-  // The card stays on /preemptions, marked a drill.
-  await page.goto("/preemptions");
-  const card = page.locator(`article[data-node="${node}"]`);
-  await expect(card.getByTestId("drill")).toHaveText("drill");
+  // Over: the drill's card closes.
+  await expect(page.locator(`article[data-node="${node}"]`)).toHaveCount(0);
 });

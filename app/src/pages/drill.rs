@@ -11,7 +11,7 @@ use leptos::task::spawn_local;
 
 use crate::drill_api::run_drill;
 use crate::live::LiveStore;
-use crate::model::{DrillMode, DrillOutcome, DrillPlan, DrillRequest, DrillState};
+use crate::model::{DrillMode, DrillOutcome, DrillPlan, DrillRefusal, DrillRequest, DrillState};
 use spotboard_core::CapacityType;
 
 /// The panel for pool `name` of `cluster`.
@@ -19,21 +19,21 @@ use spotboard_core::CapacityType;
 pub fn DrillPanel(cluster: String, pool: String) -> impl IntoView {
     let live = expect_context::<LiveStore>();
     let cluster = StoredValue::new(cluster);
-    // Spot nodes of the pool a drill may start on (not cordoned, not under notice), by name.
+    // Spot nodes of the pool a drill may start on (not cordoned, not under notice), and those
+    // under a drill now (to abort, after a reload too), by name; `true` for a drilled one.
     let candidates = Memo::new(move |_| {
         let c = cluster.get_value();
-        let mut names: Vec<String> = live
+        let mut names: Vec<(String, bool)> = live
             .nodes
             .signals()
             .into_iter()
             .filter_map(|s| {
                 s.with(|n| {
-                    (n.cluster == c
+                    let mine = n.cluster == c
                         && n.pool.as_deref() == Some(pool.as_str())
-                        && n.capacity_type == CapacityType::Spot
-                        && !n.cordoned
-                        && !n.notice)
-                        .then(|| n.name.clone())
+                        && n.capacity_type == CapacityType::Spot;
+                    (mine && (n.drill || (!n.cordoned && !n.notice)))
+                        .then(|| (n.name.clone(), n.drill))
                 })
             })
             .collect();
@@ -65,9 +65,8 @@ pub fn DrillPanel(cluster: String, pool: String) -> impl IntoView {
         };
         busy.set(true);
         spawn_local(async move {
-            let out = run_drill(req).await.unwrap_or_else(|e| DrillOutcome {
-                message: format!("the request failed: {e}"),
-                ..Default::default()
+            let out = run_drill(req).await.unwrap_or_else(|e| {
+                DrillOutcome::refused(DrillRefusal::Upstream, format!("the request failed: {e}"))
             });
             busy.set(false);
             if out.refusal.is_none() {
@@ -81,6 +80,10 @@ pub fn DrillPanel(cluster: String, pool: String) -> impl IntoView {
         });
     };
     let selected = move || node.with(|n| !n.is_empty());
+    // The chosen node is under a drill now (started here or elsewhere, before a reload).
+    let selected_drilled = move || {
+        node.with(|n| candidates.with(|c| c.iter().any(|(name, drill)| *drill && name == n)))
+    };
     let confirmed = move || node.with(|n| confirm.with(|c| !n.is_empty() && n == c));
     view! {
         <section class="drill" data-testid="drill-panel">
@@ -96,7 +99,7 @@ pub fn DrillPanel(cluster: String, pool: String) -> impl IntoView {
                         on:change=move |ev| { node.set(event_target_value(&ev)); confirm.set(String::new()); outcome.set(None); }>
                         <option value="">"choose a spot node"</option>
                         <For each=move || candidates.get() key=|n| n.clone() let:n>
-                            <option value=n.clone()>{n.clone()}</option>
+                            <option value=n.0.clone()>{if n.1 { format!("{} (drill running)", n.0) } else { n.0.clone() }}</option>
                         </For>
                     </select>
                 </label>
@@ -111,7 +114,7 @@ pub fn DrillPanel(cluster: String, pool: String) -> impl IntoView {
                     disabled=move || busy.get() || !confirmed()
                     on:click=move |_| send(DrillMode::Run)>"Run drill"</button>
                 <button type="button" data-testid="drill-abort"
-                    disabled=move || busy.get() || started.with(Option::is_none)
+                    disabled=move || busy.get() || (started.with(Option::is_none) && !selected_drilled())
                     on:click=move |_| send(DrillMode::Abort)>"Abort"</button>
             </div>
             {move || outcome.get().map(outcome_view)}

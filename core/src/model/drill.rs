@@ -147,6 +147,8 @@ pub enum DrillRefusal {
     RateLimited,
     /// 502: the API server failed the call.
     Upstream,
+    /// 503: spotboard is stopping (its drills are being aborted).
+    Stopping,
 }
 
 impl DrillRefusal {
@@ -159,6 +161,7 @@ impl DrillRefusal {
             DrillRefusal::Conflict => 409,
             DrillRefusal::RateLimited => 429,
             DrillRefusal::Upstream => 502,
+            DrillRefusal::Stopping => 503,
         }
     }
 }

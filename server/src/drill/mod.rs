@@ -24,6 +24,8 @@ mod plan;
 mod runner;
 mod writes;
 
+use runner::StopKind;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -40,10 +42,13 @@ use crate::hub::Hub;
 struct Started {
     status: Arc<Mutex<Drill>>,
     /// Ends the runner early (abort or shutdown).
-    stop: tokio::sync::watch::Sender<bool>,
+    stop: tokio::sync::watch::Sender<Option<StopKind>>,
     task: tokio::task::JoinHandle<()>,
     provider: spotboard_core::Provider,
 }
+
+/// How long a shutdown waits for one drill's restore before it gives up on it and says so.
+const SHUTDOWN_RESTORE: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Runs drills for users. One per node at a time.
 pub struct Driller {
@@ -56,6 +61,8 @@ pub struct Driller {
     /// own preemptions are).
     speed: f64,
     drills: Mutex<HashMap<(String, String), Started>>,
+    /// Set once spotboard is stopping: no drill starts after its drills were aborted.
+    closing: std::sync::atomic::AtomicBool,
 }
 
 impl Driller {
@@ -75,6 +82,7 @@ impl Driller {
                 1.0
             },
             drills: Mutex::new(HashMap::new()),
+            closing: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -123,19 +131,27 @@ impl Driller {
                 format!("{} has no node named {:?}", req.cluster, req.node),
             );
         };
-        if let Err(why) = self.creator.charge(identity, request, 1) {
+        // The two access reviews now; the dry-run evictions when the plan knows the pods.
+        if let Err(why) = self.creator.charge(identity, request, 2) {
             return DrillOutcome::refused(RateLimited, why);
         }
         let client = match client_as(target, identity) {
             Ok(c) => c,
             Err(why) => return DrillOutcome::refused(Forbidden, why),
         };
-        let mut plan = plan::plan(
-            &node,
-            &client,
-            self.reads.get(&req.cluster).unwrap_or(&client),
-        )
-        .await;
+        let charge = |n: u32| {
+            if n == 0 {
+                Ok(())
+            } else {
+                self.creator.charge(identity, request, n)
+            }
+        };
+        let read = self
+            .reads
+            .get(&req.cluster)
+            .cloned()
+            .unwrap_or_else(|| client.clone());
+        let (mut plan, plan_refusal) = plan::plan(&node, &client, &read, &charge).await;
         let busy = self.running(&req.cluster, &req.node);
         if let Some(why) = conflict(&node, busy) {
             plan.refusals.push(why);
@@ -170,7 +186,7 @@ impl Driller {
         } else if node.capacity_type != CapacityType::Spot {
             Some((Invalid, plan.refusals.last().cloned().unwrap_or_default()))
         } else if !plan.refusals.is_empty() {
-            Some((Forbidden, plan.refusals.join("; ")))
+            Some((plan_refusal.unwrap_or(Forbidden), plan.refusals.join("; ")))
         } else if req.confirm.as_deref() != Some(node.name.as_str()) {
             Some((
                 Invalid,
@@ -185,7 +201,15 @@ impl Driller {
                 ..DrillOutcome::refused(kind, why)
             };
         }
-        let drill = self.start(&node, client, identity.label());
+        let drill = match self.start(&node, client, read, identity.label()) {
+            Ok(d) => d,
+            Err((kind, why)) => {
+                return DrillOutcome {
+                    plan: Some(plan),
+                    ..DrillOutcome::refused(kind, why)
+                };
+            }
+        };
         DrillOutcome {
             message: format!(
                 "drill started on {} as {}: {} s notice window",
@@ -210,7 +234,35 @@ impl Driller {
             .unwrap_or(false)
     }
 
-    fn start(&self, node: &NodeRow, client: kube::Client, by: String) -> Drill {
+    /// Starts the drill, unless one runs on the node already (409: two requests that both
+    /// passed the plan's check) or spotboard is stopping (503). The check and the insert
+    /// are one step under the lock, so two starts cannot both win.
+    fn start(
+        &self,
+        node: &NodeRow,
+        client: kube::Client,
+        read: kube::Client,
+        by: String,
+    ) -> Result<Drill, (DrillRefusal, String)> {
+        let mut drills = self.drills.lock().map_err(|_| {
+            (
+                DrillRefusal::Upstream,
+                "drill registry unavailable".to_string(),
+            )
+        })?;
+        if self.closing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err((
+                DrillRefusal::Stopping,
+                "spotboard is stopping: no drill starts now".into(),
+            ));
+        }
+        let key = (node.cluster.clone(), node.name.clone());
+        if drills.get(&key).is_some_and(|s| !s.task.is_finished()) {
+            return Err((
+                DrillRefusal::Conflict,
+                format!("{} is already under a drill", node.name),
+            ));
+        }
         let status = Arc::new(Mutex::new(Drill {
             cluster: node.cluster.clone(),
             node: node.name.clone(),
@@ -221,9 +273,11 @@ impl Driller {
             phase: spotboard_core::domain::preemption::drill::phase_at(node.provider, 0),
             ..Default::default()
         }));
-        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let snapshot = status.lock().map(|d| d.clone()).unwrap_or_default();
+        let (stop, stopped) = tokio::sync::watch::channel(None);
         let task = tokio::spawn(runner::run(runner::Run {
             client,
+            read,
             node: node.name.clone(),
             provider: node.provider,
             by,
@@ -231,19 +285,16 @@ impl Driller {
             status: status.clone(),
             stopped,
         }));
-        let snapshot = status.lock().map(|d| d.clone()).unwrap_or_default();
-        if let Ok(mut d) = self.drills.lock() {
-            d.insert(
-                (node.cluster.clone(), node.name.clone()),
-                Started {
-                    status,
-                    stop,
-                    task,
-                    provider: node.provider,
-                },
-            );
-        }
-        snapshot
+        drills.insert(
+            key,
+            Started {
+                status,
+                stop,
+                task,
+                provider: node.provider,
+            },
+        );
+        Ok(snapshot)
     }
 
     /// Stops the node's drill, if spotboard runs one, and restores the node as the user: a
@@ -257,58 +308,69 @@ impl Driller {
         node: Option<NodeRow>,
     ) -> DrillOutcome {
         let key = (req.cluster.clone(), req.node.clone());
-        let started = self.drills.lock().ok().and_then(|mut d| d.remove(&key));
-        let drilled = node.as_ref().is_some_and(|n| n.drill);
-        if started.is_none() && !drilled {
+        let known = self
+            .drills
+            .lock()
+            .map(|d| d.contains_key(&key))
+            .unwrap_or(false);
+        if !known && !node.as_ref().is_some_and(|n| n.drill) {
             return DrillOutcome::refused(
                 DrillRefusal::NotFound,
                 format!("no drill to abort on {}", req.node),
             );
         }
-        if let Err(why) = self.creator.charge(identity, request, 1) {
-            if let (Some(s), Ok(mut d)) = (started, self.drills.lock()) {
-                d.insert(key, s);
-            }
+        // Everything that can refuse comes before the drill is touched: the limit, the
+        // aborting user's client, and whether that user may patch nodes (an abort restores
+        // the node as the user who asks, not as the one who started the drill).
+        if let Err(why) = self.creator.charge(identity, request, 2) {
             return DrillOutcome::refused(DrillRefusal::RateLimited, why);
         }
         let client = match client_as(target, identity) {
             Ok(c) => c,
             Err(why) => return DrillOutcome::refused(DrillRefusal::Forbidden, why),
         };
+        match plan::may(&client, "patch", "nodes", "").await {
+            Ok(true) => {}
+            Ok(false) => {
+                return DrillOutcome::refused(
+                    DrillRefusal::Forbidden,
+                    format!(
+                        "you may not patch nodes in {} (SelfSubjectAccessReview): an abort restores the node as you",
+                        req.cluster
+                    ),
+                );
+            }
+            Err(e) => {
+                return DrillOutcome::refused(
+                    DrillRefusal::Upstream,
+                    format!(
+                        "could not ask {} whether you may patch nodes: {e}",
+                        req.cluster
+                    ),
+                );
+            }
+        }
+        let started = self.drills.lock().ok().and_then(|mut d| d.remove(&key));
         let provider = started
             .as_ref()
             .map(|s| s.provider)
             .or(node.as_ref().map(|n| n.provider))
             .unwrap_or_default();
-        // A running drill is stopped and its runner restores the node with the identity it
-        // wrote as; a finished one (or one an earlier spotboard left) is restored here as
-        // the aborting user.
-        let (mut drill, restored) = match started {
-            Some(s) if !s.task.is_finished() => {
-                let _ = s.stop.send(true);
+        let mut drill = match started {
+            Some(s) => {
+                // The runner only ends; the restore below is the aborting user's.
+                let _ = s.stop.send(Some(StopKind::User));
                 let _ = s.task.await;
-                (s.status.lock().map(|d| d.clone()).unwrap_or_default(), true)
+                s.status.lock().map(|d| d.clone()).unwrap_or_default()
             }
-            Some(s) => (
-                s.status.lock().map(|d| d.clone()).unwrap_or_default(),
-                false,
-            ),
-            None => (
-                Drill {
-                    cluster: req.cluster.clone(),
-                    node: req.node.clone(),
-                    provider,
-                    ..Default::default()
-                },
-                false,
-            ),
+            None => Drill {
+                cluster: req.cluster.clone(),
+                node: req.node.clone(),
+                provider,
+                ..Default::default()
+            },
         };
-        let result = if restored && drill.state == DrillState::Aborted {
-            Ok(())
-        } else {
-            writes::restore(&client, &req.node, provider).await
-        };
-        match result {
+        match writes::restore(&client, &req.node, provider).await {
             Ok(()) => {
                 drill.state = DrillState::Aborted;
                 drill
@@ -316,37 +378,61 @@ impl Driller {
                     .push(format!("aborted by {}: node restored", identity.label()));
                 DrillOutcome {
                     message: format!(
-                        "drill aborted: {} uncordoned and its drill labels removed",
+                        "drill aborted: {} uncordoned and its drill marks removed",
                         req.node
                     ),
                     drill: Some(drill),
                     ..Default::default()
                 }
             }
-            Err(e) => DrillOutcome {
-                drill: Some(drill),
-                ..DrillOutcome::refused(e.refusal(), format!("could not restore the node: {e}"))
-            },
+            Err(e) => {
+                drill.state = DrillState::Failed;
+                DrillOutcome {
+                    drill: Some(drill),
+                    ..DrillOutcome::refused(e.refusal(), format!("could not restore the node: {e}"))
+                }
+            }
         }
     }
 
     /// Aborts every running drill and restores its node, with the identity the drill wrote
-    /// as: called once the server is asked to stop (SIGTERM), before it exits.
+    /// as: called once the server is asked to stop (SIGTERM), before it exits. From then on no
+    /// drill starts (the flag is set under the registry's lock, so no start slips past the
+    /// drain). Each restore gets [`SHUTDOWN_RESTORE`]; one that does not finish is logged.
     pub async fn abort_all(&self) {
-        let started: Vec<((String, String), Started)> = self
-            .drills
-            .lock()
-            .map(|mut d| d.drain().collect())
-            .unwrap_or_default();
+        let started: Vec<((String, String), Started)> = match self.drills.lock() {
+            Ok(mut d) => {
+                self.closing
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                d.drain().collect()
+            }
+            Err(_) => Vec::new(),
+        };
         for ((cluster, node), s) in started {
             if s.task.is_finished() {
                 continue;
             }
-            let _ = s.stop.send(true);
-            // The runner restores the node itself when stopped by shutdown (it holds the
-            // user's client); wait for it.
-            let _ = s.task.await;
-            tracing::info!(cluster, node, "drill aborted at shutdown; node restored");
+            let _ = s.stop.send(Some(StopKind::Shutdown));
+            match tokio::time::timeout(SHUTDOWN_RESTORE, s.task).await {
+                Ok(_) => {
+                    let state = s.status.lock().map(|d| d.state).unwrap_or_default();
+                    if state == DrillState::Aborted {
+                        tracing::info!(cluster, node, "drill aborted at shutdown; node restored");
+                    } else {
+                        tracing::error!(
+                            cluster,
+                            node,
+                            ?state,
+                            "drill stopped at shutdown, but its node could not be restored: uncordon it and remove its drill.spotboard.dev annotations"
+                        );
+                    }
+                }
+                Err(_) => tracing::error!(
+                    cluster,
+                    node,
+                    "drill's node not restored within the shutdown's time: uncordon it and remove its drill.spotboard.dev annotations"
+                ),
+            }
         }
     }
 }
@@ -381,6 +467,7 @@ fn audit(who: &str, req: &DrillRequest, outcome: &DrillOutcome) {
         Some(DrillRefusal::Conflict) => "conflict",
         Some(DrillRefusal::RateLimited) => "rate-limited",
         Some(DrillRefusal::Upstream) => "upstream-error",
+        Some(DrillRefusal::Stopping) => "stopping",
     };
     let cut = |s: &str| s.len() > crate::create::AUDIT_FIELD_MAX_BYTES;
     tracing::info!(

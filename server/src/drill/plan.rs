@@ -7,7 +7,7 @@ use k8s_openapi::api::authorization::v1::{
 use kube::api::{Api, PostParams};
 use spotboard_core::domain::preemption::drill;
 use spotboard_core::domain::preemption::readiness::shutdown_budget_s;
-use spotboard_core::model::{Check, DrillPlan, DrillPod, NodeRow, PodImpact};
+use spotboard_core::model::{Check, DrillPlan, DrillPod, DrillRefusal, NodeRow, PodImpact};
 
 use super::writes::{self, PodName};
 
@@ -22,21 +22,35 @@ const VERBS: [(&str, &str, &str, &str); 2] = [
 ];
 
 /// The plan for `node`: phases, pods (read with spotboard's `read` client), their findings
-/// and the budgets' answers (dry-run evictions as the `user`), and the verbs the user lacks.
-/// Failures to read become refusals or findings: a plan is always returned.
-pub async fn plan(node: &NodeRow, user: &kube::Client, read: &kube::Client) -> DrillPlan {
+/// and the budgets' answers (dry-run evictions as the `user`, each charged to `charge` first),
+/// and the verbs the user lacks. Failures to read become refusals or findings: a plan is
+/// always returned, with the kind of its first refusal (a missing verb `Forbidden`, an access
+/// review that could not be asked `Upstream`).
+pub async fn plan(
+    node: &NodeRow,
+    user: &kube::Client,
+    read: &kube::Client,
+    charge: &(dyn Fn(u32) -> Result<(), String> + Send + Sync),
+) -> (DrillPlan, Option<DrillRefusal>) {
     let mut refusals = Vec::new();
+    let mut kind = None;
     for (verb, resource, sub, words) in VERBS {
         match may(user, verb, resource, sub).await {
             Ok(true) => {}
-            Ok(false) => refusals.push(format!(
-                "you may not {words} in {} (SelfSubjectAccessReview)",
-                node.cluster
-            )),
-            Err(e) => refusals.push(format!(
-                "could not ask {} whether you may {words}: {e}",
-                node.cluster
-            )),
+            Ok(false) => {
+                kind.get_or_insert(DrillRefusal::Forbidden);
+                refusals.push(format!(
+                    "you may not {words} in {} (SelfSubjectAccessReview)",
+                    node.cluster
+                ));
+            }
+            Err(e) => {
+                kind.get_or_insert(DrillRefusal::Upstream);
+                refusals.push(format!(
+                    "could not ask {} whether you may {words}: {e}",
+                    node.cluster
+                ));
+            }
         }
     }
     let mut findings = Vec::new();
@@ -49,16 +63,23 @@ pub async fn plan(node: &NodeRow, user: &kube::Client, read: &kube::Client) -> D
             }
         };
     let budget = shutdown_budget_s(node.provider);
-    let may_evict = refusals.is_empty();
-    let mut pods = Vec::new();
-    for (i, p) in impacts
+    let evictable: Vec<&PodImpact> = impacts
         .iter()
         .filter(|p| p.owner_kind.as_deref() != Some("DaemonSet"))
-        .enumerate()
-    {
+        .collect();
+    // The dry-run evictions are calls as the user: charged before they are made.
+    let not_asked = if !refusals.is_empty() {
+        Some("not asked: the drill may not start".to_string())
+    } else {
+        charge(evictable.len().min(DRY_EVICTIONS_MAX) as u32)
+            .err()
+            .map(|why| format!("not asked: {why}"))
+    };
+    let mut pods = Vec::new();
+    for (i, p) in evictable.into_iter().enumerate() {
         findings.extend(pod_findings(p, budget));
-        let refused = if !may_evict {
-            None
+        let refused = if let Some(why) = &not_asked {
+            Some(why.clone())
         } else if i >= DRY_EVICTIONS_MAX {
             Some(format!(
                 "not asked: only the first {DRY_EVICTIONS_MAX} pods get a dry-run eviction"
@@ -84,7 +105,7 @@ pub async fn plan(node: &NodeRow, user: &kube::Client, read: &kube::Client) -> D
             refused,
         });
     }
-    DrillPlan {
+    let plan = DrillPlan {
         cluster: node.cluster.clone(),
         node: node.name.clone(),
         provider: node.provider,
@@ -92,7 +113,8 @@ pub async fn plan(node: &NodeRow, user: &kube::Client, read: &kube::Client) -> D
         pods,
         findings,
         refusals,
-    }
+    };
+    (plan, kind)
 }
 
 /// The readiness audit's per-pod checks for one pod about to be evicted, one sentence each
@@ -128,7 +150,7 @@ pub fn pod_findings(p: &PodImpact, budget_s: i64) -> Vec<String> {
 }
 
 /// A SelfSubjectAccessReview as the user.
-async fn may(
+pub async fn may(
     user: &kube::Client,
     verb: &str,
     resource: &str,

@@ -1,6 +1,6 @@
 //! One drill's task: the provider's steps (`spotboard_core::domain::preemption::drill`) at
 //! their times on the cluster's clock, evictions a budget refused asked again every
-//! [`RETRY_S`] until the window ends, and the node restored when stopped early.
+//! [`RETRY_S`] until the window ends, and the stop asked early ([`StopKind`]).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -10,7 +10,7 @@ use chrono::Utc;
 use spotboard_core::Provider;
 use spotboard_core::domain::preemption::drill::{self, Action, Pods};
 use spotboard_core::labels;
-use spotboard_core::model::{Drill, DrillState};
+use spotboard_core::model::{Drill, DrillRefusal, DrillState};
 use tokio::time::Instant;
 
 use super::writes::{self, PodName};
@@ -18,10 +18,22 @@ use super::writes::{self, PodName};
 /// Cluster seconds between asks of an eviction a budget refused (as CKS's drain asks again).
 pub const RETRY_S: i64 = 5;
 
+/// Why a drill is asked to stop early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopKind {
+    /// A user aborted it: the abort restores the node as that user; the runner only ends.
+    User,
+    /// spotboard is stopping: the runner restores the node as the drill's own user.
+    Shutdown,
+}
+
 /// What one drill's task needs.
 pub struct Run {
     /// The user's client: every write goes out as the user who started the drill.
     pub client: kube::Client,
+    /// spotboard's own (read-only) client: the node's pods are read with it (a read needs no
+    /// user's permission; only writes must be the user's).
+    pub read: kube::Client,
     pub node: String,
     pub provider: Provider,
     /// The identity's label, for the drill annotation.
@@ -29,14 +41,19 @@ pub struct Run {
     /// Cluster seconds per wall second.
     pub speed: f64,
     pub status: Arc<Mutex<Drill>>,
-    /// Turns true to stop early (abort, or spotboard stopping); the node is restored then.
-    pub stopped: tokio::sync::watch::Receiver<bool>,
+    /// Set to stop early ([`StopKind`]).
+    pub stopped: tokio::sync::watch::Receiver<Option<StopKind>>,
 }
 
 impl Run {
     /// Wall time for `s` cluster seconds.
     fn wall(&self, s: i64) -> Duration {
         Duration::from_secs_f64(s.max(0) as f64 / self.speed)
+    }
+
+    /// The stop asked, if any.
+    fn stop(&self) -> Option<StopKind> {
+        *self.stopped.borrow()
     }
 
     fn note(&self, at_s: i64, line: String) {
@@ -63,10 +80,10 @@ impl Run {
     }
 }
 
-/// Carries out the drill. Ends `Completed` at the window's end (the node left cordoned),
-/// `Aborted` when stopped (the node restored), or `Failed` when a node write is refused (the
-/// node restored as far as the user may).
-pub async fn run(mut r: Run) {
+/// Carries out the drill. Ends `Completed` at the window's end (the notice off, the node left
+/// cordoned), `Aborted` when stopped, or `Failed` when a node write is refused (the node
+/// restored as far as the user may).
+pub async fn run(r: Run) {
     let t0 = Instant::now();
     let started = Utc::now();
     let steps = drill::steps(r.provider);
@@ -74,8 +91,12 @@ pub async fn run(mut r: Run) {
     // once per pod as a Warning event, as drains report them.
     let mut refused: BTreeSet<PodName> = BTreeSet::new();
     let mut reported: BTreeSet<PodName> = BTreeSet::new();
+    let mut stop_rx = r.stopped.clone();
     let mut i = 0;
     while i < steps.len() {
+        if let Some(kind) = r.stop() {
+            return stopped(&r, kind).await;
+        }
         let step = &steps[i];
         let due = t0 + r.wall(step.at_s);
         let next_retry = Instant::now() + r.wall(RETRY_S);
@@ -84,21 +105,12 @@ pub async fn run(mut r: Run) {
         } else {
             due.min(next_retry)
         };
+        // Biased: a stop asked while a step is also due wins, so a drill aborted at its last
+        // moment never ends as completed.
         tokio::select! {
+            biased;
+            kind = stop_asked(&mut stop_rx) => return stopped(&r, kind).await,
             _ = tokio::time::sleep_until(wake) => {}
-            _ = stop_asked(&mut r.stopped) => {
-                match writes::restore(&r.client, &r.node, r.provider).await {
-                    Ok(()) => r.end(
-                        DrillState::Aborted,
-                        Some("stopped: node restored (uncordoned, drill labels removed)".into()),
-                    ),
-                    Err(e) => r.end(
-                        DrillState::Failed,
-                        Some(format!("stopped, but the node could not be restored: {e}")),
-                    ),
-                }
-                return;
-            }
         }
         let at_s = elapsed_s(t0, r.speed);
         if Instant::now() < due {
@@ -128,11 +140,13 @@ pub async fn run(mut r: Run) {
                 Ok(String::new())
             }
             Action::Stop => {
-                r.note(
-                    at_s,
-                    "window over: the node stays cordoned; delete or uncordon it (abort restores it)"
-                        .into(),
-                );
+                let line = match writes::end_notice(&r.client, &r.node, r.provider).await {
+                    Ok(()) => "window over: notice and drill marks removed; the node stays \
+                               cordoned for you to delete or uncordon (abort uncordons it)"
+                        .to_string(),
+                    Err(e) => format!("window over, but the notice could not be removed: {e}"),
+                };
+                r.note(at_s, line);
                 let left = refused.len();
                 let line = (left > 0).then(|| {
                     format!("{left} pod(s) never evicted: their budgets refused to the end")
@@ -158,12 +172,35 @@ pub async fn run(mut r: Run) {
     }
 }
 
-/// Resolves once a stop is asked. A sender dropped without asking (the driller gone with the
-/// server) is no stop: the drill goes on until `Driller::abort_all` or its window's end, so a
-/// shutdown that forgot to abort is seen by the tests, not papered over by a race.
-async fn stop_asked(stopped: &mut tokio::sync::watch::Receiver<bool>) {
-    if stopped.wait_for(|s| *s).await.is_err() {
-        std::future::pending::<()>().await;
+/// Resolves with the stop once one is asked. A sender dropped without asking (the driller gone
+/// with the server) is no stop: the drill goes on until `Driller::abort_all` or its window's
+/// end, so a shutdown that forgot to abort is seen by the tests, not papered over by a race.
+async fn stop_asked(stopped: &mut tokio::sync::watch::Receiver<Option<StopKind>>) -> StopKind {
+    // The borrow (`Ref`) is dropped before any further await.
+    let asked = stopped.wait_for(Option::is_some).await.map(|kind| *kind);
+    match asked {
+        Ok(kind) => kind.unwrap_or(StopKind::User),
+        Err(_) => std::future::pending().await,
+    }
+}
+
+/// Ends a drill stopped early: at shutdown the node is restored here, as the drill's user; a
+/// user's abort restores it itself, as that user.
+async fn stopped(r: &Run, kind: StopKind) {
+    match kind {
+        StopKind::User => r.end(DrillState::Aborted, None),
+        StopKind::Shutdown => match writes::restore(&r.client, &r.node, r.provider).await {
+            Ok(()) => r.end(
+                DrillState::Aborted,
+                Some("spotboard stopping: node restored (uncordoned, drill marks removed)".into()),
+            ),
+            Err(e) => r.end(
+                DrillState::Failed,
+                Some(format!(
+                    "spotboard stopping, but the node could not be restored: {e}"
+                )),
+            ),
+        },
     }
 }
 
@@ -179,10 +216,13 @@ async fn evict_step(
     refused: &mut BTreeSet<PodName>,
     reported: &mut BTreeSet<PodName>,
 ) {
-    match writes::pods_to_evict(&r.client, &r.node, which).await {
+    match writes::pods_to_evict(&r.read, &r.node, which).await {
         Ok(pods) => {
             r.note(at_s, format!("draining: {} pod(s) to evict", pods.len()));
             for p in pods {
+                if r.stop().is_some() {
+                    return;
+                }
                 evict_one(r, at_s, p, refused, reported).await;
             }
         }
@@ -198,6 +238,9 @@ async fn retry(
 ) {
     let again: Vec<PodName> = std::mem::take(refused).into_iter().collect();
     for p in again {
+        if r.stop().is_some() {
+            return;
+        }
         evict_one(r, at_s, p, refused, reported).await;
     }
 }
@@ -215,7 +258,7 @@ async fn evict_one(
             r.note(at_s, format!("evicted {}/{}", p.namespace, p.name));
         }
         // Gone meanwhile: nothing left to evict.
-        Err(e) if e.refusal() == spotboard_core::model::DrillRefusal::NotFound => {}
+        Err(e) if e.refusal() == DrillRefusal::NotFound => {}
         Err(e) if e.budget_refused() => {
             r.count(0, 1);
             if reported.insert(p.clone()) {

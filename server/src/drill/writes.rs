@@ -63,7 +63,8 @@ impl WriteError {
     /// Whether a PodDisruptionBudget refused an eviction (429, Kubernetes: API-initiated
     /// Eviction).
     pub fn budget_refused(&self) -> bool {
-        self.code == Some(429)
+        // Not the API server's own throttling, also a 429.
+        self.code == Some(429) && self.message.contains("disruption budget")
     }
 
     /// The API server's message alone.
@@ -119,28 +120,62 @@ pub async fn label(
     merge(client, node, &body, &format!("label the node {key}")).await
 }
 
-/// The node's taints now.
-async fn taints(client: &kube::Client, node: &str) -> WriteResult<Vec<Taint>> {
-    let n = Api::<Node>::all(client.clone())
-        .get(node)
-        .await
-        .map_err(|e| WriteError::of("read the node", e))?;
-    Ok(n.spec.and_then(|s| s.taints).unwrap_or_default())
+/// Times a taint list is read and written again when another writer changed the node in
+/// between (409).
+const TAINT_TRIES: u32 = 4;
+
+/// Rewrites the node's taints with `change`, beside the merge patch `extra`: read, changed,
+/// and the whole list written back (a merge patch replaces lists) with the read's
+/// `resourceVersion`, so a taint another writer added meanwhile is not lost: a 409 reads
+/// again, up to [`TAINT_TRIES`] times.
+async fn retaint(
+    client: &kube::Client,
+    node: &str,
+    mut extra: Value,
+    change: impl Fn(&mut Vec<Taint>),
+    verb: &str,
+) -> WriteResult<()> {
+    let api = Api::<Node>::all(client.clone());
+    let mut last = None;
+    for _ in 0..TAINT_TRIES {
+        let n = api
+            .get(node)
+            .await
+            .map_err(|e| WriteError::of("read the node", e))?;
+        let mut ts = n.spec.and_then(|s| s.taints).unwrap_or_default();
+        change(&mut ts);
+        extra["metadata"]["resourceVersion"] = json!(n.metadata.resource_version);
+        extra["spec"]["taints"] = json!(ts);
+        match merge(client, node, &extra, verb).await {
+            Err(e) if e.code == Some(409) => last = Some(e),
+            done => return done,
+        }
+    }
+    Err(last.unwrap_or_else(|| WriteError {
+        verb: verb.into(),
+        code: Some(409),
+        message: "the node kept changing".into(),
+    }))
 }
 
-/// Adds a `NoSchedule` taint `key` (read, then the whole list written back: a merge patch
-/// replaces lists).
+/// Adds a `NoSchedule` taint `key`.
 pub async fn taint(client: &kube::Client, node: &str, key: &str) -> WriteResult<()> {
-    let mut ts = taints(client, node).await?;
-    if !ts.iter().any(|t| t.key == key) {
-        ts.push(Taint {
-            key: key.into(),
-            effect: "NoSchedule".into(),
-            ..Default::default()
-        });
-    }
-    let body = json!({"spec": {"taints": ts}});
-    merge(client, node, &body, &format!("taint the node {key}")).await
+    retaint(
+        client,
+        node,
+        json!({}),
+        |ts| {
+            if !ts.iter().any(|t| t.key == key) {
+                ts.push(Taint {
+                    key: key.into(),
+                    effect: "NoSchedule".into(),
+                    ..Default::default()
+                });
+            }
+        },
+        &format!("taint the node {key}"),
+    )
+    .await
 }
 
 /// A Warning event on the node, marked a drill.
@@ -261,28 +296,45 @@ pub async fn evict(client: &kube::Client, pod: &PodName, dry_run: bool) -> Write
         .map_err(|e| WriteError::of(&format!("evict {}/{}", pod.namespace, pod.name), e))
 }
 
-/// Undoes a drill: uncordons the node, removes the provider's notice labels or taint and the
-/// drill's annotations. Safe to repeat.
-pub async fn restore(client: &kube::Client, node: &str, provider: Provider) -> WriteResult<()> {
-    let mut body = json!({
+/// The provider's notice taint, if it signals with one.
+fn notice_taint(provider: Provider) -> Option<&'static str> {
+    match provider {
+        Provider::Gke => Some(labels::GKE_TERMINATION_TAINT),
+        Provider::Karpenter => Some(labels::KARPENTER_DISRUPTED_TAINT),
+        Provider::Cks | Provider::Unknown => None,
+    }
+}
+
+/// Removes the drill's notice (the provider's labels or taint) and its annotations, and sets
+/// `spec.unschedulable` to `cordoned` (`None` removes it: uncordoned).
+async fn clear(
+    client: &kube::Client,
+    node: &str,
+    provider: Provider,
+    cordoned: Option<bool>,
+    verb: &str,
+) -> WriteResult<()> {
+    let body = json!({
         "metadata": {
             "annotations": {labels::DRILL: null, labels::DRILL_BY: null},
             "labels": {labels::PENDING_PREEMPTION: null, labels::EVICTED_AT: null},
         },
-        "spec": {"unschedulable": null},
+        "spec": {"unschedulable": cordoned},
     });
-    let taint_key = match provider {
-        Provider::Gke => Some(labels::GKE_TERMINATION_TAINT),
-        Provider::Karpenter => Some(labels::KARPENTER_DISRUPTED_TAINT),
-        Provider::Cks | Provider::Unknown => None,
-    };
-    if let Some(key) = taint_key {
-        let kept: Vec<Taint> = taints(client, node)
-            .await?
-            .into_iter()
-            .filter(|t| t.key != key)
-            .collect();
-        body["spec"]["taints"] = json!(kept);
+    match notice_taint(provider) {
+        Some(key) => retaint(client, node, body, |ts| ts.retain(|t| t.key != key), verb).await,
+        None => merge(client, node, &body, verb).await,
     }
-    merge(client, node, &body, "restore the node").await
+}
+
+/// The end of a drill's window: the notice and the drill's marks come off, the cordon stays
+/// for the node's owner to delete or uncordon (spotboard deletes no node).
+pub async fn end_notice(client: &kube::Client, node: &str, provider: Provider) -> WriteResult<()> {
+    clear(client, node, provider, Some(true), "end the drill's notice").await
+}
+
+/// Undoes a drill: uncordons the node, removes the provider's notice labels or taint and the
+/// drill's annotations. Safe to repeat.
+pub async fn restore(client: &kube::Client, node: &str, provider: Provider) -> WriteResult<()> {
+    clear(client, node, provider, None, "restore the node").await
 }

@@ -76,6 +76,10 @@ pub struct ClusterData {
     // Nodes Karpenter recorded `SpotInterrupted` on: its disruption taint means a preemption
     // only with this event (the same taint marks consolidation, drift and expiry).
     interrupted: HashSet<String>,
+    // Nodes a preemption drill recorded `SpotInterrupted` on: the event counts only while the
+    // node still carries the drill's annotation, so a later consolidation taint on an aborted
+    // drill's node is not read as a preemption.
+    drill_interrupted: HashSet<String>,
 }
 
 impl ClusterData {
@@ -279,6 +283,7 @@ impl ClusterData {
         {
             self.node_uid_by_name.remove(&rec.name);
             self.interrupted.remove(&*rec.name);
+            self.drill_interrupted.remove(&*rec.name);
             self.node_pool_seen.gone(&rec.name, Utc::now());
         }
         if let Some(pool) = &rec.pool {
@@ -365,9 +370,14 @@ impl ClusterData {
 
     fn put_event(&mut self, rec: EventRecord, dirty: &mut Vec<Dirty>) {
         dirty.push((RowKind::Event, rec.uid.clone()));
+        let interrupted = if rec.drill {
+            &mut self.drill_interrupted
+        } else {
+            &mut self.interrupted
+        };
         if rec.kind == "Node"
             && rec.reason == spotboard_core::labels::KARPENTER_SPOT_INTERRUPTED
-            && self.interrupted.insert(rec.object_name.clone())
+            && interrupted.insert(rec.object_name.clone())
         {
             self.dirty_node_named(&rec.object_name, dirty);
             if let Some(pool) = self.node_pool_seen.pool(&rec.object_name).cloned() {
@@ -407,7 +417,20 @@ impl ClusterData {
     /// Whether the node is under its provider's preemption notice ([`projection::notice`],
     /// with this cluster's `SpotInterrupted` events).
     fn notice_of(&self, n: &NodeRecord) -> bool {
-        projection::notice(n, self.interrupted.contains(&*n.name))
+        projection::notice(n, self.interrupted_now(n))
+    }
+
+    /// Whether a `SpotInterrupted` event stands for the node now: Karpenter's own, or a
+    /// drill's while the node carries the drill's annotation.
+    fn interrupted_now(&self, n: &NodeRecord) -> bool {
+        self.interrupted.contains(&*n.name)
+            || (n.drill && self.drill_interrupted.contains(&*n.name))
+    }
+
+    /// Under a real preemption notice: a drill's notice is no preemption for the pools'
+    /// counts, the header and `spotboard_nodes_under_notice`.
+    fn preempting(&self, n: &NodeRecord) -> bool {
+        !n.drill && self.notice_of(n)
     }
 
     /// `spec.computeClass` of the node's CKS NodePool, if it has one that could be read.
@@ -440,14 +463,14 @@ impl ClusterData {
             let spec = self.karpenter.values().find(|k| &k.name == name);
             let mut row =
                 projection::provider_pool_row(cluster, uid, name, *provider, &nodes, spec)?;
-            row.nodes_preempting = nodes.iter().filter(|n| self.notice_of(n)).count() as u32;
+            row.nodes_preempting = nodes.iter().filter(|n| self.preempting(n)).count() as u32;
             return Some(row);
         };
         let mut agg = NodeAggregate::default();
         let mut zones: HashMap<&str, u32> = HashMap::new();
         for n in self.nodes_of(&rec.name) {
             agg.cordoned += u32::from(n.cordoned);
-            agg.preempting += u32::from(self.notice_of(n));
+            agg.preempting += u32::from(self.preempting(n));
             if let Some(z) = &n.zone {
                 *zones.entry(z).or_default() += 1;
             }
@@ -473,7 +496,7 @@ impl ClusterData {
             projection::NodeContext {
                 pods: self.pods.on_node(&rec.name),
                 pool_class: self.pool_class_of(rec),
-                interrupted: self.interrupted.contains(&*rec.name),
+                interrupted: self.interrupted_now(rec),
             },
         ))
     }

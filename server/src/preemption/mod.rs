@@ -289,7 +289,9 @@ impl PreemptionWatch {
         // away at T=0 must not lose the pods.
         let (outcomes_tx, outcomes_rx) =
             tokio::sync::oneshot::channel::<Vec<(String, String, String)>>();
-        if let (Some(l), Ok(p)) = (self.ledger.clone(), &impacts) {
+        // A drill's pods are on its card only: "why did my pod stop?" finds preemptions.
+        let ledger = self.ledger.clone().filter(|_| !need.drill);
+        if let (Some(l), Ok(p)) = (ledger, &impacts) {
             let pods: Vec<_> = p.iter().map(|(p, _)| p.clone()).collect();
             let (uid, node) = (need.uid.clone(), need.node.clone());
             tokio::spawn(async move {

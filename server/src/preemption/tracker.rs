@@ -70,6 +70,9 @@ pub struct NeedsPods {
     pub uid: String,
     pub cluster: String,
     pub node: String,
+    /// A drill's T=0: its pods are read for the card, never linked in the ledger as a
+    /// preemption's hits.
+    pub drill: bool,
 }
 
 impl Tracker {
@@ -135,6 +138,17 @@ impl Tracker {
             self.quiet.entry(n.key.clone()).or_insert(obs);
             return None;
         }
+        // A drill that is over (its notice and annotation gone: aborted, or its window ended)
+        // closes its card, so a later real preemption of the node is seen and counted.
+        if !n.drill
+            && !obs.notice
+            && !obs.draining
+            && self.nodes.get(&n.key).is_some_and(|f| f.drill)
+        {
+            self.nodes.remove(&n.key);
+            self.quiet.insert(n.key.clone(), obs);
+            return None;
+        }
         let first = self.quiet.remove(&n.key);
         let f = self.nodes.entry(n.key.clone()).or_insert_with(|| Followed {
             row: n.clone(),
@@ -168,6 +182,7 @@ impl Tracker {
                 uid: n.key.clone(),
                 cluster: n.cluster.clone(),
                 node: n.name.clone(),
+                drill: true,
             });
         }
         metrics
@@ -186,6 +201,7 @@ impl Tracker {
             uid: n.key.clone(),
             cluster: n.cluster.clone(),
             node: n.name.clone(),
+            drill: false,
         })
     }
 

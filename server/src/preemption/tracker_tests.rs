@@ -87,15 +87,18 @@ fn a_drill_has_a_card_and_counts_nowhere() {
         !text.contains("spotboard_preemptions_total{"),
         "no preemption counted: {text}"
     );
-    // Aborted: the notice and the annotation are gone; the card is still the drill's.
+    // Aborted: the notice and the annotation are gone; the drill's card closes.
     tr.observe(&[node("a", false), drilled("b")], t(9), &m);
-    assert!(tr.view(t(10)).nodes.iter().all(|n| n.drill));
-    // A real preemption beside it still counts.
-    tr.observe(
-        &[node("a", false), drilled("b"), node("c", true)],
-        t(12),
-        &m,
-    );
+    let v = tr.view(t(10));
+    assert_eq!(v.nodes.len(), 1, "{:?}", v.nodes);
+    assert!(v.nodes[0].drill && v.nodes[0].node == "n-b");
+    assert!(!m.encode().contains("spotboard_preemptions_total{"));
+    // A real preemption of the aborted drill's node, later, counts as one.
+    let fresh = tr.observe(&[node("a", true), drilled("b")], t(100), &m);
+    assert_eq!(fresh.len(), 1);
+    let v = tr.view(t(101));
+    let a = v.nodes.iter().find(|n| n.node == "n-a").unwrap();
+    assert!(!a.drill, "a preemption, not the old drill");
     assert!(
         m.encode().contains("spotboard_preemptions_total{"),
         "{}",

@@ -12,9 +12,10 @@
 //! - Karpenter: Disruption, "Interruption": on AWS's two-minute warning Karpenter records
 //!   `SpotInterrupted`, taints the node `karpenter.sh/disrupted:NoSchedule`, and drains it.
 //!
-//! What a drill does not do: delete the node. The last step stops the drill and leaves the
-//! node cordoned (and, for CKS, labelled) for its owner to delete or uncordon; abort restores
-//! it. Every object written carries [`labels::DRILL`].
+//! What a drill does not do: delete the node. The last step ends the notice (labels, taint
+//! and the drill's annotations off) and leaves the node cordoned for its owner to delete or
+//! uncordon; abort restores it at any time. Every object written carries [`labels::DRILL`],
+//! the node from the first write on (the cordon comes first for every provider).
 
 use chrono::{DateTime, Utc};
 
@@ -38,7 +39,8 @@ pub enum Action {
     /// `Pods::System` only those, `Pods::All` every one. A refused eviction is asked again
     /// until the window ends.
     Evict(Pods),
-    /// The window is over: stop, leave the node cordoned.
+    /// The window is over: the provider's notice signals and the drill's annotations come
+    /// off, the cordon stays for the node's owner to delete or uncordon.
     Stop,
 }
 
@@ -96,19 +98,22 @@ pub fn steps(provider: Provider) -> Vec<Step> {
             ),
             at(120, Action::Evict(Pods::All)),
         ],
+        // The cordon comes first everywhere: it writes the drill's annotation, so no watcher
+        // ever sees the provider's signal on the node without it (a taint alone would read
+        // as a real preemption).
         Provider::Gke => vec![
-            at(0, Action::Taint(labels::GKE_TERMINATION_TAINT)),
             at(0, Action::Cordon),
+            at(0, Action::Taint(labels::GKE_TERMINATION_TAINT)),
             at(0, Action::Evict(Pods::Ordinary)),
             at(15, Action::Evict(Pods::System)),
         ],
         Provider::Karpenter => vec![
+            at(0, Action::Cordon),
             at(
                 0,
                 Action::Event(labels::KARPENTER_SPOT_INTERRUPTED, NOTICE_MESSAGE),
             ),
             at(0, Action::Taint(labels::KARPENTER_DISRUPTED_TAINT)),
-            at(0, Action::Cordon),
             at(0, Action::Evict(Pods::All)),
         ],
     };
@@ -190,7 +195,7 @@ mod tests {
     fn gke_and_karpenter_use_their_own_signals_and_windows() {
         let gke = steps(Provider::Gke);
         assert_eq!(
-            gke[0].action,
+            gke[1].action,
             Action::Taint("cloud.google.com/impending-node-termination")
         );
         assert_eq!(gke.last().unwrap().at_s, 30);
@@ -200,7 +205,7 @@ mod tests {
         }));
         let aws = steps(Provider::Karpenter);
         assert_eq!(
-            aws[0].action,
+            aws[1].action,
             Action::Event("SpotInterrupted", NOTICE_MESSAGE)
         );
         assert!(aws.contains(&Step {
@@ -215,10 +220,8 @@ mod tests {
                 "{p:?} in order"
             );
             assert_eq!(s.iter().filter(|s| s.action == Action::Stop).count(), 1);
-            assert!(
-                s.iter().any(|s| s.action == Action::Cordon),
-                "{p:?} cordons"
-            );
+            // The cordon writes the drill's annotation: before any provider signal.
+            assert_eq!(s[0].action, Action::Cordon, "{p:?}: the annotation first");
         }
     }
 
