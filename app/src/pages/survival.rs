@@ -51,35 +51,27 @@ pub fn survival_chart(rows: &[SurvivalRow], departures: &[SurvivalRow]) -> Chart
                 .max(1),
         );
     for r in rows.iter().take(CHART_CURVES) {
-        let points: Vec<Vec<f64>> = r
-            .curve
-            .iter()
-            .map(|p| vec![p.t_s / 3600.0, p.survival])
-            .collect();
-        chart = chart.series(
-            Line::new()
-                .name(r.key.clone())
-                .step(Step::End)
-                .show_symbol(false)
-                .data(points),
-        );
+        chart = chart.series(step_line(r).name(r.key.clone()));
     }
     for r in departures.iter().take(DEPARTURE_CURVES) {
-        let points: Vec<Vec<f64>> = r
-            .curve
-            .iter()
-            .map(|p| vec![p.t_s / 3600.0, p.survival])
-            .collect();
         chart = chart.series(
-            Line::new()
+            step_line(r)
                 .name(format!("{} (on-demand, any departure)", r.key))
-                .step(Step::End)
-                .show_symbol(false)
-                .line_style(LineStyle::new().type_(LineStyleType::Dashed))
-                .data(points),
+                .line_style(LineStyle::new().type_(LineStyleType::Dashed)),
         );
     }
     chart
+}
+
+/// `r`'s curve as a step line without symbols: hours since Ready against the share still
+/// running.
+fn step_line(r: &SurvivalRow) -> Line {
+    let points: Vec<Vec<f64>> = r
+        .curve
+        .iter()
+        .map(|p| vec![p.t_s / 3600.0, p.survival])
+        .collect();
+    Line::new().step(Step::End).show_symbol(false).data(points)
 }
 
 /// `11.2 h`, `49 min`, `45 s`.

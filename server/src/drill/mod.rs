@@ -152,9 +152,9 @@ impl Driller {
             .cloned()
             .unwrap_or_else(|| client.clone());
         let (mut plan, plan_refusal) = plan::plan(&node, &client, &read, &charge).await;
-        let busy = self.running(&req.cluster, &req.node);
-        if let Some(why) = conflict(&node, busy) {
-            plan.refusals.push(why);
+        let busy = conflict(&node, self.running(&req.cluster, &req.node));
+        if let Some(why) = &busy {
+            plan.refusals.push(why.clone());
         }
         if node.capacity_type != CapacityType::Spot {
             plan.refusals.push(format!(
@@ -181,7 +181,7 @@ impl Driller {
             };
         }
         // Run.
-        let refusal = if let Some(why) = conflict(&node, busy) {
+        let refusal = if let Some(why) = busy {
             Some((Conflict, why))
         } else if node.capacity_type != CapacityType::Spot {
             Some((Invalid, plan.refusals.last().cloned().unwrap_or_default()))

@@ -219,12 +219,7 @@ async fn evict_step(
     match writes::pods_to_evict(&r.read, &r.node, which).await {
         Ok(pods) => {
             r.note(at_s, format!("draining: {} pod(s) to evict", pods.len()));
-            for p in pods {
-                if r.stop().is_some() {
-                    return;
-                }
-                evict_one(r, at_s, p, refused, reported).await;
-            }
+            evict_each(r, at_s, pods, refused, reported).await;
         }
         Err(e) => r.note(at_s, e.to_string()),
     }
@@ -237,7 +232,18 @@ async fn retry(
     reported: &mut BTreeSet<PodName>,
 ) {
     let again: Vec<PodName> = std::mem::take(refused).into_iter().collect();
-    for p in again {
+    evict_each(r, at_s, again, refused, reported).await;
+}
+
+/// Evicts `pods` one after the other, until a stop is asked.
+async fn evict_each(
+    r: &Run,
+    at_s: i64,
+    pods: Vec<PodName>,
+    refused: &mut BTreeSet<PodName>,
+    reported: &mut BTreeSet<PodName>,
+) {
+    for p in pods {
         if r.stop().is_some() {
             return;
         }

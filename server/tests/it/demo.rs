@@ -15,8 +15,14 @@ const ZONE: &str = "US-EAST-04A";
 /// The demo's first zone: `l40s-spot-inference`, the pool it prefers, is in the second.
 const SHOWCASE_ZONE: &str = "US-CENTRAL-07A";
 
-async fn preemptions(base: &str) -> Value {
-    reqwest::get(format!("{base}/api/v1/preemptions"))
+use common::preemptions;
+
+/// `POST /api/demo_available`: whether "Play a preemption" is offered.
+async fn demo_available(base: &str) -> Value {
+    reqwest::Client::new()
+        .post(format!("{base}/api/demo_available"))
+        .json(&json!({}))
+        .send()
         .await
         .unwrap()
         .json()
@@ -81,16 +87,7 @@ async fn play_a_preemption_annotates_a_spot_node_and_refuses_others() {
     let spot = nodes.list(&of("h100-spot-train")).await.unwrap().items[0].name_any();
     let on_demand = nodes.list(&of("example-nodepool")).await.unwrap().items[0].name_any();
 
-    let available: Value = reqwest::Client::new()
-        .post(format!("{}/api/demo_available", d.base))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(available, json!(true));
+    assert_eq!(demo_available(&d.base).await, json!(true));
 
     assert_eq!(play(&d.base, &cluster, &on_demand).await.0, 400, "not spot");
     assert_eq!(play(&d.base, &cluster, "no-such-node").await.0, 404);
@@ -142,14 +139,5 @@ async fn play_a_preemption_is_404_with_real_clusters() {
     let node = nodes.list(&ListParams::default()).await.unwrap().items[0].name_any();
     let (status, body) = play(&base, &spotboard_embedded::context_name(ZONE), &node).await;
     assert_eq!(status, 404, "{body}");
-    let available: Value = reqwest::Client::new()
-        .post(format!("{base}/api/demo_available"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(available, json!(false));
+    assert_eq!(demo_available(&base).await, json!(false));
 }

@@ -97,6 +97,31 @@ async fn drill_events(admin: &kube::Client, node: &str) -> Vec<Event> {
         .collect()
 }
 
+/// The node's card on `/api/v1/preemptions`, once there.
+async fn drill_card(base: &str, node: &str) -> Value {
+    eventually(Duration::from_secs(5), "the drill's card", || async {
+        common::preemption_card(&common::preemptions(base).await, node).cloned()
+    })
+    .await
+}
+
+/// The node's ledger row once it records a drill (`drill_t0`).
+async fn ledger_drill_row(base: &str, node: &str) -> Value {
+    eventually(Duration::from_secs(10), "the ledger's drill", || async {
+        let rows: Value = reqwest::get(format!("{base}/api/v1/ledger?range=24h"))
+            .await
+            .ok()?
+            .json()
+            .await
+            .ok()?;
+        rows.as_array()?
+            .iter()
+            .find(|r| r["node"] == node && r["drill_t0"].is_string())
+            .cloned()
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cks_drill_follows_coreweaves_timeline_and_is_recorded_as_a_drill() {
     // Speed 60: the 7-minute window takes 7 s, the drain starts 2 s after T=0.
@@ -220,20 +245,7 @@ async fn a_cks_drill_follows_coreweaves_timeline_and_is_recorded_as_a_drill() {
     .await;
 
     // The card: the same timeline, marked a drill.
-    let card = eventually(Duration::from_secs(5), "the drill's card", || async {
-        let p: Value = reqwest::get(format!("{}/api/v1/preemptions", d.base))
-            .await
-            .ok()?
-            .json()
-            .await
-            .ok()?;
-        p["nodes"]
-            .as_array()?
-            .iter()
-            .find(|n| n["node"] == node.as_str())
-            .cloned()
-    })
-    .await;
+    let card = drill_card(&d.base, &node).await;
     assert_eq!(card["drill"], true, "{card}");
 
     // T+7 min: the drill stops; the node is still there (a drill deletes nothing), cordoned,
@@ -257,19 +269,7 @@ async fn a_cks_drill_follows_coreweaves_timeline_and_is_recorded_as_a_drill() {
     );
 
     // The ledger: a drill, no preemption.
-    let row = eventually(Duration::from_secs(10), "the ledger's drill", || async {
-        let rows: Value = reqwest::get(format!("{}/api/v1/ledger?range=24h", d.base))
-            .await
-            .ok()?
-            .json()
-            .await
-            .ok()?;
-        rows.as_array()?
-            .iter()
-            .find(|r| r["node"] == node.as_str() && r["drill_t0"].is_string())
-            .cloned()
-    })
-    .await;
+    let row = ledger_drill_row(&d.base, &node).await;
     assert!(row["preemption_t0"].is_null(), "{row}");
 
     // Abort after the end restores the node.
@@ -538,7 +538,7 @@ async fn gke_and_karpenter_drills_use_their_own_signals() {
         )
         .await;
         assert_eq!(status, 200, "{out}");
-        let tainted_node = eventually(Duration::from_secs(5), "the provider's taint", || async {
+        eventually(Duration::from_secs(5), "the provider's taint", || async {
             let n = nodes.get(&node).await.ok()?;
             let tainted = n
                 .spec
@@ -547,43 +547,13 @@ async fn gke_and_karpenter_drills_use_their_own_signals() {
                 .as_ref()?
                 .iter()
                 .any(|t| t.key == taint && t.effect == "NoSchedule");
-            (tainted && cordoned(&n)).then_some(n)
+            (tainted && cordoned(&n)).then_some(())
         })
         .await;
-        eprintln!(
-            "DEBUG annotations {:?} labels {:?}",
-            tainted_node.annotations(),
-            tainted_node.labels()
-        );
-        let card = eventually(Duration::from_secs(5), "the drill's card", || async {
-            let p: Value = reqwest::get(format!("{}/api/v1/preemptions", d.base))
-                .await
-                .ok()?
-                .json()
-                .await
-                .ok()?;
-            p["nodes"]
-                .as_array()?
-                .iter()
-                .find(|n| n["node"] == node.as_str())
-                .cloned()
-        })
-        .await;
+        let card = drill_card(&d.base, &node).await;
         assert_eq!(card["drill"], true, "{card}");
         // Not a preemption anywhere: the ledger has its drill, no T=0.
-        let row = eventually(Duration::from_secs(10), "the ledger's drill", || async {
-            let rows: Value = reqwest::get(format!("{}/api/v1/ledger?range=24h", d.base))
-                .await
-                .ok()?
-                .json()
-                .await
-                .ok()?;
-            rows.as_array()?
-                .iter()
-                .find(|r| r["node"] == node.as_str() && r["drill_t0"].is_string())
-                .cloned()
-        })
-        .await;
+        let row = ledger_drill_row(&d.base, &node).await;
         assert!(row["preemption_t0"].is_null(), "{row}");
         if zone == AWS {
             let reasons: Vec<String> = drill_events(&d.admin(zone), &node)

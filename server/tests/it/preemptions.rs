@@ -14,18 +14,7 @@ use common::sim::eventually;
 
 const ZONE: &str = "US-EAST-04A";
 
-async fn preemptions(base: &str) -> Value {
-    reqwest::get(format!("{base}/api/v1/preemptions"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
-fn find<'a>(p: &'a Value, node: &str) -> Option<&'a Value> {
-    p["nodes"].as_array()?.iter().find(|n| n["node"] == node)
-}
+use common::{preemption_card as find, preemptions};
 
 /// Each owned pod's replica count is its owner's active pods in the cluster, give or take
 /// the owner's pods on the preempted node (evicted and replaced since T=0).

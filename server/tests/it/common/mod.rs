@@ -75,6 +75,21 @@ impl Dashboard {
     }
 }
 
+/// `GET /api/v1/preemptions` as JSON; panics when spotboard does not answer.
+pub async fn preemptions(base: &str) -> serde_json::Value {
+    reqwest::get(format!("{base}/api/v1/preemptions"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// The card of `node` in a `GET /api/v1/preemptions` answer, if there is one.
+pub fn preemption_card<'a>(p: &'a serde_json::Value, node: &str) -> Option<&'a serde_json::Value> {
+    p["nodes"].as_array()?.iter().find(|n| n["node"] == node)
+}
+
 /// Sends `req` and reads a JSON body, whatever the status; panics when unreachable or not JSON.
 /// The `name` of each element of a JSON array (phases, score parts, ...).
 pub fn names(v: &serde_json::Value) -> Vec<&str> {
