@@ -1,16 +1,24 @@
-import { expect, test, type Page, type Request } from "@playwright/test";
+import { type ConsoleMessage, expect, test, type Page, type Request } from "@playwright/test";
 import { kubectl, poolDetail, pools } from "./helpers";
 
 // Everything these pages show arrives on the tab's one stream: once a page is live it asks the
 // server for nothing else, and a preemption's card appears with no request of the page's.
 const WINDOW_MS = 10_000;
 
+// The requests a page makes, with the console lines that explain a reconnect ("reloading
+// snapshot" names the delta the store refused), so a failure says why the stream reopened.
 function recordRequests(page: Page): () => string[] {
   const seen: string[] = [];
   const on = (r: Request) => seen.push(`${r.method()} ${new URL(r.url()).pathname}`);
+  const said = (m: ConsoleMessage) => {
+    // spotboard's own lines only (a debug build's framework warnings are not requests).
+    if (m.text().startsWith("spotboard:")) seen.push(`console ${m.type()}: ${m.text()}`);
+  };
   page.on("request", on);
+  page.on("console", said);
   return () => {
     page.off("request", on);
+    page.off("console", said);
     return seen;
   };
 }

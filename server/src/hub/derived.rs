@@ -176,28 +176,28 @@ pub struct DerivedSnapshot {
     pub firing: Vec<Alert>,
 }
 
-/// One change to publish: key, cluster, pool, change.
-pub type Pending = (String, String, Option<String>, Change);
+/// One change to publish: key, cluster, where (`P`: the pool, or where it moved), change.
+pub type Pending<P> = (String, String, P, Change);
 
 /// Makes `map` hold exactly `rows`, returning the changes to publish (rows that did not
-/// change give none).
-pub fn replace_all<T: DerivedRow>(
+/// change give none). `change_of` gives a changed row's change and where to publish it.
+pub fn replace_all<T: DerivedRow, P>(
     map: &mut HashMap<String, T>,
     rows: Vec<T>,
-    change_of: impl Fn(Option<&T>, Option<&T>) -> Option<Change>,
-) -> Vec<Pending> {
+    change_of: impl Fn(Option<&T>, Option<&T>) -> Option<(Change, P)>,
+) -> Vec<Pending<P>> {
     let mut fresh: HashMap<String, T> = rows.into_iter().map(|r| (r.key(), r)).collect();
     let mut out = Vec::new();
     for (key, old) in map.iter() {
-        if !fresh.contains_key(key) {
-            let (cluster, pool) = old.place();
-            out.push((key.clone(), cluster, pool, Change::Remove));
+        if !fresh.contains_key(key)
+            && let Some((c, place)) = change_of(Some(old), None)
+        {
+            out.push((key.clone(), old.place().0, place, c));
         }
     }
     for (key, new) in fresh.iter() {
-        if let Some(c) = change_of(map.get(key), Some(new)) {
-            let (cluster, pool) = new.place();
-            out.push((key.clone(), cluster, pool, c));
+        if let Some((c, place)) = change_of(map.get(key), Some(new)) {
+            out.push((key.clone(), new.place().0, place, c));
         }
     }
     std::mem::swap(map, &mut fresh);

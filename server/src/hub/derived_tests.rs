@@ -1,7 +1,7 @@
 //! The rows the server's producers publish (preemptions, waves, rates, audits, alerts) and
 //! the streams that count as their viewers.
 
-use super::tests::{drain, hub};
+use super::tests::{apply_as_a_tab, drain, drain_for, hub};
 use super::*;
 use spotboard_core::model::{Change, PreemptionView, RowKind, UndeliveredAlert, Wave};
 
@@ -254,4 +254,58 @@ fn a_growing_wave_is_sent_with_its_first_names_and_its_count() {
     let shown = hub.snapshot(&Scope::preemptions()).waves;
     assert_eq!(shown[0].nodes.len(), Wave::STREAM_NODES);
     assert_eq!(shown[0].node_count, 2_000);
+}
+
+/// A row whose pool changes (a preemption first seen before its node's pool was known) is
+/// removed from the old pool's pages and added, whole, to the new pool's: each page's store
+/// applies every delta it is sent and ends with exactly its pool's rows.
+#[test]
+fn a_row_that_changes_pool_leaves_one_page_and_arrives_whole_on_the_other() {
+    let hub = hub();
+    let (a, b) = (
+        Scope::pool("zone-a", "spot-a"),
+        Scope::pool("zone-a", "spot-b"),
+    );
+    let mut on_a = hub.subscribe(&a, None);
+    let mut on_b = hub.subscribe(&b, None);
+    let mut held_a = std::collections::HashMap::new();
+    let mut held_b = std::collections::HashMap::new();
+
+    hub.publish(vec![preemption("u1", "spot-a", false)]);
+    apply_as_a_tab(&mut held_a, &drain_for(&mut on_a.rx, Some(&a))).unwrap();
+    apply_as_a_tab(&mut held_b, &drain_for(&mut on_b.rx, Some(&b))).unwrap();
+    assert_eq!((held_a.len(), held_b.len()), (1, 0));
+
+    let moved = preemption("u1", "spot-b", false);
+    let moved = PreemptionView {
+        timeline: spotboard_core::domain::preemption::timeline::Timeline {
+            t0: held_a["u1"]["timeline"]["t0"]
+                .as_str()
+                .and_then(|t| t.parse().ok())
+                .unwrap(),
+            ..moved.timeline
+        },
+        ..moved
+    };
+    hub.publish(vec![moved]);
+    let to_a = drain_for(&mut on_a.rx, Some(&a));
+    let to_b = drain_for(&mut on_b.rx, Some(&b));
+    assert_eq!(
+        to_a.iter().map(|d| &d.change).collect::<Vec<_>>(),
+        [&Change::Remove]
+    );
+    assert!(
+        matches!(
+            to_b.as_slice(),
+            [Delta {
+                change: Change::Add(_),
+                ..
+            }]
+        ),
+        "{to_b:?}"
+    );
+    apply_as_a_tab(&mut held_a, &to_a).unwrap();
+    apply_as_a_tab(&mut held_b, &to_b).expect("the new pool's page can apply what it gets");
+    assert!(held_a.is_empty());
+    assert_eq!(held_b["u1"]["pool"], "spot-b");
 }

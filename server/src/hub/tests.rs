@@ -28,11 +28,44 @@ pub(super) fn hub() -> Hub {
 }
 
 pub(super) fn drain(rx: &mut broadcast::Receiver<Arc<Published>>) -> Vec<Delta> {
+    drain_for(rx, None)
+}
+
+/// The deltas a subscriber of `scope` receives (every delta with `None`).
+pub(super) fn drain_for(
+    rx: &mut broadcast::Receiver<Arc<Published>>,
+    scope: Option<&Scope>,
+) -> Vec<Delta> {
     let mut out = Vec::new();
     while let Ok(p) = rx.try_recv() {
-        out.push(Hub::decode(&p).unwrap());
+        if scope.is_none_or(|s| p.wanted_by(s)) {
+            out.push(Hub::decode(&p).unwrap());
+        }
     }
     out
+}
+
+/// Applies `deltas` of one kind to `rows` by the browser store's rule: a patch for a row the
+/// store does not hold is an error (the tab would reload its snapshot).
+pub(super) fn apply_as_a_tab(
+    rows: &mut std::collections::HashMap<String, serde_json::Value>,
+    deltas: &[Delta],
+) -> Result<(), String> {
+    for d in deltas {
+        match &d.change {
+            Change::Add(v) => {
+                rows.insert(d.key.clone(), v.clone());
+            }
+            Change::Patch(_) if !rows.contains_key(&d.key) => {
+                return Err(format!("patch for unknown row {}", d.key));
+            }
+            Change::Patch(_) => {}
+            Change::Remove => {
+                rows.remove(&d.key);
+            }
+        }
+    }
+    Ok(())
 }
 
 #[test]
@@ -210,11 +243,18 @@ fn events_about_a_deleted_node_keep_its_pool() {
 
 /// The event watch and the node watch have no order between them: an event about a node
 /// that is not listed yet gets its pool once the node arrives, and a pool page that was
-/// open all along receives it.
+/// open all along receives the whole row (a patch would be for a row it never had: the tab
+/// would drop its deltas and reload; CI caught a pool page reconnecting mid-test so).
 #[test]
 fn an_event_seen_before_its_node_gets_the_pool_when_the_node_arrives() {
     let hub = hub();
     let mut rx = hub.inner.tx.subscribe();
+    let page = Scope::pool("zone-a", "spot-a");
+    let mut page_sub = hub.subscribe(&page, None);
+    let Start::Snapshot(snap) = page_sub.start else {
+        panic!("expected a snapshot")
+    };
+    assert!(snap.events.is_empty());
     let event = |uid: &str| EventRecord {
         uid: uid.into(),
         kind: "Node".into(),
@@ -241,8 +281,21 @@ fn an_event_seen_before_its_node_gets_the_pool_when_the_node_arrives() {
         .into_iter()
         .filter(|d| d.kind == RowKind::Event)
         .collect();
-    assert_eq!(event_deltas.len(), 1, "one patch, for e1: {event_deltas:?}");
-    assert_eq!(event_deltas[0].key, "e1");
+    // e1 leaves "no pool" and joins spot-a: a removal (for nobody's pool) and an addition.
+    assert_eq!(event_deltas.len(), 2, "{event_deltas:?}");
+    assert!(event_deltas.iter().all(|d| d.key == "e1"));
+    assert_eq!(event_deltas[0].change, Change::Remove);
+    assert!(matches!(event_deltas[1].change, Change::Add(_)));
+
+    // The pool page's stream: e1 whole, which its store can hold.
+    let page_events: Vec<Delta> = drain_for(&mut page_sub.rx, Some(&page))
+        .into_iter()
+        .filter(|d| d.kind == RowKind::Event)
+        .collect();
+    let mut held = std::collections::HashMap::new();
+    apply_as_a_tab(&mut held, &page_events).expect("every delta applies");
+    assert_eq!(held.len(), 1, "{page_events:?}");
+    assert_eq!(held["e1"]["pool"], "spot-a");
 
     // The node's next change re-projects nothing more.
     hub.nodes("zone-a", Observed::Apply(node_rec("n1", "g1", "spot-a")));

@@ -185,22 +185,22 @@ impl Views {
                 RowKind::Node => {
                     let new = data.node_row(cluster, &key).map(Box::new);
                     let old = sync(&mut self.nodes, &key, new.clone());
-                    let pool = new.as_ref().or(old.as_ref()).and_then(|r| r.pool.clone());
                     if let Some(c) = change_of(old.as_deref(), new.as_deref()) {
+                        let moved = Moved::of(old.as_deref(), new.as_deref(), |r| r.pool.clone());
                         if following {
                             send(Fact::Node {
                                 key: key.clone(),
                                 row: new,
                             });
                         }
-                        self.publish(kind, key, cluster.to_string(), pool, c, tx);
+                        self.publish_placed(kind, key, cluster.to_string(), moved, c, tx);
                     }
                 }
                 RowKind::Event => {
                     let new = data.event_row(cluster, &key);
                     let old = sync(&mut self.events, &key, new.clone());
-                    let pool = new.as_ref().or(old.as_ref()).and_then(|r| r.pool.clone());
                     if let Some(c) = change_of(old.as_ref(), new.as_ref()) {
+                        let moved = Moved::of(old.as_ref(), new.as_ref(), |r| r.pool.clone());
                         let signal = |r: &Option<EventRow>| {
                             r.as_ref().is_some_and(|e| {
                                 e.reason == spotboard_core::labels::REASON_PREEMPTION_PENDING
@@ -218,7 +218,7 @@ impl Views {
                                 row: new.map(Box::new),
                             });
                         }
-                        self.publish(kind, key, cluster.to_string(), pool, c, tx);
+                        self.publish_placed(kind, key, cluster.to_string(), moved, c, tx);
                     }
                 }
                 RowKind::Cluster
@@ -250,9 +250,35 @@ impl Views {
         rows: Vec<T>,
         tx: &broadcast::Sender<Arc<Published>>,
     ) {
-        let changes = replace_all(select(&mut self.derived), rows, |o, n| change_of(o, n));
-        for (key, cluster, pool, change) in changes {
-            self.publish(T::KIND, key, cluster, pool, change, tx);
+        let changes = replace_all(select(&mut self.derived), rows, |o, n| {
+            change_of(o, n).map(|c| (c, Moved::of(o, n, |r| r.place().1)))
+        });
+        for (key, cluster, moved, change) in changes {
+            self.publish_placed(T::KIND, key, cluster, moved, change, tx);
+        }
+    }
+
+    /// Publishes a row's change where the row is now, or, when the row changed pool (an
+    /// event seen before its node, whose pool was unknown until then; a node whose pool label
+    /// changed; a node that left and whose pool was forgotten), as a removal where it was
+    /// and an addition where it is. A patch alone would reach the new pool's pages, which
+    /// never had the row (the browser's store refuses a patch for an unknown row and reloads
+    /// its snapshot), and leave the old pool's pages a row that is no longer theirs.
+    fn publish_placed(
+        &mut self,
+        kind: RowKind,
+        key: String,
+        cluster: String,
+        moved: Moved,
+        change: Change,
+        tx: &broadcast::Sender<Arc<Published>>,
+    ) {
+        match moved {
+            Moved::Stayed(pool) => self.publish(kind, key, cluster, pool, change, tx),
+            Moved::Moved { from, to, row } => {
+                self.publish(kind, key.clone(), cluster.clone(), from, Change::Remove, tx);
+                self.publish(kind, key, cluster, to, Change::Add(row), tx);
+            }
         }
     }
 
@@ -461,6 +487,38 @@ fn sync<T>(map: &mut HashMap<String, T>, key: &str, new: Option<T>) -> Option<T>
     match new {
         Some(row) => map.insert(key.to_string(), row),
         None => map.remove(key),
+    }
+}
+
+/// Where a changed row is published: the pool scopes filter on.
+#[derive(Debug, PartialEq)]
+pub enum Moved {
+    /// The row's pool is the same before and after (for an addition, the new row's; for a
+    /// removal, the old row's).
+    Stayed(Option<String>),
+    /// The row is in both and its pool changed; `row` is the new row as JSON.
+    Moved {
+        from: Option<String>,
+        to: Option<String>,
+        row: serde_json::Value,
+    },
+}
+
+impl Moved {
+    /// Compares the pool (`pool_of`) of a row before and after a change.
+    pub fn of<T: Serialize>(
+        old: Option<&T>,
+        new: Option<&T>,
+        pool_of: impl Fn(&T) -> Option<String>,
+    ) -> Moved {
+        match (old, new) {
+            (Some(o), Some(n)) if pool_of(o) != pool_of(n) => Moved::Moved {
+                from: pool_of(o),
+                to: pool_of(n),
+                row: to_value(n),
+            },
+            _ => Moved::Stayed(new.or(old).and_then(pool_of)),
+        }
     }
 }
 
