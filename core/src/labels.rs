@@ -12,6 +12,10 @@ pub const NODE_POOL: &str = "compute.coreweave.com/node-pool";
 pub const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
 /// Node label carrying the availability zone (e.g. `US-EAST-04A`).
 pub const ZONE: &str = "topology.kubernetes.io/zone";
+/// The extended resource NVIDIA's device plugin advertises in a Node's `status.capacity` and
+/// `status.allocatable`, one per GPU (Kubernetes: Schedule GPUs,
+/// <https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/>).
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 /// Node label carrying the region.
 pub const REGION: &str = "topology.kubernetes.io/region";
 /// Node lifecycle state: `production`, `zap`, `triage`, … (CoreWeave: Workload scheduling on

@@ -85,7 +85,7 @@ test("a Karpenter interruption plays its 2-minute window, with the blast radius 
 test("a Karpenter NodePool with no nodes still shows, with what it allows", async ({ page }) => {
   await page.goto("/?provider=karpenter");
   const idle = page.locator(`tr[data-pool="arm-spot"][data-cluster="${AWS}"]`);
-  await expect(idle).toContainText("m7g.xlarge, c7g.2xlarge");
+  await expect(idle).toContainText("c7g.2xlarge, m7g.xlarge");
   await expect(idle.locator('td[data-col="current"]')).toHaveText("0");
   await expect(idle).toContainText("Ready");
 });

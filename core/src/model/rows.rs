@@ -273,6 +273,27 @@ pub struct NodeRow {
     /// notice is a rehearsal, not a preemption.
     #[serde(default)]
     pub drill: bool,
+    /// GPUs on the node (`nvidia.com/gpu`), from where [`NodeRow::gpus_from`] says; `None`
+    /// when neither the node nor the catalog knows (a CPU machine type of GKE or AWS).
+    #[serde(default)]
+    pub gpus: Option<u32>,
+    #[serde(default)]
+    pub gpus_from: GpuSource,
+}
+
+/// Where a node's GPU count comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GpuSource {
+    /// Neither source knows the count.
+    #[default]
+    Unknown,
+    /// The Node's `status.capacity["nvidia.com/gpu"]`: what the NVIDIA device plugin
+    /// advertises, the truth for every provider once the plugin runs.
+    Capacity,
+    /// spotboard's instance-type catalog (CoreWeave's published instance types), for a node
+    /// whose capacity gives no GPU count yet (the device plugin still starting).
+    Catalog,
 }
 
 crate::open_enum! {

@@ -16,7 +16,6 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use chrono::{DateTime, Utc};
-use spotboard_core::catalog;
 use spotboard_core::model::{ConditionView, EventRow, Lifetime, NodeRow, PoolRow};
 
 use super::Ledger;
@@ -145,12 +144,8 @@ pub fn lifetime(n: &NodeRow, now: DateTime<Utc>) -> Lifetime {
         instance_type: n.instance_type.clone(),
         zone: n.zone.clone(),
         capacity_type: n.capacity_type,
-        gpus: n
-            .instance_type
-            .as_deref()
-            .and_then(catalog::instance_type)
-            .map(|t| t.gpus)
-            .unwrap_or(0),
+        // The row's count: the node's capacity, else the catalog's (see `projection::gpus`).
+        gpus: n.gpus.unwrap_or(0),
         started_at: n.created.unwrap_or(now),
         ..Default::default()
     }

@@ -9,7 +9,7 @@ mod provider_pool;
 pub use pool::{NodeAggregate, condition_view, pool_row};
 pub use provider_pool::provider_pool_row;
 
-use spotboard_core::model::{EventRow, NodeRow};
+use spotboard_core::model::{EventRow, GpuSource, NodeRow};
 use spotboard_core::nodepool::ComputeClass;
 use spotboard_core::{CapacityType, Provider};
 
@@ -49,6 +49,7 @@ pub fn capacity_type(rec: &NodeRecord, pool_class: Option<&ComputeClass>) -> Cap
 
 /// A Node's row: its record and what [`NodeContext`] adds.
 pub fn node_row(cluster: &str, rec: &NodeRecord, ctx: NodeContext<'_>) -> NodeRow {
+    let (gpus, gpus_from) = gpus(rec);
     NodeRow {
         key: rec.uid.to_string(),
         cluster: cluster.to_string(),
@@ -68,6 +69,25 @@ pub fn node_row(cluster: &str, rec: &NodeRecord, ctx: NodeContext<'_>) -> NodeRo
         capacity_type: capacity_type(rec, ctx.pool_class),
         notice: notice(rec, ctx.interrupted),
         drill: rec.drill,
+        gpus,
+        gpus_from,
+    }
+}
+
+/// A node's GPU count and where it came from: the node's own capacity first (every
+/// provider's GPU nodes advertise `nvidia.com/gpu` once the device plugin runs), else the
+/// catalog's count for its instance type (CKS types), else unknown.
+pub fn gpus(rec: &NodeRecord) -> (Option<u32>, GpuSource) {
+    if let Some(g) = rec.gpus {
+        return (Some(g), GpuSource::Capacity);
+    }
+    match rec
+        .instance_type
+        .as_deref()
+        .and_then(spotboard_core::catalog::instance_type)
+    {
+        Some(t) => (Some(t.gpus), GpuSource::Catalog),
+        None => (None, GpuSource::Unknown),
     }
 }
 
@@ -85,5 +105,41 @@ pub fn event_row(cluster: &str, rec: &EventRecord, pool: Option<String>) -> Even
         count: rec.count,
         last_seen: rec.last_seen,
         drill: rec.drill,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(instance_type: &str, gpus: Option<u32>) -> NodeRecord {
+        NodeRecord {
+            instance_type: Some(instance_type.into()),
+            gpus,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_nodes_capacity_wins_over_the_catalog_and_the_source_is_said() {
+        // The catalog's gd-8xh100ib-i128 has 8 GPUs; a node reporting 8 says so itself.
+        assert_eq!(
+            gpus(&rec("gd-8xh100ib-i128", Some(8))),
+            (Some(8), GpuSource::Capacity)
+        );
+        // Its device plugin not yet up: the catalog's count.
+        assert_eq!(
+            gpus(&rec("gd-8xh100ib-i128", None)),
+            (Some(8), GpuSource::Catalog)
+        );
+        // A GKE L4 machine the catalog does not list: only its capacity knows.
+        assert_eq!(
+            gpus(&rec("g2-standard-24", Some(2))),
+            (Some(2), GpuSource::Capacity)
+        );
+        assert_eq!(
+            gpus(&rec("e2-standard-8", None)),
+            (None, GpuSource::Unknown)
+        );
     }
 }

@@ -87,10 +87,13 @@ fn from_spec(cluster: &str, key: &str, provider: Provider, s: &KarpenterPoolReco
         cluster: cluster.to_string(),
         zone: (s.zones.len() == 1).then(|| s.zones[0].clone()),
         name: s.name.clone(),
+        // Sorted, as the types of a pool with nodes are: the same pool reads the same
+        // before and after its first node registers.
         instance_type: if s.instance_types.is_empty() {
             "any".into()
         } else {
-            s.instance_types.join(", ")
+            let sorted: BTreeSet<&str> = s.instance_types.iter().map(String::as_str).collect();
+            sorted.into_iter().collect::<Vec<_>>().join(", ")
         },
         current_nodes: Some(0),
         created: s.created,

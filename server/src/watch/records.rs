@@ -85,6 +85,9 @@ pub struct NodeRecord {
     pub notice: bool,
     /// spotboard's drill annotation (`drill.spotboard.dev/started-at`) is on the node.
     pub drill: bool,
+    /// `status.capacity["nvidia.com/gpu"]` when a positive whole number: the GPUs the NVIDIA
+    /// device plugin advertises (absent or 0 while the plugin starts, and on CPU nodes).
+    pub gpus: Option<u32>,
 }
 
 /// A Pod as stored: which node it is bound to, while it terminates when its grace period

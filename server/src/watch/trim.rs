@@ -183,6 +183,13 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
         provider,
         capacity,
         drill: n.annotations().contains_key(labels::DRILL),
+        gpus: n
+            .status
+            .as_ref()
+            .and_then(|s| s.capacity.as_ref())
+            .and_then(|c| c.get(labels::GPU_RESOURCE))
+            .and_then(|q| q.0.parse::<u32>().ok())
+            .filter(|&g| g > 0),
     })
 }
 
@@ -361,6 +368,24 @@ mod tests {
         assert!(r.pending_preemption && r.cordoned);
         assert_eq!(r.ready, Some(true));
         assert_eq!(r.state.as_deref(), Some("production"));
+        assert_eq!(r.gpus, None, "no capacity, no GPU count");
+    }
+
+    /// The device plugin's `nvidia.com/gpu` is read from the capacity; a 0 (the plugin still
+    /// starting) or a fraction is no count.
+    #[test]
+    fn a_nodes_gpus_come_from_its_capacity() {
+        let with = |gpus: &str| {
+            let n: Node = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "g1", "uid": "n1"},
+                "status": {"capacity": {"cpu": "24", "nvidia.com/gpu": gpus}}
+            }))
+            .unwrap();
+            node(&n).unwrap().gpus
+        };
+        assert_eq!(with("2"), Some(2));
+        assert_eq!(with("0"), None);
+        assert_eq!(with("500m"), None);
     }
 
     #[test]

@@ -117,7 +117,34 @@ async fn gke_and_karpenter_pools_sit_beside_cks_pools() {
     let idle = row(AWS_CLUSTER, "arm-spot");
     assert_eq!(idle["current_nodes"], 0);
     assert_eq!(idle["capacity_type"], "spot");
-    assert_eq!(idle["instance_type"], "m7g.xlarge, c7g.2xlarge");
+    assert_eq!(idle["instance_type"], "c7g.2xlarge, m7g.xlarge");
+    // Each node's GPUs: its capacity on GKE and AWS (g2-standard-24: 2 × L4, g5.2xlarge:
+    // 1 × A10G, as the providers publish them), none on a CPU machine type.
+    let gpus_of = |cluster: &'static str, pool: &'static str| {
+        let base = d.base.clone();
+        async move {
+            let detail = get(&base, &format!("/api/v1/pools/{cluster}/{pool}")).await;
+            let nodes = detail["nodes"].as_array().cloned().unwrap_or_default();
+            assert!(!nodes.is_empty(), "{cluster}/{pool} has nodes");
+            nodes
+                .iter()
+                .map(|n| format!("{} from {}", n["gpus"], n["gpus_from"]))
+                .collect::<std::collections::BTreeSet<_>>()
+        }
+    };
+    let all = |s: &str| std::collections::BTreeSet::from([s.to_string()]);
+    assert_eq!(
+        gpus_of(GKE_CLUSTER, "spot-l4").await,
+        all("2 from \"capacity\"")
+    );
+    assert_eq!(
+        gpus_of(AWS_CLUSTER, "gpu-spot").await,
+        all("1 from \"capacity\"")
+    );
+    assert_eq!(
+        gpus_of(AWS_CLUSTER, "on-demand").await,
+        all("null from \"unknown\"")
+    );
     let cks = row("spotboard-us-east-04a", "h100-spot-train");
     assert_eq!(
         (cks["provider"].as_str(), cks["capacity_type"].as_str()),
@@ -196,6 +223,9 @@ async fn a_gke_preemption_shuts_pods_down_in_30_seconds_and_is_recorded() {
     assert_eq!(row["capacity_type"], "spot");
     assert_eq!(row["end_reason"], "preempted", "{row}");
     assert!(!row["preemption_t0"].is_null(), "{row}");
+    // A g2-standard-24 has 2 L4s (Compute Engine: G2), which the node's capacity says and
+    // the catalog (CoreWeave's types) does not know: the lost GPU-hours count them.
+    assert_eq!(row["gpus"], 2, "{row}");
     // Each pod is linked with how it ended: GKE's kubelet left them Failed, reason
     // Terminated. A StatefulSet's pod may already be replaced under its name when the
     // outcome is read a second later (60 s simulated): then it reads as deleted.

@@ -23,6 +23,7 @@
 //!
 //! Timings are simulated time (see the zone's `--speed`).
 
+pub mod machines;
 pub mod objects;
 mod timeline;
 

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 use spotboard_core::labels;
+
+use super::machines;
 use spotboard_core::labels::{
     GKE_NODEPOOL, GKE_PROVISIONING, GKE_SPOT, KARPENTER_CAPACITY_TYPE, KARPENTER_NODEPOOL,
 };
@@ -202,14 +204,20 @@ pub fn node(
     ready: bool,
 ) -> Value {
     let now = super::super::clock::rfc3339(chrono::Utc::now());
+    // A type missing from the table is a plan's typo; the unit tests walk every pool's types,
+    // so the generic machine never shows in the running cluster.
+    let machine = machines::machine(instance_type).unwrap_or(&machines::GENERIC);
     let mut l = json!({
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "amd64",
         (labels::INSTANCE_TYPE): instance_type,
         (labels::ZONE): zone,
         (labels::REGION): region(flavor, zone),
     });
+    for (k, v) in machines::labels(flavor, machine) {
+        l[k] = json!(v);
+    }
+    let (capacity, allocatable) = machines::resources(flavor, machine);
     match flavor {
         Flavor::Gke => {
             l[GKE_NODEPOOL] = json!(pool.name);
@@ -235,8 +243,8 @@ pub fn node(
         "metadata": {"name": name, "labels": l},
         "spec": {},
         "status": {
-            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
-            "allocatable": {"cpu": "7910m", "memory": "29Gi", "pods": "110"},
+            "capacity": capacity,
+            "allocatable": allocatable,
             "conditions": [ready_condition(ready, &now)],
             "nodeInfo": {"kubeletVersion": super::super::nodes::KUBELET_VERSION},
         },
