@@ -46,6 +46,8 @@ pub struct Running {
     pub metrics_addr: Option<SocketAddr>,
     pub hub: Hub,
     pub embedded: Option<Embedded>,
+    /// The drills of this process: the same registry its HTTP route answers from.
+    pub drills: Arc<crate::drill::Driller>,
     ledger: Ledger,
     /// The ledger's leader election, when replicas share a PostgreSQL ledger.
     elector: Option<Elector>,
@@ -299,7 +301,7 @@ pub async fn start(
         preemptions,
         streams: StreamSlots::new(args.streams_per_client),
         shutdown: Shutdown(stop_rx.clone()),
-        drills,
+        drills: drills.clone(),
     };
     let router = http::router(state.clone());
     let limits = http::Limits {
@@ -337,6 +339,7 @@ pub async fn start(
         metrics_addr,
         hub,
         embedded,
+        drills,
         ledger,
         elector,
         server: Some(server),

@@ -62,6 +62,13 @@ where
         self.index.with(|m| m.get(key).copied())
     }
 
+    /// The signal of one row, if present, looked up without tracking: for a keyed child
+    /// (`<For>`), which takes its row's signal once when it is made (the list itself follows
+    /// the keys) and is not a reactive context.
+    pub fn row(&self, key: &str) -> Option<RwSignal<T>> {
+        self.index.with_untracked(|m| m.get(key).copied())
+    }
+
     /// Every row signal, tracked on the index only.
     pub fn signals(&self) -> Vec<RwSignal<T>> {
         self.index.with(|m| m.values().copied().collect())

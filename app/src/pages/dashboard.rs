@@ -111,7 +111,7 @@ fn Clusters() -> impl IntoView {
     view! {
         <div class="clusters" aria-label="Watched clusters">
             <For each=move || live.clusters.keys() key=|k| k.clone() let:key>
-                {live.clusters.get(&key).map(|row| view! {
+                {live.clusters.row(&key).map(|row| view! {
                     <div class="cluster-item">
                         <ClusterBadge row=row.into() />
                         {move || row.with(|r| r.note.clone()).map(|n| view! {
@@ -422,7 +422,7 @@ where
                     </thead>
                     <tbody>
                         <For each=move || keys.get() key=|k| k.clone() let:key>
-                            {live.pools.get(&key).map(|row| view! { <PoolRowView row /> })}
+                            {live.pools.row(&key).map(|row| view! { <PoolRowView row /> })}
                         </For>
                     </tbody>
                 </table>

@@ -139,7 +139,7 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
                         </tr></thead>
                         <tbody>
                             <For each=move || keys.get() key=|k| k.clone() let:key>
-                                {live.nodes.get(&key).map(|n| view! { <NodeRowView node=n playable /> })}
+                                {live.nodes.row(&key).map(|n| view! { <NodeRowView node=n playable /> })}
                             </For>
                         </tbody>
                     </table>

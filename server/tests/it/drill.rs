@@ -470,18 +470,54 @@ async fn a_drill_running_when_spotboard_stops_is_aborted() {
         cordoned(&nodes.get(&node).await.ok()?).then_some(())
     })
     .await;
+    let other = eventually(Duration::from_secs(20), "another spot node", || async {
+        let (_, ns, _) = running.hub.pool(CLUSTER, POOL)?;
+        ns.into_iter()
+            .find(|n| n.name != node && !n.cordoned && !n.notice && n.ready == Some(true))
+            .map(|n| n.name)
+    })
+    .await;
     // Taken out of the dashboard, the embedded cluster outlives its stop: the node can be
-    // read after it.
+    // read after it, and a drill asked for after the stop still reaches the API server.
     let embedded = running.embedded.take();
+    let drills = running.drills.clone();
     let _ = stop.send(());
     running.wait().await.unwrap();
     let n = nodes.get(&node).await.unwrap();
-    drop(embedded);
     assert!(!cordoned(&n), "the drill was aborted at the stop");
     assert!(
         !n.annotations()
             .contains_key("drill.spotboard.dev/started-at")
     );
+
+    // A drill asked for once the stop began (a request already in flight) is refused with
+    // 503 and writes nothing: no drill may start that nobody will be there to restore.
+    let (parts, ()) = axum::http::Request::builder()
+        .uri("/api/v1/drill")
+        .body(())
+        .unwrap()
+        .into_parts();
+    let late = drills
+        .handle(
+            &parts,
+            spotboard_core::model::DrillRequest {
+                cluster: CLUSTER.into(),
+                node: other.clone(),
+                mode: spotboard_core::model::DrillMode::Run,
+                confirm: Some(other.clone()),
+            },
+        )
+        .await;
+    assert_eq!(
+        late.refusal,
+        Some(spotboard_core::model::DrillRefusal::Stopping),
+        "{late:?}"
+    );
+    assert_eq!(late.refusal.map(|r| r.status()), Some(503));
+    assert!(late.drill.is_none());
+    let untouched = nodes.get(&other).await.unwrap();
+    drop(embedded);
+    assert!(!cordoned(&untouched), "{other} was not cordoned");
 }
 
 /// GKE and Karpenter drills use their own signals and windows: GKE's termination taint and

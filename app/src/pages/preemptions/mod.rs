@@ -141,7 +141,7 @@ pub(crate) fn draw_at_most_every(live: LiveStore, keys: Memo<cards::CardOrder>, 
 #[component]
 pub fn LiveTimeline(uid: String) -> impl IntoView {
     let live = expect_context::<LiveStore>();
-    let row = live.preemptions.get(&uid);
+    let row = live.preemptions.row(&uid);
     move || row.map(|r| view! { <NodeTimeline v=r.get() /> })
 }
 

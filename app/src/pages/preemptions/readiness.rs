@@ -67,7 +67,7 @@ pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> imp
             </p>
             {status}
             <For each=move || keys.get() key=|k| k.clone() let:key>
-                {live.pool_audits.get(&key).map(|row| move || pool_audit(row.get(), open).into_any())}
+                {live.pool_audits.row(&key).map(|row| move || pool_audit(row.get(), open).into_any())}
             </For>
         </section>
     }
