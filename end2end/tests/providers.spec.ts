@@ -24,6 +24,24 @@ test("GKE node pools and Karpenter NodePools sit beside CKS NodePools, with prov
   await expect(page.locator('td[data-col="provider"]').filter({ hasNotText: "karpenter" })).toHaveCount(0);
 });
 
+test("GPU allocation: a GKE L4 node shows its requested GPUs of its two, and the fleet its idle spot GPUs", async ({ page }) => {
+  await page.goto(`/pools/${GKE}/spot-l4`);
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  const cells = page.getByTestId("nodes").locator('td[data-col="gpus"]');
+  await expect(cells.first()).toBeVisible();
+  // g2-standard-24: 2 × L4 (Compute Engine: G2), read from the node's capacity.
+  for (const text of await cells.allInnerTexts()) expect(text).toMatch(/^[0-2] \/ 2$/);
+  await expect(cells.first()).toHaveAttribute("title", /nvidia\.com\/gpu capacity/);
+  // The fleet's idle spot GPUs: "N of M", M at least the L4 pool's 6.
+  await page.goto("/");
+  const idle = page.getByTestId("fleet-idle-gpus");
+  await expect(idle).toContainText("spot GPUs idle");
+  const m = /(\d+) of (\d+)/.exec(await idle.locator(".value").innerText());
+  expect(m, "N of M").not.toBeNull();
+  expect(Number(m![2])).toBeGreaterThanOrEqual(6);
+  expect(Number(m![1])).toBeLessThanOrEqual(Number(m![2]));
+});
+
 test("a Karpenter interruption plays its 2-minute window, with the blast radius and the readiness audit", async ({ page }) => {
   // The node that runs the worker (a random preemption may have moved it since the start).
   const node = kubectl(AWS, ["get", "pods", "-n", "web", "-l", "app=worker", "-o", "jsonpath={.items[0].spec.nodeName}"]).trim();

@@ -41,6 +41,17 @@ pub fn FleetSummaryBand() -> impl IntoView {
                 <span class="value">{move || summary.with(|s| s.preempting_now.to_string())}</span>
                 <span class="label">"nodes under preemption notice"</span>
             </A>
+            // Only where the fleet has GPUs: a CPU fleet has no figure to read here.
+            {move || summary.with(|s| s.spot_gpus > 0).then(|| view! {
+                <div class="figure" data-testid="fleet-idle-gpus"
+                    title=move || summary.with(|s| format!(
+                        "{} of the fleet's {} GPUs are requested by running pods; of the {} on spot nodes, {} are requested by none",
+                        s.gpus_requested, s.gpus, s.spot_gpus, s.spot_gpus_idle
+                    ))>
+                    <span class="value">{move || summary.with(|s| format!("{} of {}", s.spot_gpus_idle, s.spot_gpus))}</span>
+                    <span class="label">"spot GPUs idle"</span>
+                </div>
+            })}
             <ProviderBars summary />
             <crate::pages::savings::SavingsSummary fleet=Signal::derive(move || {
                 summary.with(|s| (s.nodes, s.spot_nodes))

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use crate::{
     components::time::{age, stamp, use_now},
     live::LiveStore,
-    model::{NodeRow, PoolRow},
+    model::{GpuSource, NodeRow, PoolRow},
 };
 
 /// The pool's spec and configuration status as a definition list.
@@ -135,7 +135,8 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
                     <table class="nodes" data-testid="nodes">
                         <thead><tr>
                             <th scope="col">"Name"</th><th scope="col">"State"</th><th scope="col">"Ready"</th>
-                            <th scope="col">"Schedulable"</th><th scope="col">"Preemption"</th><th scope="col">"Pods"</th><th scope="col">"Age"</th>
+                            <th scope="col">"Schedulable"</th><th scope="col">"Preemption"</th><th scope="col">"Pods"</th>
+                            <th scope="col" title="GPUs requested by the node's running pods, of the GPUs it has">"GPUs"</th><th scope="col">"Age"</th>
                         </tr></thead>
                         <tbody>
                             <For each=move || keys.get() key=|k| k.clone() let:key>
@@ -207,6 +208,7 @@ fn NodeRowView(node: RwSignal<NodeRow>, playable: RwSignal<bool>) -> impl IntoVi
                 {move || refused.get().map(|why| view! { <span class="small error-text" role="alert">{why}</span> })}
             </td>
             <td class="num">{move || node.with(|n| n.pods.to_string())}</td>
+            <td class="num" data-col="gpus" title=move || node.with(gpu_source)>{move || node.with(gpu_cell)}</td>
             <td class="num" title=move || stamp(node.with(|n| n.created))>{move || age(node.with(|n| n.created), now.get())}</td>
         </tr>
     }
@@ -253,5 +255,25 @@ pub fn EventList(row: RwSignal<PoolRow>) -> impl IntoView {
                 </table>
             </Show>
         </section>
+    }
+}
+
+/// A node's GPUs as "requested / on the node"; "—" for a node without GPUs or whose count
+/// nobody knows.
+fn gpu_cell(n: &NodeRow) -> String {
+    match n.gpus {
+        Some(g) if g > 0 => format!("{} / {g}", n.gpus_requested),
+        _ => "—".into(),
+    }
+}
+
+/// Where the node's GPU count comes from, for the cell's tooltip.
+fn gpu_source(n: &NodeRow) -> String {
+    match n.gpus_from {
+        GpuSource::Capacity => "the node's nvidia.com/gpu capacity".into(),
+        GpuSource::Catalog => {
+            "the instance-type catalog (the node reports no nvidia.com/gpu yet)".into()
+        }
+        GpuSource::Unknown => "no GPU count: neither the node nor the catalog gives one".into(),
     }
 }

@@ -38,6 +38,13 @@ pub struct FleetSummary {
     pub preempting_now: u32,
     /// One entry per provider with pools, in [`Provider`] order.
     pub by_provider: Vec<ProviderNodes>,
+    /// GPUs on every pool's nodes, and the GPUs running pods request of them.
+    pub gpus: u32,
+    pub gpus_requested: u32,
+    /// GPUs on spot pools' nodes, and those no running pod requests: capacity paid for at
+    /// the spot price and idle.
+    pub spot_gpus: u32,
+    pub spot_gpus_idle: u32,
 }
 
 /// Sums `pools` into the summary. A pool that has not reported `currentNodes` counts no nodes.
@@ -59,6 +66,15 @@ impl FleetSummary {
             self.pools_with_problem += 1;
         }
         self.preempting_now += p.nodes_preempting;
+        // A pool whose pods ask for more than its nodes have (a count caught mid-change)
+        // allocates all of them, no more.
+        let requested = p.gpus_requested.min(p.gpus_allocatable);
+        self.gpus += p.gpus_allocatable;
+        self.gpus_requested += requested;
+        if p.capacity_type == CapacityType::Spot {
+            self.spot_gpus += p.gpus_allocatable;
+            self.spot_gpus_idle += p.gpus_allocatable - requested;
+        }
         let i = match self
             .by_provider
             .iter()
@@ -136,6 +152,28 @@ mod tests {
         assert_eq!(s.by_provider[1].other, 3, "a mixed GKE pool is not split");
         assert_eq!(s.by_provider[2].provider, Provider::Karpenter);
         assert_eq!(s.by_provider.len(), 3);
+        assert_eq!((s.gpus, s.spot_gpus), (0, 0), "no GPU counts, no GPUs");
+    }
+
+    /// Two spot pools (16 GPUs, 11 asked for; 6 GPUs with 7 asked for: over-asked counts as
+    /// full) and an on-demand pool (8, 2 asked): 30 GPUs, 19 allocated, 5 idle on spot.
+    #[test]
+    fn gpus_are_summed_and_idle_spot_gpus_counted() {
+        let with = |capacity_type, gpus_allocatable, gpus_requested| PoolRow {
+            capacity_type,
+            gpus_allocatable,
+            gpus_requested,
+            current_nodes: Some(1),
+            ..Default::default()
+        };
+        let pools = [
+            with(CapacityType::Spot, 16, 11),
+            with(CapacityType::Spot, 6, 7),
+            with(CapacityType::OnDemand, 8, 2),
+        ];
+        let s = summarize(|f| pools.iter().for_each(f));
+        assert_eq!((s.gpus, s.gpus_requested), (30, 19));
+        assert_eq!((s.spot_gpus, s.spot_gpus_idle), (22, 5));
     }
 
     #[test]

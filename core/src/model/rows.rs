@@ -162,6 +162,13 @@ pub struct PoolRow {
     /// `qos.coreweave.cloud/pending-preemption=true`).
     #[serde(default)]
     pub nodes_preempting: u32,
+    /// GPUs on the pool's nodes (each node's `gpus`: its capacity, else the catalog's).
+    #[serde(default)]
+    pub gpus_allocatable: u32,
+    /// GPUs the running pods on the pool's nodes request; idle GPUs are
+    /// `gpus_allocatable - gpus_requested`.
+    #[serde(default)]
+    pub gpus_requested: u32,
     #[serde(default)]
     pub created: Option<DateTime<Utc>>,
     /// Why this pool needs attention, one sentence each; empty when healthy.
@@ -279,6 +286,10 @@ pub struct NodeRow {
     pub gpus: Option<u32>,
     #[serde(default)]
     pub gpus_from: GpuSource,
+    /// GPUs requested by the running pods bound to the node (`nvidia.com/gpu`, requests or
+    /// else limits); the node's idle GPUs are `gpus` less this.
+    #[serde(default)]
+    pub gpus_requested: u32,
 }
 
 /// Where a node's GPU count comes from.

@@ -314,10 +314,25 @@ impl ClusterData {
                 self.terminating.remove(&rec.uid);
             }
         }
-        if let Some((was, is)) = self.pods.bind(&rec.uid, rec.node.as_deref(), rec.facts) {
-            for node in was.iter().chain(is.iter()) {
+        if let Some(r) = self.pods.bind(&rec.uid, rec.node.as_deref(), rec.facts) {
+            for node in r.was.iter().chain(r.is.iter()) {
                 self.dirty_node_named(node, dirty);
+                if r.gpus_changed {
+                    self.dirty_pool_of_node(node, dirty);
+                }
             }
+        }
+    }
+
+    /// Marks the pool of the node named `name` (its GPU allocation changed with a pod).
+    fn dirty_pool_of_node(&self, name: &str, out: &mut Vec<Dirty>) {
+        let pool = self
+            .node_uid_by_name
+            .get(name)
+            .and_then(|uid| self.nodes.get(uid.as_ref()))
+            .and_then(|n| n.pool.clone());
+        if let Some(pool) = pool {
+            self.dirty_pool_named(&pool, out);
         }
     }
 
@@ -337,8 +352,11 @@ impl ClusterData {
 
     fn drop_pod(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
         self.terminating.remove(uid);
-        if let Some(node) = self.pods.unbind(uid) {
+        if let Some((node, held_gpus)) = self.pods.unbind(uid) {
             self.dirty_node_named(&node, dirty);
+            if held_gpus {
+                self.dirty_pool_of_node(&node, dirty);
+            }
         }
     }
 
@@ -464,10 +482,12 @@ impl ClusterData {
             let mut row =
                 projection::provider_pool_row(cluster, uid, name, *provider, &nodes, spec)?;
             row.nodes_preempting = nodes.iter().filter(|n| self.preempting(n)).count() as u32;
+            (row.gpus_allocatable, row.gpus_requested) = self.gpu_allocation(nodes.iter().copied());
             return Some(row);
         };
         let mut agg = NodeAggregate::default();
         let mut zones: HashMap<&str, u32> = HashMap::new();
+        (agg.gpus_allocatable, agg.gpus_requested) = self.gpu_allocation(self.nodes_of(&rec.name));
         for n in self.nodes_of(&rec.name) {
             agg.cordoned += u32::from(n.cordoned);
             agg.preempting += u32::from(self.preempting(n));
@@ -487,6 +507,17 @@ impl ClusterData {
         ))
     }
 
+    /// GPUs on `nodes` (each node's count, [`projection::gpus`]) and GPUs their running pods
+    /// request.
+    fn gpu_allocation<'n>(&self, nodes: impl Iterator<Item = &'n NodeRecord>) -> (u32, u32) {
+        nodes.fold((0u32, 0u32), |(on, asked), n| {
+            (
+                on.saturating_add(projection::gpus(n).0.unwrap_or(0)),
+                asked.saturating_add(self.pods.gpus_on_node(&n.name)),
+            )
+        })
+    }
+
     /// The current node row of `uid`, if the node exists.
     pub fn node_row(&self, cluster: &str, uid: &str) -> Option<spotboard_core::model::NodeRow> {
         let rec = self.nodes.get(uid)?;
@@ -495,6 +526,7 @@ impl ClusterData {
             rec,
             projection::NodeContext {
                 pods: self.pods.on_node(&rec.name),
+                gpus_requested: self.pods.gpus_on_node(&rec.name),
                 pool_class: self.pool_class_of(rec),
                 interrupted: self.interrupted_now(rec),
             },

@@ -37,6 +37,23 @@ pub struct PodNodes {
     // uid listed again reads back exactly as the watch sent it.
     by_text: HashMap<Box<str>, Bound>,
     per_node: HashMap<NodeName, u32>,
+    /// GPUs requested by the active pods of each node that has any (a few per GPU node).
+    gpus_per_node: HashMap<NodeName, u32>,
+}
+
+/// What a bind changed: the nodes whose pod count changed (was on, is on; the same node
+/// twice when only its GPU requests changed), and whether a node's requested GPUs changed
+/// (its pool's allocation too).
+#[derive(Debug, PartialEq)]
+pub struct Rebound {
+    pub was: Option<NodeName>,
+    pub is: Option<NodeName>,
+    pub gpus_changed: bool,
+}
+
+/// The GPUs a pod holds on its node: its request while it runs (a finished pod holds none).
+fn held(facts: &PodFacts) -> u32 {
+    if facts.active { facts.gpus } else { 0 }
 }
 
 /// `uid` as a UUID when it is written the canonical way.
@@ -48,15 +65,11 @@ fn number(uid: &str) -> Option<Uuid> {
 
 impl PodNodes {
     /// Binds pod `uid` to `node` (`None`: not scheduled yet) with its workload's `facts`.
-    /// Returns the nodes whose pod count changed, (was on, is on), or `None` when the pod was
-    /// already on `node` (its facts are replaced all the same).
-    pub fn bind(
-        &mut self,
-        uid: &str,
-        node: Option<&str>,
-        facts: Arc<PodFacts>,
-    ) -> Option<(Option<NodeName>, Option<NodeName>)> {
+    /// Returns what changed, or `None` when the pod was already on `node` holding the same
+    /// GPUs (its facts are replaced all the same).
+    pub fn bind(&mut self, uid: &str, node: Option<&str>, facts: Arc<PodFacts>) -> Option<Rebound> {
         let node = node.map(|n| self.shared(n));
+        let gpus = held(&facts);
         let bound = Bound {
             node: node.clone(),
             facts,
@@ -65,34 +78,86 @@ impl PodNodes {
             Some(n) => self.by_uuid.insert(n, bound),
             None => self.by_text.insert(uid.into(), bound),
         }
-        .map(|b| b.node);
-        if old.as_ref() == Some(&node) {
-            return None;
+        .map(|b| (b.node, held(&b.facts)));
+        // GPUs held on a node only: a pod on none (pending) holds nothing anywhere.
+        let old_held = match &old {
+            Some((Some(_), g)) => *g,
+            _ => 0,
+        };
+        let new_held = if node.is_some() { gpus } else { 0 };
+        let moved = old.as_ref().map(|(n, _)| n) != Some(&node);
+        let gpus_changed = if moved {
+            old_held > 0 || new_held > 0
+        } else {
+            old_held != new_held
+        };
+        if let Some((Some(w), _)) = &old {
+            self.ungpu(w, old_held);
         }
-        let was = old.flatten();
+        if let Some(n) = &node {
+            self.gpu(n, new_held);
+        }
+        if !moved {
+            return gpus_changed.then_some(Rebound {
+                was: None,
+                is: node,
+                gpus_changed,
+            });
+        }
+        let was = old.and_then(|(n, _)| n);
         if let Some(w) = &was {
             self.uncount(w);
         }
         if let Some(n) = &node {
             *self.per_node.entry(n.clone()).or_default() += 1;
         }
-        Some((was, node))
+        Some(Rebound {
+            was,
+            is: node,
+            gpus_changed,
+        })
     }
 
-    /// Forgets pod `uid`; returns the node it was bound to.
-    pub fn unbind(&mut self, uid: &str) -> Option<NodeName> {
-        let was = match number(uid) {
+    /// Forgets pod `uid`; returns the node it was bound to and whether it held GPUs there.
+    pub fn unbind(&mut self, uid: &str) -> Option<(NodeName, bool)> {
+        let bound = match number(uid) {
             Some(n) => self.by_uuid.remove(&n),
             None => self.by_text.remove(uid),
-        }?
-        .node?;
+        }?;
+        let was = bound.node?;
+        let gpus = held(&bound.facts);
         self.uncount(&was);
-        Some(was)
+        self.ungpu(&was, gpus);
+        Some((was, gpus > 0))
     }
 
     /// Pods bound to `node`.
     pub fn on_node(&self, node: &str) -> u32 {
         self.per_node.get(node).copied().unwrap_or(0)
+    }
+
+    /// GPUs requested by the running pods bound to `node`.
+    pub fn gpus_on_node(&self, node: &str) -> u32 {
+        self.gpus_per_node.get(node).copied().unwrap_or(0)
+    }
+
+    fn gpu(&mut self, node: &NodeName, gpus: u32) {
+        if gpus > 0 {
+            let n = self.gpus_per_node.entry(node.clone()).or_default();
+            *n = n.saturating_add(gpus);
+        }
+    }
+
+    fn ungpu(&mut self, node: &str, gpus: u32) {
+        if gpus == 0 {
+            return;
+        }
+        if let Some(n) = self.gpus_per_node.get_mut(node) {
+            *n = n.saturating_sub(gpus);
+            if *n == 0 {
+                self.gpus_per_node.remove(node);
+            }
+        }
     }
 
     /// Every pod's shared facts and node, copied as two reference counts each, in no
@@ -147,10 +212,14 @@ mod tests {
         let mut p = PodNodes::default();
         assert_eq!(
             p.bind(A, None, f()),
-            Some((None, None)),
+            Some(Rebound {
+                was: None,
+                is: None,
+                gpus_changed: false
+            }),
             "new, not scheduled"
         );
-        let (was, is) = p.bind(A, Some("n1"), f()).unwrap();
+        let Rebound { was, is, .. } = p.bind(A, Some("n1"), f()).unwrap();
         assert_eq!((was, is.as_deref()), (None, Some("n1")));
         assert_eq!(
             p.bind(A, Some("n1"), f()),
@@ -159,10 +228,10 @@ mod tests {
         );
         p.bind(B, Some("n1"), f());
         assert_eq!(p.on_node("n1"), 2);
-        let (was, is) = p.bind(B, Some("n2"), f()).unwrap();
+        let Rebound { was, is, .. } = p.bind(B, Some("n2"), f()).unwrap();
         assert_eq!((was.as_deref(), is.as_deref()), (Some("n1"), Some("n2")));
         assert_eq!((p.on_node("n1"), p.on_node("n2")), (1, 1));
-        assert_eq!(p.unbind(A).as_deref(), Some("n1"));
+        assert_eq!(p.unbind(A).map(|(n, _)| n).as_deref(), Some("n1"));
         assert_eq!(p.on_node("n1"), 0);
         assert!(!p.per_node.contains_key("n1"), "an empty node is forgotten");
         assert_eq!(p.unbind(A), None, "already gone");
@@ -171,8 +240,8 @@ mod tests {
     #[test]
     fn pods_on_a_node_share_its_name() {
         let mut p = PodNodes::default();
-        let (_, one) = p.bind(A, Some("n1"), f()).unwrap();
-        let (_, two) = p.bind(B, Some("n1"), f()).unwrap();
+        let one = p.bind(A, Some("n1"), f()).unwrap().is;
+        let two = p.bind(B, Some("n1"), f()).unwrap().is;
         assert!(Arc::ptr_eq(&one.unwrap(), &two.unwrap()));
     }
 
@@ -195,7 +264,7 @@ mod tests {
         want.sort();
         assert_eq!(uids, want);
         assert_eq!(p.on_node("n1"), 4);
-        assert_eq!(p.unbind(&upper).as_deref(), Some("n1"));
+        assert_eq!(p.unbind(&upper).map(|(n, _)| n).as_deref(), Some("n1"));
         assert_eq!(p.on_node("n1"), 3, "the upper-case uid is its own pod");
     }
 
@@ -225,5 +294,42 @@ mod tests {
         assert_eq!(seen, [(false, Some("n1".into())), (true, None)]);
         p.unbind(A);
         assert_eq!(p.bindings().len(), 1);
+    }
+
+    /// A node's requested GPUs follow its running pods: a bind, a move, a pod that finishes
+    /// (holds none) and one that goes; each change says so, an unchanged bind does not.
+    #[test]
+    fn requested_gpus_follow_running_pods() {
+        let mut p = PodNodes::default();
+        let job = |gpus, active| {
+            Arc::new(PodFacts {
+                gpus,
+                active,
+                ..Default::default()
+            })
+        };
+        assert!(
+            p.bind(A, None, job(4, true))
+                .is_some_and(|r| !r.gpus_changed),
+            "pending: on no node"
+        );
+        assert!(p.bind(A, Some("n1"), job(4, true)).unwrap().gpus_changed);
+        p.bind(B, Some("n1"), job(2, true));
+        assert_eq!(p.gpus_on_node("n1"), 6);
+        assert_eq!(p.bind(B, Some("n1"), job(2, true)), None, "unchanged");
+        let finished = p.bind(B, Some("n1"), job(2, false)).unwrap();
+        assert!(
+            finished.gpus_changed && finished.was.is_none(),
+            "{finished:?}"
+        );
+        assert_eq!(p.gpus_on_node("n1"), 4, "a finished pod holds no GPU");
+        assert!(p.bind(A, Some("n2"), job(4, true)).unwrap().gpus_changed);
+        assert_eq!((p.gpus_on_node("n1"), p.gpus_on_node("n2")), (0, 4));
+        assert!(
+            !p.gpus_per_node.contains_key("n1"),
+            "a node without GPU pods is forgotten"
+        );
+        assert_eq!(p.unbind(A).map(|(_, g)| g), Some(true));
+        assert_eq!(p.gpus_on_node("n2"), 0);
     }
 }

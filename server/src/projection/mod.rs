@@ -21,6 +21,8 @@ use crate::watch::records::{EventRecord, NodeRecord};
 pub struct NodeContext<'a> {
     /// Pods bound to the node.
     pub pods: u32,
+    /// GPUs its running pods request.
+    pub gpus_requested: u32,
     /// `spec.computeClass` of the node's CKS NodePool, when it has one that could be read.
     pub pool_class: Option<&'a ComputeClass>,
     /// A Karpenter `SpotInterrupted` event names the node.
@@ -71,6 +73,7 @@ pub fn node_row(cluster: &str, rec: &NodeRecord, ctx: NodeContext<'_>) -> NodeRo
         drill: rec.drill,
         gpus,
         gpus_from,
+        gpus_requested: ctx.gpus_requested,
     }
 }
 

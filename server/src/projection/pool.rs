@@ -17,6 +17,9 @@ pub struct NodeAggregate {
     pub preempting: u32,
     /// The zone label most of the pool's nodes carry, when the cluster's zone is not known.
     pub zone: Option<String>,
+    /// GPUs on the pool's nodes, and GPUs their running pods request.
+    pub gpus_allocatable: u32,
+    pub gpus_requested: u32,
 }
 
 /// A NodePool's row.
@@ -39,6 +42,8 @@ pub fn pool_row(
         created: rec.created,
         nodes_cordoned: nodes.cordoned,
         nodes_preempting: nodes.preempting,
+        gpus_allocatable: nodes.gpus_allocatable,
+        gpus_requested: nodes.gpus_requested,
         ..Default::default()
     };
     match &rec.parsed {

@@ -43,6 +43,48 @@ pub struct SlimSpec {
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct SlimContainer {
     pub lifecycle: Option<SlimLifecycle>,
+    #[serde(default)]
+    pub resources: Option<SlimResources>,
+}
+
+/// A container's `resources`, of which only `nvidia.com/gpu` is read.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct SlimResources {
+    #[serde(default)]
+    pub requests: Option<SlimGpus>,
+    #[serde(default)]
+    pub limits: Option<SlimGpus>,
+}
+
+/// `nvidia.com/gpu` of a resource list, as sent: a quantity is a JSON string, but a
+/// hand-written number must not make the whole pod unreadable, so any value is taken and
+/// read by [`SlimGpus::count`].
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct SlimGpus {
+    #[serde(rename = "nvidia.com/gpu", default)]
+    pub gpus: Option<serde_json::Value>,
+}
+
+impl SlimGpus {
+    /// The whole number of GPUs, if the value is one (GPUs are not divisible: `500m` is no
+    /// count).
+    pub fn count(&self) -> Option<u32> {
+        match self.gpus.as_ref()? {
+            serde_json::Value::String(s) => s.parse().ok(),
+            serde_json::Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            _ => None,
+        }
+    }
+}
+
+impl SlimContainer {
+    /// GPUs this container asks for: its request, else its limit, else none.
+    pub fn gpus(&self) -> u32 {
+        let r = self.resources.as_ref();
+        r.and_then(|r| r.requests.as_ref()?.count())
+            .or_else(|| r.and_then(|r| r.limits.as_ref()?.count()))
+            .unwrap_or(0)
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -108,9 +150,12 @@ mod tests {
                 "terminationGracePeriodSeconds": 120,
                 "priorityClassName": "system-node-critical",
                 "containers": [
-                    {"name": "side", "image": "busybox", "env": [{"name": "A", "value": "1"}]},
+                    {"name": "side", "image": "busybox", "env": [{"name": "A", "value": "1"}],
+                     "resources": {"requests": {"cpu": "100m"}}},
                     {"name": "main", "image": "api:1",
-                     "lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}}},
+                     "lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}},
+                     "resources": {"requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "2"},
+                                   "limits": {"nvidia.com/gpu": "2"}}},
                 ],
                 "volumes": [{"name": "data", "emptyDir": {}}],
             },
@@ -145,6 +190,29 @@ mod tests {
         assert_eq!(f.grace_s, 120);
         assert!(f.pre_stop, "any container's preStop counts");
         assert!(f.active && f.system);
+        assert_eq!(f.gpus, 2, "the request, not request and limit");
+    }
+
+    /// A GPU limit alone is the request (Kubernetes copies it); a number where a quantity
+    /// string belongs still reads; a fraction or a word is no GPU and loses nothing else.
+    #[test]
+    fn gpus_come_from_requests_else_limits() {
+        let gpus = |resources: serde_json::Value| {
+            let p: SlimPod = serde_json::from_value(json!({
+                "metadata": {"name": "p", "namespace": "ml"},
+                "spec": {"containers": [
+                    {"name": "a", "resources": resources},
+                    {"name": "b", "resources": {"limits": {"nvidia.com/gpu": "1"}}},
+                ]},
+            }))
+            .unwrap();
+            super::super::trim::pod_facts(&p).gpus
+        };
+        assert_eq!(gpus(json!({"limits": {"nvidia.com/gpu": "4"}})), 5);
+        assert_eq!(gpus(json!({"requests": {"nvidia.com/gpu": 2}})), 3);
+        assert_eq!(gpus(json!({"requests": {"nvidia.com/gpu": "500m"}})), 1);
+        assert_eq!(gpus(json!({"requests": {"nvidia.com/gpu": ["x"]}})), 1);
+        assert_eq!(gpus(json!({})), 1);
     }
 
     #[test]

@@ -239,6 +239,11 @@ pub fn pod_facts(p: &SlimPod) -> PodFacts {
         system: spec
             .and_then(|s| s.priority_class_name.as_deref())
             .is_some_and(|c| c.starts_with("system-")),
+        gpus: spec.map_or(0, |s| {
+            s.containers
+                .iter()
+                .fold(0u32, |sum, c| sum.saturating_add(c.gpus()))
+        }),
     }
 }
 

@@ -145,6 +145,66 @@ async fn gke_and_karpenter_pools_sit_beside_cks_pools() {
         gpus_of(AWS_CLUSTER, "on-demand").await,
         all("null from \"unknown\"")
     );
+    // GPU allocation, counted another way: the running pods the API server lists on the
+    // pool's nodes and their nvidia.com/gpu requests (the fleet's pods ask for one L4 each),
+    // against the pool row and the nodes' own counts. Random preemptions may move pods
+    // meanwhile, so the two are compared until they agree.
+    let all_pods = Api::<Pod>::all(d.admin(GKE));
+    let (asked, on_nodes) = eventually(
+        Duration::from_secs(20),
+        "the L4 pool's allocation",
+        || async {
+            let detail = get(&d.base, &format!("/api/v1/pools/{GKE_CLUSTER}/spot-l4")).await;
+            let nodes = detail["nodes"].as_array()?.clone();
+            let names: std::collections::HashSet<&str> =
+                nodes.iter().filter_map(|n| n["name"].as_str()).collect();
+            let pods = all_pods.list(&ListParams::default()).await.ok()?.items;
+            let asked: u64 = pods
+                .iter()
+                .filter(|p| {
+                    let on = p.spec.as_ref().and_then(|s| s.node_name.as_deref());
+                    let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+                    on.is_some_and(|n| names.contains(n))
+                        && !matches!(phase, Some("Succeeded" | "Failed"))
+                })
+                .flat_map(|p| p.spec.iter().flat_map(|s| s.containers.iter()))
+                .filter_map(|c| {
+                    c.resources
+                        .as_ref()?
+                        .requests
+                        .as_ref()?
+                        .get("nvidia.com/gpu")
+                })
+                .filter_map(|q| q.0.parse::<u64>().ok())
+                .sum();
+            let on_nodes: u64 = nodes.iter().filter_map(|n| n["gpus"].as_u64()).sum();
+            let by_node: u64 = nodes
+                .iter()
+                .filter_map(|n| n["gpus_requested"].as_u64())
+                .sum();
+            let pool = &detail["pool"];
+            (asked > 0
+                && pool["gpus_requested"].as_u64() == Some(asked)
+                && by_node == asked
+                && pool["gpus_allocatable"].as_u64() == Some(on_nodes))
+            .then_some((asked, on_nodes))
+        },
+    )
+    .await;
+    assert!(on_nodes >= asked, "{asked} asked of {on_nodes}");
+    let metrics = reqwest::get(format!("{}/metrics", d.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(&format!(
+            "spotboard_gpus{{cluster=\"{GKE_CLUSTER}\",provider=\"gke\",capacity_type=\"spot\",state=\"idle\"}}"
+        )),
+        "{}",
+        metrics.lines().filter(|l| l.starts_with("spotboard_gpus")).collect::<Vec<_>>().join("\n")
+    );
     let cks = row("spotboard-us-east-04a", "h100-spot-train");
     assert_eq!(
         (cks["provider"].as_str(), cks["capacity_type"].as_str()),

@@ -33,6 +33,12 @@ pub struct PodFacts {
     /// `priorityClassName` starts with `system-` (GKE shuts these down in the last 15 s).
     #[serde(default)]
     pub system: bool,
+    /// GPUs the pod asks for: `nvidia.com/gpu` summed over its containers, a container's
+    /// limit standing for its request when only the limit is set (Kubernetes defaults an
+    /// extended resource's request to its limit). Init containers are not counted: they end
+    /// before the containers start.
+    #[serde(default)]
+    pub gpus: u32,
 }
 
 impl PodFacts {

@@ -30,6 +30,7 @@ fn pod(ns: &str, name: &str, owner: Option<(&str, &str)>, node: &str) -> PodFact
         pre_stop: true,
         active: true,
         system: false,
+        gpus: 0,
     }
 }
 

@@ -74,6 +74,15 @@ pub struct NodeLabels {
     pub capacity_type: LabelText,
 }
 
+/// Labels of `spotboard_gpus`: [`NodeLabels`] and `state`, `requested` or `idle`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GpuLabels {
+    pub cluster: LabelText,
+    pub provider: LabelText,
+    pub capacity_type: LabelText,
+    pub state: LabelText,
+}
+
 /// Labels of `spotboard_replacement_latency_seconds`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PoolLabels {

@@ -47,6 +47,7 @@ pub struct Metrics {
     /// 30 days of replacements again as if they happened now).
     replaced: std::sync::Mutex<Option<std::collections::HashSet<String>>>,
     nodes: Family<NodeLabels, Gauge>,
+    gpus: Family<GpuLabels, Gauge>,
     conditions: Family<ConditionLabels, Gauge>,
     rates: Family<RateLabels, FloatGauge>,
     pools_with_problem: Family<ClusterLabels, Gauge>,
@@ -89,6 +90,12 @@ impl Default for Metrics {
             "nodes",
             "Current nodes (NodePool status.currentNodes), per cluster, provider and capacity type",
             nodes.clone(),
+        );
+        let gpus = Family::<GpuLabels, Gauge>::default();
+        registry.register(
+            "gpus",
+            "GPUs on nodes (nvidia.com/gpu: the node's capacity, else the instance-type catalog), per cluster, provider, capacity type and state: requested by running pods, or idle",
+            gpus.clone(),
         );
         let conditions = Family::<ConditionLabels, Gauge>::default();
         registry.register(
@@ -140,6 +147,7 @@ impl Default for Metrics {
             replacement_latency,
             replaced: Default::default(),
             nodes,
+            gpus,
             conditions,
             rates,
             pools_with_problem,
@@ -159,6 +167,7 @@ impl Metrics {
     /// are never removed, as a counter that vanished would read as a reset.
     pub fn set_fleet(&self, pools: &[PoolRow]) {
         self.nodes.clear();
+        self.gpus.clear();
         self.conditions.clear();
         self.pools_with_problem.clear();
         self.under_notice.clear();
@@ -171,6 +180,22 @@ impl Metrics {
             self.nodes
                 .get_or_create(&labels)
                 .inc_by(i64::from(p.current_nodes.unwrap_or(0).max(0)));
+            if p.gpus_allocatable > 0 {
+                let requested = p.gpus_requested.min(p.gpus_allocatable);
+                for (state, n) in [
+                    ("requested", requested),
+                    ("idle", p.gpus_allocatable - requested),
+                ] {
+                    self.gpus
+                        .get_or_create(&GpuLabels {
+                            cluster: labels.cluster.clone(),
+                            provider: labels.provider.clone(),
+                            capacity_type: labels.capacity_type.clone(),
+                            state: state.into(),
+                        })
+                        .inc_by(i64::from(n));
+                }
+            }
             for c in p.conditions.iter().filter(|c| !c.status.is_empty()) {
                 self.conditions
                     .get_or_create(&ConditionLabels {

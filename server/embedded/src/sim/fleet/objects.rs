@@ -56,6 +56,8 @@ pub struct WorkloadPlan {
     pub pdb_min_available: Option<i64>,
     /// `system-cluster-critical`: GKE shuts these down in the second 15 s.
     pub system: bool,
+    /// `nvidia.com/gpu` each pod requests (and is limited to).
+    pub gpus: u32,
 }
 
 /// The pools of a fleet zone.
@@ -132,6 +134,7 @@ pub fn workloads(flavor: Flavor) -> &'static [WorkloadPlan] {
             pre_stop: false,
             pdb_min_available: None,
             system: false,
+            gpus: 0,
         }
     }
     const GKE: &[WorkloadPlan] = &[
@@ -146,12 +149,17 @@ pub fn workloads(flavor: Flavor) -> &'static [WorkloadPlan] {
                 30,
             )
         },
+        // One L4 per replica: 4 of the pool's 6 GPUs asked for, 2 idle.
         WorkloadPlan {
             pre_stop: true,
             pdb_min_available: Some(2),
+            gpus: 1,
             ..w("serving", "ReplicaSet", "inference-7c9d", "spot-l4", 3, 10)
         },
-        w("serving", "StatefulSet", "vector-index", "spot-l4", 1, 60),
+        WorkloadPlan {
+            gpus: 1,
+            ..w("serving", "StatefulSet", "vector-index", "spot-l4", 1, 60)
+        },
         w("batch", "Job", "etl-nightly", "spot-batch", 2, 30),
     ];
     const KARPENTER: &[WorkloadPlan] = &[
@@ -160,7 +168,10 @@ pub fn workloads(flavor: Flavor) -> &'static [WorkloadPlan] {
             pdb_min_available: Some(2),
             ..w("web", "ReplicaSet", "api-6f7b", "spot-general", 3, 45)
         },
-        w("web", "ReplicaSet", "worker-59c4", "gpu-spot", 1, 300),
+        WorkloadPlan {
+            gpus: 1,
+            ..w("web", "ReplicaSet", "worker-59c4", "gpu-spot", 1, 300)
+        },
         w("web", "Pod", "debug-shell", "spot-general", 1, 30),
         w("web", "ReplicaSet", "billing-8d2e", "on-demand", 1, 30),
     ];
@@ -313,6 +324,13 @@ pub fn pod(w: &WorkloadPlan, index: usize, suffix: &str, node: &str) -> Value {
         "name": "main", "image": format!("registry.example/{app}:1"),
         "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
     });
+    if w.gpus > 0 {
+        // An extended resource is asked for in both; the request must equal the limit
+        // (Kubernetes: Schedule GPUs).
+        let n = json!(w.gpus.to_string());
+        container["resources"]["requests"]["nvidia.com/gpu"] = n.clone();
+        container["resources"]["limits"] = json!({"nvidia.com/gpu": n});
+    }
     if w.pre_stop {
         container["lifecycle"] = json!({"preStop": {"exec": {"command": ["sleep", "5"]}}});
     }
