@@ -431,11 +431,21 @@ where
     }
 }
 
+/// The instance type, its GPUs per node (the catalog's), and the pool's GPU allocation now
+/// (its nodes' GPUs and what running pods request of them) when it has GPU nodes.
 fn type_title(r: &PoolRow) -> String {
-    match r.gpus_per_node.filter(|g| *g > 0) {
+    let mut title = match r.gpus_per_node.filter(|g| *g > 0) {
         Some(g) => format!("{} · {g} GPU per node", r.instance_type),
         None => r.instance_type.clone(),
+    };
+    if r.gpus_allocatable > 0 {
+        title.push_str(&format!(
+            " · {} of {} GPUs requested",
+            r.gpus_requested.min(r.gpus_allocatable),
+            r.gpus_allocatable
+        ));
     }
+    title
 }
 
 fn count(v: Option<i32>) -> String {

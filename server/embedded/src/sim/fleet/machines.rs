@@ -67,26 +67,26 @@ const fn cpu(
     }
 }
 
+/// `m` with `gpus` GPUs named `gpu_name`, of 24 GiB each (the L4's and the A10G's memory).
+const fn with_gpus(m: Machine, gpus: u32, gpu_name: &'static str) -> Machine {
+    Machine {
+        gpus,
+        gpu_name,
+        gpu_memory_mib: 24 * 1024,
+        ..m
+    }
+}
+
 /// Every machine type the fleet zones use (see [`super::objects::pools`]).
 pub const MACHINES: &[Machine] = &[
     cpu("e2-standard-8", 8, 32, "amd64", 110),
     cpu("n2-standard-16", 16, 64, "amd64", 110),
-    Machine {
-        gpus: 2,
-        gpu_name: "nvidia-l4",
-        gpu_memory_mib: 24 * 1024,
-        ..cpu("g2-standard-24", 24, 96, "amd64", 110)
-    },
+    with_gpus(cpu("g2-standard-24", 24, 96, "amd64", 110), 2, "nvidia-l4"),
     cpu("m5.large", 2, 8, "amd64", 29),
     cpu("m5.xlarge", 4, 16, "amd64", 58),
     cpu("m6i.xlarge", 4, 16, "amd64", 58),
     cpu("c6i.2xlarge", 8, 16, "amd64", 58),
-    Machine {
-        gpus: 1,
-        gpu_name: "a10g",
-        gpu_memory_mib: 24 * 1024,
-        ..cpu("g5.2xlarge", 8, 32, "amd64", 58)
-    },
+    with_gpus(cpu("g5.2xlarge", 8, 32, "amd64", 58), 1, "a10g"),
     cpu("m7g.xlarge", 4, 16, "arm64", 58),
     cpu("c7g.2xlarge", 8, 16, "arm64", 58),
 ];
