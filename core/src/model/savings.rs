@@ -7,6 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::CapacityType;
 
+/// The end reason of a node that went while spotboard was not watching (stopped, or another
+/// run's nodes left open): it ends at the last heartbeat, the last time it was seen running,
+/// and really ended some time after. Survival curves censor it there rather than count it.
+pub const END_UNOBSERVED: &str = "unobserved";
+
 /// One node's life as the ledger recorded it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Lifetime {
@@ -25,8 +30,8 @@ pub struct Lifetime {
     pub started_at: DateTime<Utc>,
     /// When the node left the cluster; `None` while it runs.
     pub ended_at: Option<DateTime<Utc>>,
-    /// `preempted`, `scaled down`, `deleted`, or `drill` (deleted while a preemption drill's
-    /// annotation was on it); `None` while running.
+    /// `preempted`, `scaled down`, `deleted`, `drill` (deleted while a preemption drill's
+    /// annotation was on it), or [`END_UNOBSERVED`]; `None` while running.
     pub end_reason: Option<String>,
     /// T=0 of a Spot preemption: when the node was first seen cordoned for preemption.
     pub preemption_t0: Option<DateTime<Utc>>,

@@ -206,12 +206,13 @@ impl Ledger {
             let done = sqlx::query(
                 "UPDATE node_lifetimes
                  SET ended_at = CASE WHEN started_at > $1 THEN started_at ELSE $1 END,
-                     end_reason = 'deleted'
+                     end_reason = $4
                  WHERE cluster = $2 AND cluster_uid = $3 AND ended_at IS NULL",
             )
             .bind(beat.map(secs).unwrap_or(0))
             .bind(cluster)
             .bind(&run)
+            .bind(spotboard_core::model::END_UNOBSERVED)
             .execute(&self.pool)
             .await
             .map_err(db("ending another run's nodes"))?;

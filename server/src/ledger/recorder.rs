@@ -487,7 +487,9 @@ impl Recorder {
             for uid in ledger.open_uids(cluster).await? {
                 // A node this run saw (its start may still be queued) is not a leftover.
                 if !self.seen.contains_key(&uid) {
-                    ledger.ended(&uid, last_beat, "deleted").await?;
+                    ledger
+                        .ended(&uid, last_beat, spotboard_core::model::END_UNOBSERVED)
+                        .await?;
                 }
             }
             self.reconciled.insert(cluster.clone());

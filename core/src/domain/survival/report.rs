@@ -176,7 +176,8 @@ pub fn observation(l: &Lifetime, now: DateTime<Utc>) -> Option<Observation> {
 }
 
 /// How an on-demand node's departure curve reads `l` at `now`: seconds from its Ready (else
-/// its start) to its end, whatever the reason, or censored at `now` while it runs. `None` for
+/// its start) to its end, whatever the reason, or censored at `now` while it runs (or at its
+/// recorded end when that end was inferred, [`crate::model::END_UNOBSERVED`]). `None` for
 /// a node that is not on-demand, or whose origin is after `now`. Spot nodes are compared
 /// against these: an on-demand pool's nodes go too (scale-down, repairs), and the gap between
 /// the two curves is what spot costs in lifetime.
@@ -190,6 +191,10 @@ pub fn departure(l: &Lifetime, now: DateTime<Utc>) -> Option<Observation> {
     }
     let secs = |t: DateTime<Utc>| ((t - origin).num_milliseconds() as f64 / 1000.0).max(0.0);
     Some(match l.ended_at.filter(|e| *e <= now) {
+        // Last seen running at the heartbeat: known to have lasted that long, no longer.
+        Some(end) if l.end_reason.as_deref() == Some(crate::model::END_UNOBSERVED) => {
+            Observation::censored(secs(end))
+        }
         Some(end) => Observation::preempted(secs(end)),
         None => Observation::censored(secs(now)),
     })

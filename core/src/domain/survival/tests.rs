@@ -218,6 +218,34 @@ fn survival_lifetimes_are_read_from_ready_and_censored_unless_preempted() {
     assert_eq!(by_zone_type[0].curve[0].at_risk, 4);
 }
 
+/// A node that went while spotboard was not watching ends at the last heartbeat, and only
+/// its survival to then is known: two on-demand nodes Ready at 0, one inferred gone at 10 h
+/// (censored there), one scaled down at 20 h: one departure, Ŝ = 1 until 20 h, then 0 with
+/// one node at risk.
+#[test]
+fn an_unobserved_end_is_censored_not_a_departure() {
+    let h = |n: i64| Utc.timestamp_opt(1_000_000 + n * 3_600, 0).unwrap();
+    let od = |uid: &str, end: i64, reason: &str| Lifetime {
+        capacity_type: CapacityType::OnDemand,
+        ready_at: Some(h(0)),
+        ended_at: Some(h(end)),
+        end_reason: Some(reason.to_string()),
+        ..lifetime(uid, "od")
+    };
+    let all = [
+        od("a", 10, crate::model::END_UNOBSERVED),
+        od("b", 20, "scaled down"),
+    ];
+    assert_eq!(
+        departure(&all[0], h(30)),
+        Some(Observation::censored(10.0 * 3_600.0))
+    );
+    let r = departure_rows(&all, SurvivalBy::Pool, h(30));
+    assert_eq!((r[0].nodes, r[0].preempted), (2, 1));
+    let last = r[0].curve.last().unwrap();
+    assert!(close(last.t_s, 20.0 * 3_600.0, 1e-9) && last.survival == 0.0 && last.at_risk == 1);
+}
+
 /// On-demand departures by hand: three nodes Ready at 0; one scaled down at 10 h, one deleted
 /// at 20 h, one still running at 30 h (now). Ŝ = 2/3 after 10 h, 2/3 × 1/2 = 1/3 after 20 h;
 /// the third is censored at 30 h. A spot node is no departure row, a preemption no spot row's

@@ -318,6 +318,17 @@ async fn runs_keep_to_their_own_nodes(url: &str) {
         Some(died_at.timestamp()),
         "a run that stopped beating ends at its last heartbeat"
     );
+    let reason = rows
+        .iter()
+        .find(|l| l.uid == "dead-1")
+        .unwrap()
+        .end_reason
+        .clone();
+    assert_eq!(
+        reason.as_deref(),
+        Some(spotboard_core::model::END_UNOBSERVED),
+        "an end nobody saw is marked so: the survival curves censor it"
+    );
     assert_eq!(
         ended("live-1"),
         None,
