@@ -40,6 +40,8 @@ test("GPU allocation: a GKE L4 node shows its requested GPUs of its two, and the
   expect(m, "N of M").not.toBeNull();
   expect(Number(m![2])).toBeGreaterThanOrEqual(6);
   expect(Number(m![1])).toBeLessThanOrEqual(Number(m![2]));
+  // Their cost, at the pools' spot prices per GPU, beside what spot saves.
+  await expect(page.getByTestId("idle-gpu-cost")).toHaveText(/^Idle spot GPUs cost \$[\d,]+\.\d\d\/h$/);
 });
 
 test("a Karpenter interruption plays its 2-minute window, with the blast radius and the readiness audit", async ({ page }) => {

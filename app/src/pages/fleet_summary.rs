@@ -54,7 +54,7 @@ pub fn FleetSummaryBand() -> impl IntoView {
             })}
             <ProviderBars summary />
             <crate::pages::savings::SavingsSummary fleet=Signal::derive(move || {
-                summary.with(|s| (s.nodes, s.spot_nodes))
+                summary.with(|s| (s.nodes, s.spot_nodes, s.spot_gpus_idle))
             }) />
         </section>
     }

@@ -12,6 +12,21 @@ use crate::CapacityType;
 /// and really ended some time after. Survival curves censor it there rather than count it.
 pub const END_UNOBSERVED: &str = "unobserved";
 
+/// The GPUs on spot nodes that no running pod requests, now, and what they cost
+/// (`spotboard_core::domain::savings::idle::idle_spot_gpus`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleSpotGpus {
+    /// GPUs on spot nodes.
+    pub gpus: u32,
+    /// Of them, requested by no running pod.
+    pub idle: u32,
+    /// The idle ones' cost, USD per hour, at their pools' spot prices (cents).
+    pub usd_h: Decimal,
+    /// Idle GPUs without a price (their pool's instance type is not priced, or its nodes
+    /// differ in GPU count): left out of `usd_h`.
+    pub unpriced_gpus: u32,
+}
+
 /// One node's life as the ledger recorded it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Lifetime {
@@ -152,6 +167,8 @@ pub struct SavingsHeadline {
     /// Lifetimes left out because a price is unknown.
     pub unpriced_nodes: u32,
     pub run_rate: RunRate,
+    #[serde(default)]
+    pub idle_spot_gpus: IdleSpotGpus,
 }
 
 impl From<&SavingsReport> for SavingsHeadline {
@@ -160,6 +177,7 @@ impl From<&SavingsReport> for SavingsHeadline {
             savings_usd: r.savings_usd,
             unpriced_nodes: r.unpriced_nodes,
             run_rate: r.run_rate.clone(),
+            idle_spot_gpus: r.idle_spot_gpus.clone(),
         }
     }
 }
@@ -182,6 +200,10 @@ pub struct SavingsReport {
     pub projected_month_baseline_usd: Decimal,
     /// Lifetimes left out of every total because a price is unknown.
     pub unpriced_nodes: u32,
+    /// The spot GPUs no running pod requests now, and their cost per hour (from the live
+    /// pools, not the ledger: empty where the report is made without them).
+    #[serde(default)]
+    pub idle_spot_gpus: IdleSpotGpus,
     pub preemption: PreemptionCost,
     /// Savings minus the preemption cost.
     pub savings_net_usd: Decimal,

@@ -32,6 +32,8 @@ pub struct Savings {
     headlines: tokio::sync::Mutex<HashMap<String, (Instant, SavingsHeadline)>>,
     /// [`HEADLINE_FRESH_FOR`], shorter in tests.
     fresh_for: Duration,
+    /// The live pools, for the idle spot GPUs of a report (none: the report has none).
+    hub: Option<crate::hub::Hub>,
 }
 
 impl Savings {
@@ -41,7 +43,33 @@ impl Savings {
             prices,
             headlines: Default::default(),
             fresh_for: HEADLINE_FRESH_FOR,
+            hub: None,
         }
+    }
+
+    /// Reports add the idle spot GPUs of `hub`'s pools, priced from this catalog.
+    pub fn with_hub(mut self, hub: crate::hub::Hub) -> Self {
+        self.hub = Some(hub);
+        self
+    }
+
+    /// The spot GPUs no running pod requests now, at the catalog's spot prices (a pool's
+    /// cluster, zone and instance type; a pool of several types has no one price).
+    fn idle_spot_gpus(&self) -> spotboard_core::model::IdleSpotGpus {
+        let Some(hub) = &self.hub else {
+            return Default::default();
+        };
+        let pools = hub.shared_pool_rows();
+        spotboard_core::domain::savings::idle::idle_spot_gpus(pools.iter().map(|p| &**p), |p| {
+            self.prices
+                .lookup(
+                    &p.cluster,
+                    p.zone.as_deref(),
+                    &p.instance_type,
+                    spotboard_core::CapacityType::Spot,
+                )
+                .map(|u| u.usd_per_hour)
+        })
     }
 
     /// The headline of the report over `[from, to]`, shared by every caller for
@@ -84,13 +112,16 @@ impl Savings {
                 .unwrap_or_default();
             crate::Error::Ledger(format!("ledger unavailable since {since}: {e}"))
         })?;
-        Ok(report(&ReportInput {
-            lifetimes: &lifetimes,
-            prices: &self.prices,
-            from,
-            to,
-            now: Utc::now(),
-        }))
+        Ok(SavingsReport {
+            idle_spot_gpus: self.idle_spot_gpus(),
+            ..report(&ReportInput {
+                lifetimes: &lifetimes,
+                prices: &self.prices,
+                from,
+                to,
+                now: Utc::now(),
+            })
+        })
     }
 
     /// The survival curves by `by` of the spot nodes that turned Ready in the trailing

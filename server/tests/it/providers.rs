@@ -192,6 +192,53 @@ async fn gke_and_karpenter_pools_sit_beside_cks_pools() {
     )
     .await;
     assert!(on_nodes >= asked, "{asked} asked of {on_nodes}");
+    let l4_per_node = get(&d.base, "/api/v1/pools").await;
+    assert_eq!(
+        pool(&l4_per_node, GKE_CLUSTER, "spot-l4").unwrap()["gpus_per_node"],
+        2,
+        "a GKE type's GPUs per node come from its nodes"
+    );
+
+    // What the idle spot GPUs cost, worked again here from the pool rows and the shipped
+    // prices (g2-standard-24 spot in us-central1: $1.124816 an hour for 2 L4s), against the
+    // savings report's figure; read in turn until a report and the pools agree.
+    let prices = spotboard_core::domain::prices::PriceCatalog::shipped();
+    eventually(
+        Duration::from_secs(20),
+        "the idle spot GPUs' cost",
+        || async {
+            let report = get(&d.base, "/api/v1/savings?range=24h").await;
+            let pools = get(&d.base, "/api/v1/pools").await;
+            let mut want = rust_decimal::Decimal::ZERO;
+            let mut idle_gpus = 0;
+            for p in pools["pools"].as_array()? {
+                let (on, asked) = (
+                    p["gpus_allocatable"].as_u64()?,
+                    p["gpus_requested"].as_u64()?,
+                );
+                if p["capacity_type"] != "spot" || on == 0 {
+                    continue;
+                }
+                let idle = on - asked.min(on);
+                idle_gpus += idle;
+                let price = prices.lookup(
+                    p["cluster"].as_str()?,
+                    p["zone"].as_str(),
+                    p["instance_type"].as_str()?,
+                    spotboard_core::CapacityType::Spot,
+                );
+                if let (Some(price), Some(per_node)) = (price, p["gpus_per_node"].as_u64()) {
+                    want += price.usd_per_hour / rust_decimal::Decimal::from(per_node)
+                        * rust_decimal::Decimal::from(idle);
+                }
+            }
+            let got = &report["idle_spot_gpus"];
+            let usd: rust_decimal::Decimal = got["usd_h"].as_str()?.parse().ok()?;
+            (got["idle"].as_u64() == Some(idle_gpus) && usd == want.round_dp(2) && idle_gpus > 0)
+                .then_some(())
+        },
+    )
+    .await;
     let metrics = reqwest::get(format!("{}/metrics", d.base))
         .await
         .unwrap()

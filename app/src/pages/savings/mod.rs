@@ -247,13 +247,14 @@ fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
 /// A preemption wave changes the node counts many times a second; the run rate is per hour.
 pub const SUMMARY_REFRESH_MS: f64 = 10_000.0;
 
-/// One line on the dashboard: what spot saves now and over the last 24 hours. Read again
-/// when `fleet` changes (the fleet's node counts from the stream), at once for the first
+/// One line on the dashboard: what spot saves now and over the last 24 hours, and what the
+/// idle spot GPUs cost. Read again when `fleet` changes (the fleet's node counts and idle
+/// spot GPUs from the stream), at once for the first
 /// change and then at most every [`SUMMARY_REFRESH_MS`], so the run rate follows the fleet
 /// without polling.
 #[component]
-pub fn SavingsSummary(#[prop(into)] fleet: Signal<(u32, u32)>) -> impl IntoView {
-    let fleet: Signal<(u32, u32)> = leptos_use::signal_throttled(fleet, SUMMARY_REFRESH_MS);
+pub fn SavingsSummary(#[prop(into)] fleet: Signal<(u32, u32, u32)>) -> impl IntoView {
+    let fleet: Signal<(u32, u32, u32)> = leptos_use::signal_throttled(fleet, SUMMARY_REFRESH_MS);
     let report = Resource::new(
         move || fleet.get(),
         |_| crate::savings_api::load_savings_headline("24h".into()),
@@ -271,6 +272,18 @@ pub fn SavingsSummary(#[prop(into)] fleet: Signal<(u32, u32)>) -> impl IntoView 
                         usd(Some(r.savings_usd))
                     )}
                 </a>
+                // What the spot GPUs no pod asks for cost: only when there are some, priced.
+                {(r.idle_spot_gpus.idle > 0 && !r.idle_spot_gpus.usd_h.is_zero()).then(|| view! {
+                    <span class="idle-cost small" data-testid="idle-gpu-cost"
+                        title=format!(
+                            "{} of {} spot GPUs are requested by no running pod, at their pools' spot prices per GPU{}",
+                            r.idle_spot_gpus.idle,
+                            r.idle_spot_gpus.gpus,
+                            if r.idle_spot_gpus.unpriced_gpus > 0 { format!("; {} idle GPUs have no price", r.idle_spot_gpus.unpriced_gpus) } else { String::new() }
+                        )>
+                        {format!("Idle spot GPUs cost {}/h", usd(Some(r.idle_spot_gpus.usd_h)))}
+                    </span>
+                })}
             })}
         </Suspense>
     }

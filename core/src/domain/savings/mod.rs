@@ -9,6 +9,7 @@
 //! total and counted in `unpriced_nodes`: never guessed.
 
 mod hybrid;
+pub mod idle;
 pub mod range;
 pub mod report;
 
