@@ -34,6 +34,8 @@ test("the savings page totals match the ledger of this run", async ({ page, requ
   await expect(page.getByTestId("fig-actual")).toHaveText(usd(report.actual_usd));
   await expect(page.getByTestId("fig-baseline")).toHaveText(usd(report.baseline_usd));
   await expect(page.getByTestId("fig-savings")).toContainText(usd(report.savings_usd));
+  // The idle spot GPUs are live, not of the range: the figure reads as the report's kind of amount.
+  await expect(page.getByTestId("fig-idle-gpus")).toHaveText(/^\$[\d,]+\.\d\d\/h$/);
   await expect(page.locator('[title*="priced nodes of hours in range"]').first()).toBeVisible();
   await expect(page.locator("#savings-chart canvas")).toBeVisible();
   await expect(page.getByRole("link", { name: "ledger CSV" })).toHaveAttribute("href", /\/api\/v1\/ledger\.csv\?/);

@@ -165,6 +165,24 @@ fn summary_view(r: SavingsReport, query: String) -> impl IntoView {
             "savings − preemption cost".to_string(),
             "net",
         ),
+        (
+            "Idle spot GPUs now",
+            format!("{}/h", usd(Some(r.idle_spot_gpus.usd_h))),
+            format!(
+                "{} of {} spot GPUs requested by no running pod, at their pools' spot prices per GPU (the node's price ÷ its GPUs){}",
+                r.idle_spot_gpus.idle,
+                r.idle_spot_gpus.gpus,
+                if r.idle_spot_gpus.unpriced_gpus > 0 {
+                    format!(
+                        "; {} idle GPUs have no price and are left out",
+                        r.idle_spot_gpus.unpriced_gpus
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            "idle-gpus",
+        ),
     ];
     let exports = [
         ("report JSON", format!("/api/v1/savings?{query}")),
