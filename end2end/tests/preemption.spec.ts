@@ -101,6 +101,8 @@ test("a preemption's countdown walks through the phases to removed, with its bla
 });
 
 test("a drain refused by a PodDisruptionBudget shows on its card, linked to the finding that predicted it", async ({ page, request }) => {
+  // Room for the audit's return below (40 s at most) besides the preemption's own waits.
+  test.setTimeout(120_000);
   // The embedded CKS zone's vllm-mistral-7b has a budget of maxUnavailable 1 and four pods per node.
   const pool = (await pools(request)).find((p) => p.name === "l40s-spot-inference" && (p.current_nodes ?? 0) > 0);
   expect(pool, "the l40s-spot-inference pool with nodes").toBeTruthy();
@@ -146,7 +148,10 @@ test("a drain refused by a PodDisruptionBudget shows on its card, linked to the 
     await expect(page).toHaveURL(new RegExp(`${target}$`), { timeout: 1_000 });
   }).toPass({ timeout: 15_000 });
   const audit = page.locator(target);
-  await expect(audit).toHaveAttribute("data-pool", pool!.name);
+  // The pool's audit row goes while the pool has no pods (the simulation may have preempted
+  // its other node meanwhile; CI saw both gone) and is back at the first audit (every 15 s)
+  // after the replacements' pods run.
+  await expect(audit).toHaveAttribute("data-pool", pool!.name, { timeout: 40_000 });
   await audit.evaluate((d) => ((d as HTMLDetailsElement).open = true));
   await expect(audit.locator('li[data-check="PdbBlocksDrain"]')).toContainText("PodDisruptionBudget vllm-mistral-7b allows 1 disruption(s)");
 
