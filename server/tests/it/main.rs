@@ -27,6 +27,7 @@ mod demo;
 mod drill;
 mod evictions;
 mod faults;
+mod gpus;
 mod leader;
 mod ledger;
 mod metrics;
