@@ -441,7 +441,7 @@ fn type_title(r: &PoolRow) -> String {
     if r.gpus_allocatable > 0 {
         title.push_str(&format!(
             " · {} of {} GPUs requested",
-            r.gpus_requested.min(r.gpus_allocatable),
+            r.gpus_in_use(),
             r.gpus_allocatable
         ));
     }

@@ -66,14 +66,11 @@ impl FleetSummary {
             self.pools_with_problem += 1;
         }
         self.preempting_now += p.nodes_preempting;
-        // A pool whose pods ask for more than its nodes have (a count caught mid-change)
-        // allocates all of them, no more.
-        let requested = p.gpus_requested.min(p.gpus_allocatable);
         self.gpus += p.gpus_allocatable;
-        self.gpus_requested += requested;
+        self.gpus_requested += p.gpus_in_use();
         if p.capacity_type == CapacityType::Spot {
             self.spot_gpus += p.gpus_allocatable;
-            self.spot_gpus_idle += p.gpus_allocatable - requested;
+            self.spot_gpus_idle += p.gpus_idle();
         }
         let i = match self
             .by_provider

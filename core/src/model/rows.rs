@@ -184,6 +184,17 @@ pub struct PoolRow {
 }
 
 impl PoolRow {
+    /// GPUs of the pool's nodes held by running pods: their requests, never more than the
+    /// nodes have (a count caught mid-change that asks for more allocates all of them).
+    pub fn gpus_in_use(&self) -> u32 {
+        self.gpus_requested.min(self.gpus_allocatable)
+    }
+
+    /// GPUs of the pool's nodes no running pod requests.
+    pub fn gpus_idle(&self) -> u32 {
+        self.gpus_allocatable - self.gpus_in_use()
+    }
+
     /// `spec.computeClass` as text, `""` when the pool has none.
     pub fn compute_class_text(&self) -> &str {
         self.compute_class.as_ref().map_or("", ComputeClass::as_str)

@@ -487,8 +487,10 @@ impl ClusterData {
         };
         let mut agg = NodeAggregate::default();
         let mut zones: HashMap<&str, u32> = HashMap::new();
-        (agg.gpus_allocatable, agg.gpus_requested) = self.gpu_allocation(self.nodes_of(&rec.name));
         for n in self.nodes_of(&rec.name) {
+            let (on, asked) = self.node_gpus(n);
+            agg.gpus_allocatable = agg.gpus_allocatable.saturating_add(on);
+            agg.gpus_requested = agg.gpus_requested.saturating_add(asked);
             agg.cordoned += u32::from(n.cordoned);
             agg.preempting += u32::from(self.preempting(n));
             if let Some(z) = &n.zone {
@@ -507,15 +509,21 @@ impl ClusterData {
         ))
     }
 
-    /// GPUs on `nodes` (each node's count, [`projection::gpus`]) and GPUs their running pods
-    /// request.
+    /// GPUs on node `n` (its count, [`projection::gpus`]) and GPUs its running pods request.
+    fn node_gpus(&self, n: &NodeRecord) -> (u32, u32) {
+        (
+            projection::gpus(n).0.unwrap_or(0),
+            self.pods.gpus_on_node(&n.name),
+        )
+    }
+
+    /// [`Self::node_gpus`] summed over `nodes`.
     fn gpu_allocation<'n>(&self, nodes: impl Iterator<Item = &'n NodeRecord>) -> (u32, u32) {
-        nodes.fold((0u32, 0u32), |(on, asked), n| {
-            (
-                on.saturating_add(projection::gpus(n).0.unwrap_or(0)),
-                asked.saturating_add(self.pods.gpus_on_node(&n.name)),
-            )
-        })
+        nodes
+            .map(|n| self.node_gpus(n))
+            .fold((0u32, 0u32), |(on, asked), (o, a)| {
+                (on.saturating_add(o), asked.saturating_add(a))
+            })
     }
 
     /// The current node row of `uid`, if the node exists.

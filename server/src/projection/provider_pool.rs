@@ -71,8 +71,8 @@ pub fn provider_pool_row(
     };
     // The GPUs per node when every node has the same (its capacity, else the catalog's):
     // a GKE or AWS GPU type is not in the catalog, so only its nodes say.
-    let counts: BTreeSet<u32> = nodes.iter().filter_map(|n| super::gpus(n).0).collect();
-    if counts.len() == 1 && nodes.iter().all(|n| super::gpus(n).0.is_some()) {
+    let counts: Option<BTreeSet<u32>> = nodes.iter().map(|n| super::gpus(n).0).collect();
+    if let Some(counts) = counts.filter(|c| c.len() == 1) {
         row.gpus_per_node = counts.into_iter().next().filter(|g| *g > 0);
     }
     if let Some(s) = spec {

@@ -21,7 +21,7 @@ pub fn idle_spot_gpus<'a>(
         if p.capacity_type != CapacityType::Spot || p.gpus_allocatable == 0 {
             continue;
         }
-        let idle = p.gpus_allocatable - p.gpus_requested.min(p.gpus_allocatable);
+        let idle = p.gpus_idle();
         out.gpus += p.gpus_allocatable;
         out.idle += idle;
         if idle == 0 {

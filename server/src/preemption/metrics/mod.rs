@@ -181,11 +181,7 @@ impl Metrics {
                 .get_or_create(&labels)
                 .inc_by(i64::from(p.current_nodes.unwrap_or(0).max(0)));
             if p.gpus_allocatable > 0 {
-                let requested = p.gpus_requested.min(p.gpus_allocatable);
-                for (state, n) in [
-                    ("requested", requested),
-                    ("idle", p.gpus_allocatable - requested),
-                ] {
+                for (state, n) in [("requested", p.gpus_in_use()), ("idle", p.gpus_idle())] {
                     self.gpus
                         .get_or_create(&GpuLabels {
                             cluster: labels.cluster.clone(),
