@@ -1,7 +1,8 @@
 import { expect, test } from "@playwright/test";
 
 const usd = (s: string) =>
-  "$" + Number(s).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  (Number(s) < 0 ? "-$" : "$") +
+  Math.abs(Number(s)).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
 test("the savings page totals match the ledger of this run", async ({ page, request }) => {
   // A fixed window, so the page and the API price exactly the same node-hours.
@@ -48,7 +49,35 @@ test("the savings page totals match the ledger of this run", async ({ page, requ
 
   const csv = await request.get(`/api/v1/ledger.csv?${q}`);
   expect(csv.headers()["content-type"]).toContain("text/csv");
-  expect((await csv.text()).split("\n")[0]).toContain("end_reason");
+  expect((await csv.text()).split("\n")[0]).toContain("end_reason,preemption_t0,ready_at,work_lost_gpu_s");
+
+  // Net savings: gross − capacity gap − lost work, and the lost work worked again from the
+  // ledger's rows (the priced nodes preempted in the range, GPU-seconds ÷ 3600).
+  const net = report.net;
+  const priced = new Set(
+    report.lines.filter((l: { unit_usd_h?: string; on_demand_usd_h?: string }) => l.unit_usd_h && l.on_demand_usd_h).map((l: { uid: string }) => l.uid),
+  );
+  const rows: { uid: string; pool?: string; preemption_t0?: string; work_lost_gpu_s: number }[] = ledger as never;
+  const inRange = (t?: string) => !!t && new Date(t) >= from && new Date(t) <= to;
+  const lost = rows
+    .filter((l) => priced.has(l.uid) && l.pool && inRange(l.preemption_t0))
+    .reduce((sum, l) => sum + l.work_lost_gpu_s / 3600, 0);
+  expect(Math.abs(lost - Number(net.lost_work_gpu_hours))).toBeLessThan(0.01);
+  expect(Number(net.gross_usd)).toBeCloseTo(Number(report.savings_usd), 2);
+  expect(
+    Math.abs(Number(net.gross_usd) - Number(net.gap_usd) - Number(net.lost_work_usd) - Number(net.net_usd)),
+  ).toBeLessThan(0.015);
+  await expect(page.getByTestId("fig-net")).toHaveText(`${usd(net.net_usd)} (${net.net_pct} %)`);
+  await expect(page.getByTestId("net-sentence")).toContainText(
+    `spot saves ${Number(net.gross_pct)} % gross, ${Number(net.net_pct)} % net`,
+  );
+  const byPool = page.locator('table.breakdown[data-by="pool"] tbody tr');
+  await expect(byPool.first()).toBeVisible();
+  const poolRows: { key: string; net: { net_usd: string } }[] = report.breakdowns.find((b: [string, unknown]) => b[0] === "pool")[1];
+  const first = byPool.first();
+  const key = (await first.locator("td").first().innerText()).trim();
+  const apiRow = poolRows.find((r) => r.key === key)!;
+  await expect(first.locator('td[data-col="net"]')).toHaveText(usd(apiRow.net.net_usd));
 });
 
 type RunRate = { running_nodes: number; actual_usd_h: string; baseline_usd_h: string; difference_usd_h: string };

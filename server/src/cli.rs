@@ -276,6 +276,12 @@ pub struct ServeArgs {
     #[arg(global = true, long, env = "SPOTBOARD_PRICES")]
     pub prices: Option<PathBuf>,
 
+    /// A reserved (committed-use) price to weigh spot against, in percent off on-demand
+    /// (e.g. 40): the savings page then says above which share of GPU-hours lost to
+    /// preemptions that reserved price would be cheaper than spot. Greater than 0, below 100.
+    #[arg(global = true, long, env = "SPOTBOARD_RESERVED_DISCOUNT_PCT", value_parser = discount_pct)]
+    pub reserved_discount_pct: Option<rust_decimal::Decimal>,
+
     /// Preemptions in one cluster less than this many seconds apart form one wave.
     #[arg(global = true, long, default_value_t = 60)]
     pub wave_gap_seconds: u64,
@@ -362,5 +368,46 @@ impl ServeArgs {
         self.embedded_kubeconfig
             .clone()
             .unwrap_or_else(|| std::env::temp_dir().join("spotboard-embedded.kubeconfig"))
+    }
+}
+
+/// A discount in percent: a decimal number greater than 0 and below 100.
+fn discount_pct(s: &str) -> std::result::Result<rust_decimal::Decimal, String> {
+    let d: rust_decimal::Decimal = s
+        .trim()
+        .parse()
+        .map_err(|_| "expected a percent such as 40 or 37.5".to_string())?;
+    if d <= rust_decimal::Decimal::ZERO || d >= rust_decimal::Decimal::ONE_HUNDRED {
+        return Err("a discount is greater than 0 and below 100 (percent)".into());
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use rust_decimal::Decimal;
+
+    use super::Cli;
+
+    fn reserved(v: &str) -> Result<Option<Decimal>, String> {
+        Cli::try_parse_from([
+            "spotboard".to_string(),
+            format!("--reserved-discount-pct={v}"),
+        ])
+        .map(|c| c.serve.reserved_discount_pct)
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_reserved_discount_is_a_percent_between_0_and_100() {
+        assert_eq!(reserved("40"), Ok(Some(Decimal::new(40, 0))));
+        assert_eq!(reserved(" 37.5"), Ok(Some(Decimal::new(375, 1))));
+        for bad in ["0", "100", "140", "-5", "forty", "1e999"] {
+            let e = reserved(bad).unwrap_err();
+            assert!(e.contains("--reserved-discount-pct"), "{bad}: {e}");
+        }
+        let none = Cli::try_parse_from(["spotboard"]).unwrap();
+        assert_eq!(none.serve.reserved_discount_pct, None);
     }
 }

@@ -218,7 +218,11 @@ pub async fn start(
     watchers.extend(capacity_tasks);
     // The recorder and the tracker follow the hub's typed changes (no copies on a timer).
     watchers.push(ledger::spawn_recorder(ledger.clone(), hub.clone()));
-    let savings = Arc::new(Savings::new(ledger.clone(), prices).with_hub(hub.clone()));
+    let savings = Arc::new(
+        Savings::new(ledger.clone(), prices)
+            .with_hub(hub.clone())
+            .with_reserved_discount(args.reserved_discount_pct),
+    );
     let drill_reads = clients.clone();
     let (preemptions, preemption_task) = PreemptionWatch::start(
         hub.clone(),

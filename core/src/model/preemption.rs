@@ -39,6 +39,14 @@ pub struct PodImpact {
     pub eviction_label: Option<String>,
     /// SIGTERM, the end of the grace period, and whether it fits before removal.
     pub fit: Option<GraceFit>,
+    /// GPUs the pod requested (`nvidia.com/gpu`, a limit standing for an absent request).
+    #[serde(default)]
+    pub gpus: u32,
+    /// The pod's last start (its newest running container's `startedAt`, else the pod's
+    /// `status.startTime`), for a pod running at T=0; `None` for a pod already finished then
+    /// or not yet started. The work lost runs from here to the node's end.
+    #[serde(default)]
+    pub started_at: Option<DateTime<Utc>>,
 }
 
 /// A pod that a preemption hit, as the ledger keeps it: the node's lifetime (T=0, pool,

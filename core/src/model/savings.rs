@@ -62,6 +62,12 @@ pub struct Lifetime {
     /// notice); a drill is never a preemption, so `preemption_t0` stays `None` for it.
     #[serde(default)]
     pub drill_t0: Option<DateTime<Utc>>,
+    /// GPU-seconds of work a preemption took from the pods the node held at T=0: each pod
+    /// running then × its GPUs × (the node's end − the pod's last start). An upper bound on
+    /// lost work (a checkpoint saves part of it); pods that Succeeded and DaemonSet pods
+    /// aside. 0 for a node not preempted, and until a preempted node has ended.
+    #[serde(default)]
+    pub work_lost_gpu_s: u64,
 }
 
 /// One row of the price catalog in force: USD per instance-hour.
@@ -101,6 +107,51 @@ pub struct CostRow {
     pub savings_usd: Decimal,
     /// Nodes of this group left out for want of a price.
     pub unpriced_nodes: u32,
+    /// Savings after what this group's preemptions cost.
+    #[serde(default)]
+    pub net: NetSavings,
+}
+
+/// Savings after preemptions (`spotboard_core::domain::savings::net`): gross savings, minus
+/// the capacity gap (node-hours from T=0 until the replacement was Ready, at the preempted
+/// node's price), minus the work the preempted pods lost (their GPU-hours at the on-demand
+/// price per GPU-hour of their node's type: an upper bound). Money USD in cents, percents
+/// with two decimals; priced nodes only.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetSavings {
+    /// On-demand baseline − actual, USD.
+    pub gross_usd: Decimal,
+    /// `gross_usd` as a percent of the baseline.
+    pub gross_pct: Decimal,
+    /// Preemptions with T=0 in the range.
+    pub preemptions: u32,
+    /// The capacity gap: node-hours from T=0 until the replacement was Ready.
+    pub gap_node_hours: Decimal,
+    /// The gap at the preempted node's own price, USD.
+    pub gap_usd: Decimal,
+    /// GPU-hours the preempted pods lost (see [`Lifetime::work_lost_gpu_s`]): an upper bound.
+    pub lost_work_gpu_hours: Decimal,
+    /// `lost_work_gpu_hours` at the on-demand price per GPU-hour (the node type's on-demand
+    /// price ÷ its GPUs), USD: an upper bound.
+    pub lost_work_usd: Decimal,
+    /// `gross_usd − gap_usd − lost_work_usd`.
+    pub net_usd: Decimal,
+    /// `net_usd` as a percent of the baseline.
+    pub net_pct: Decimal,
+    /// GPU-hours run in the range by priced nodes.
+    pub gpu_hours: Decimal,
+    /// `lost_work_gpu_hours` as a percent of `gpu_hours`: the loss observed.
+    pub lost_work_pct: Decimal,
+    /// The percent of GPU-hours lost at which spot stops beating on-demand (net savings 0),
+    /// the capacity gap as observed; 0 when spot loses even with no work lost, 100 when it
+    /// wins with all of it lost. `None` without GPU-hours.
+    pub break_even_pct: Option<Decimal>,
+    /// The reserved discount compared with, percent off on-demand
+    /// (`--reserved-discount-pct`); `None` when none is configured.
+    pub reserved_discount_pct: Option<Decimal>,
+    /// The percent of GPU-hours lost above which that reserved price would be cheaper than
+    /// spot, clamped to 0–100. `None` without GPU-hours or a reserved discount.
+    pub reserved_break_even_pct: Option<Decimal>,
 }
 
 /// Actual and on-demand cost in one time bucket, for the chart.
@@ -205,8 +256,9 @@ pub struct SavingsReport {
     #[serde(default)]
     pub idle_spot_gpus: IdleSpotGpus,
     pub preemption: PreemptionCost,
-    /// Savings minus the preemption cost.
-    pub savings_net_usd: Decimal,
+    /// Savings after preemptions, for the whole fleet.
+    #[serde(default)]
+    pub net: NetSavings,
     pub run_rate: RunRate,
     pub fleet: Vec<FleetGroup>,
     /// `cluster`, `zone`, `pool`, `instance type`, `capacity type` → rows.

@@ -16,7 +16,7 @@ use axum::{
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use spotboard_core::domain::savings::report::range_label;
-use spotboard_core::model::{Lifetime, SavingsReport};
+use spotboard_core::model::{CostRow, Lifetime, SavingsReport};
 
 use crate::ledger::Savings;
 
@@ -101,30 +101,54 @@ pub async fn savings_csv(State(s): State<Arc<Savings>>, Query(q): Query<RangeQue
         "on_demand_baseline_usd",
         "savings_usd",
         "unpriced_nodes",
+        "preemptions",
+        "gap_usd",
+        "lost_work_gpu_hours",
+        "lost_work_usd",
+        "net_savings_usd",
+        "net_pct",
+        "break_even_pct",
+        "reserved_break_even_pct",
     ]);
-    let _ = w.write_record([
-        "total",
-        &range_label(&r),
-        &r.node_hours.to_string(),
-        &r.actual_usd.to_string(),
-        &r.baseline_usd.to_string(),
-        &r.savings_usd.to_string(),
-        &r.unpriced_nodes.to_string(),
-    ]);
+    let total = CostRow {
+        key: range_label(&r),
+        node_hours: r.node_hours,
+        actual_usd: r.actual_usd,
+        baseline_usd: r.baseline_usd,
+        savings_usd: r.savings_usd,
+        unpriced_nodes: r.unpriced_nodes,
+        net: r.net.clone(),
+    };
+    let _ = w.write_record(cost_record("total", &total));
     for (by, rows) in &r.breakdowns {
         for row in rows {
-            let _ = w.write_record([
-                by.as_str(),
-                &row.key,
-                &row.node_hours.to_string(),
-                &row.actual_usd.to_string(),
-                &row.baseline_usd.to_string(),
-                &row.savings_usd.to_string(),
-                &row.unpriced_nodes.to_string(),
-            ]);
+            let _ = w.write_record(cost_record(by, row));
         }
     }
     csv_response("spotboard-savings.csv", w.into_inner().unwrap_or_default())
+}
+
+/// One savings CSV record: the breakdown, the row's cost columns and its net savings.
+fn cost_record(by: &str, row: &CostRow) -> Vec<String> {
+    let n = &row.net;
+    let opt = |d: Option<rust_decimal::Decimal>| d.map(|d| d.to_string()).unwrap_or_default();
+    vec![
+        by.to_string(),
+        row.key.clone(),
+        row.node_hours.to_string(),
+        row.actual_usd.to_string(),
+        row.baseline_usd.to_string(),
+        row.savings_usd.to_string(),
+        row.unpriced_nodes.to_string(),
+        n.preemptions.to_string(),
+        n.gap_usd.to_string(),
+        n.lost_work_gpu_hours.to_string(),
+        n.lost_work_usd.to_string(),
+        n.net_usd.to_string(),
+        n.net_pct.to_string(),
+        opt(n.break_even_pct),
+        opt(n.reserved_break_even_pct),
+    ]
 }
 
 async fn lifetimes(s: &Savings, q: &RangeQuery) -> Result<Vec<Lifetime>, Response> {
@@ -158,6 +182,8 @@ pub async fn ledger_csv(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuer
         "ended_at",
         "end_reason",
         "preemption_t0",
+        "ready_at",
+        "work_lost_gpu_s",
     ]);
     let t = |t: Option<DateTime<Utc>>| t.map(|t| t.to_rfc3339()).unwrap_or_default();
     for l in rows {
@@ -174,6 +200,8 @@ pub async fn ledger_csv(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuer
             t(l.ended_at),
             l.end_reason.unwrap_or_else(|| "still running".into()),
             t(l.preemption_t0),
+            t(l.ready_at),
+            l.work_lost_gpu_s.to_string(),
         ]);
     }
     csv_response("spotboard-ledger.csv", w.into_inner().unwrap_or_default())

@@ -44,6 +44,12 @@ pub(super) fn lifetime(r: &sqlx::any::AnyRow) -> Lifetime {
             .ok()
             .flatten()
             .map(time),
+        work_lost_gpu_s: r
+            .try_get::<Option<i64>, _>("work_lost_gpu_s")
+            .ok()
+            .flatten()
+            .and_then(|s| u64::try_from(s).ok())
+            .unwrap_or(0),
     }
 }
 
@@ -56,16 +62,24 @@ fn count(r: &sqlx::any::AnyRow, name: &str) -> u32 {
         .unwrap_or(0)
 }
 
-/// The eviction-error columns of a lifetime in `between`: refusals as recorded, and the
-/// pods held at T=0 by how they stood when the node went, DaemonSet pods aside (see
-/// `spotboard_core::domain::preemption::evictions`).
-const EVICTION_COLUMNS: &str = "evictions_refused,
+/// The preemption columns of a lifetime in `between`: refusals as recorded; the pods held at
+/// T=0 by how they stood when the node went, DaemonSet pods aside (see
+/// `spotboard_core::domain::preemption::evictions`); and the GPU-seconds of work those pods
+/// lost ([`Lifetime::work_lost_gpu_s`]), once the node has ended. Integer seconds on both
+/// backends; PostgreSQL's `SUM` of BIGINT is NUMERIC, hence the cast.
+const PREEMPTION_COLUMNS: &str = "evictions_refused,
     (SELECT COUNT(*) FROM preemption_pods p WHERE p.node_uid = node_lifetimes.uid
        AND (p.owner_kind IS NULL OR p.owner_kind <> 'DaemonSet')
        AND p.outcome IN ('still running', 'terminating')) AS pods_killed,
     (SELECT COUNT(*) FROM preemption_pods p WHERE p.node_uid = node_lifetimes.uid
        AND (p.owner_kind IS NULL OR p.owner_kind <> 'DaemonSet')
-       AND p.outcome = 'terminating past its grace period') AS pods_past_grace";
+       AND p.outcome = 'terminating past its grace period') AS pods_past_grace,
+    (SELECT CAST(SUM(p.gpus * (node_lifetimes.ended_at - p.started_at)) AS BIGINT)
+       FROM preemption_pods p WHERE p.node_uid = node_lifetimes.uid
+       AND node_lifetimes.ended_at IS NOT NULL AND p.gpus > 0
+       AND p.started_at IS NOT NULL AND p.started_at <= node_lifetimes.ended_at
+       AND (p.owner_kind IS NULL OR p.owner_kind <> 'DaemonSet')
+       AND (p.outcome IS NULL OR p.outcome <> 'Succeeded')) AS work_lost_gpu_s";
 
 impl Ledger {
     /// Records a node that started (or is seen for the first time). A known uid keeps its
@@ -253,7 +267,7 @@ impl Ledger {
     pub async fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Lifetime>> {
         let query = format!(
             "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at, drill_t0,
-             {EVICTION_COLUMNS}
+             {PREEMPTION_COLUMNS}
              FROM node_lifetimes WHERE started_at < $1 AND (ended_at IS NULL OR ended_at > $2)
              ORDER BY started_at, uid"
         );

@@ -52,6 +52,10 @@ const FILES: &[(&str, &str)] = &[
         "20261127000000_drills.sql",
         include_str!("../../migrations/20261127000000_drills.sql"),
     ),
+    (
+        "20261128000000_pod_work.sql",
+        include_str!("../../migrations/20261128000000_pod_work.sql"),
+    ),
 ];
 
 /// The migrations of [`FILES`], as sqlx's `Migrator::new` takes them.

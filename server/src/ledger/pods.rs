@@ -6,10 +6,10 @@ use sqlx::Row;
 
 use super::Ledger;
 use super::lifetimes::lifetime;
-use super::store::db;
+use super::store::{db, secs, time};
 use crate::Result;
 
-/// A `preemption_pods` row's nine pod columns, starting at column `at`.
+/// A `preemption_pods` row's eleven pod columns ([`POD_COLUMNS`]), starting at column `at`.
 fn pod_impact(r: &sqlx::any::AnyRow, at: usize) -> PodImpact {
     PodImpact {
         namespace: r.get(at),
@@ -23,11 +23,20 @@ fn pod_impact(r: &sqlx::any::AnyRow, at: usize) -> PodImpact {
             .and_then(|n| u32::try_from(n).ok()),
         pdb: r.get(at + 7),
         outcome: r.get(at + 8),
+        gpus: r
+            .get::<Option<i64>, _>(at + 9)
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(0),
+        started_at: r.get::<Option<i64>, _>(at + 10).map(time),
         // Only the live view needs it (for GKE's grace-period fit); the ledger does not keep it.
         system: false,
         fit: None,
     }
 }
+
+/// The pod columns [`pod_impact`] reads, of `preemption_pods p`.
+const POD_COLUMNS: &str = "p.namespace, p.name, p.owner_kind, p.owner_name, p.grace_s, \
+    p.eviction_label, p.replicas, p.pdb, p.outcome, p.gpus, p.started_at";
 
 impl Ledger {
     /// Links the pods a preempted node held at T=0 to its lifetime (once per pod).
@@ -42,8 +51,8 @@ impl Ledger {
         for p in pods {
             sqlx::query(
                 "INSERT INTO preemption_pods
-                   (node_uid, namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb, outcome)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (node_uid, namespace, name) DO NOTHING",
+                   (node_uid, namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb, outcome, gpus, started_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (node_uid, namespace, name) DO NOTHING",
             )
             .bind(node_uid)
             .bind(&p.namespace)
@@ -55,6 +64,8 @@ impl Ledger {
             .bind(p.replicas.map(i64::from))
             .bind(p.pdb.clone())
             .bind(p.outcome.clone())
+            .bind(i64::from(p.gpus))
+            .bind(p.started_at.map(secs))
             .execute(&mut *tx)
             .await
             .map_err(db("recording a preemption's pods"))?;
@@ -91,11 +102,9 @@ impl Ledger {
 
     /// The pods linked to a preempted node, by namespace and name.
     pub async fn pods_of(&self, node_uid: &str) -> Result<Vec<PodImpact>> {
-        let rows = sqlx::query(
-            "SELECT namespace, name, owner_kind, owner_name, grace_s, eviction_label, replicas, pdb, outcome
-             FROM preemption_pods
-             WHERE node_uid = $1 ORDER BY namespace, name",
-        )
+        let rows = sqlx::query(&format!(
+            "SELECT {POD_COLUMNS} FROM preemption_pods p WHERE node_uid = $1 ORDER BY namespace, name"
+        ))
         .bind(node_uid)
         .fetch_all(&self.pool)
         .await
@@ -110,15 +119,13 @@ impl Ledger {
     ///
     /// Errors: the database could not be read.
     pub async fn hits_on(&self, namespace: &str, name: &str) -> Result<Vec<PodHit>> {
-        let rows = sqlx::query(
+        let rows = sqlx::query(&format!(
             "SELECT l.uid, l.cluster, l.node, l.pool, l.instance_type, l.zone, l.capacity_type, l.gpus,
-                    l.started_at, l.ended_at, l.end_reason, l.preemption_t0,
-                    p.namespace, p.name, p.owner_kind, p.owner_name, p.grace_s, p.eviction_label,
-                    p.replicas, p.pdb, p.outcome
+                    l.started_at, l.ended_at, l.end_reason, l.preemption_t0, {POD_COLUMNS}
              FROM preemption_pods p JOIN node_lifetimes l ON l.uid = p.node_uid
              WHERE p.namespace = $1 AND p.name LIKE $2
-             ORDER BY l.preemption_t0 IS NULL, l.preemption_t0 DESC, p.name LIMIT 100",
-        )
+             ORDER BY l.preemption_t0 IS NULL, l.preemption_t0 DESC, p.name LIMIT 100"
+        ))
         .bind(namespace)
         .bind(format!("{name}%"))
         .fetch_all(&self.pool)

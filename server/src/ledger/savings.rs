@@ -34,6 +34,8 @@ pub struct Savings {
     fresh_for: Duration,
     /// The live pools, for the idle spot GPUs of a report (none: the report has none).
     hub: Option<crate::hub::Hub>,
+    /// The reserved price net savings are weighed against, percent off on-demand.
+    reserved_discount_pct: Option<rust_decimal::Decimal>,
 }
 
 impl Savings {
@@ -44,7 +46,15 @@ impl Savings {
             headlines: Default::default(),
             fresh_for: HEADLINE_FRESH_FOR,
             hub: None,
+            reserved_discount_pct: None,
         }
+    }
+
+    /// Reports weigh spot against a reserved price `pct` % off on-demand
+    /// (`--reserved-discount-pct`).
+    pub fn with_reserved_discount(mut self, pct: Option<rust_decimal::Decimal>) -> Self {
+        self.reserved_discount_pct = pct;
+        self
     }
 
     /// Reports add the idle spot GPUs of `hub`'s pools, priced from this catalog.
@@ -120,6 +130,7 @@ impl Savings {
                 from,
                 to,
                 now: Utc::now(),
+                reserved_discount_pct: self.reserved_discount_pct,
             })
         })
     }

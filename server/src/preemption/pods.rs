@@ -44,9 +44,9 @@ pub async fn on_node(
     // One count per owner on the node, of that owner's siblings only.
     let mut counts: HashMap<(String, String), u32> = HashMap::new();
     // DaemonSet pods are one per node by design: their count says nothing about this loss.
-    for p in mine
+    for (p, _) in mine
         .iter()
-        .filter(|p| p.owner_kind.as_deref().is_some_and(|k| k != "DaemonSet"))
+        .filter(|(p, _)| p.owner_kind.as_deref().is_some_and(|k| k != "DaemonSet"))
     {
         let key = (p.namespace.clone(), p.workload());
         if counts.contains_key(&key) {
@@ -85,7 +85,7 @@ pub async fn on_node(
     };
     let mut out: Vec<(PodImpact, String)> = mine
         .iter()
-        .map(|p| {
+        .map(|(p, started_at)| {
             let eviction_label = if p.labels.contains_key(POD_GRACEFUL_INTERRUPTIBLE) {
                 Some("graceful-interruptible".to_string())
             } else if p.labels.contains_key(POD_INTERRUPTABLE) {
@@ -106,6 +106,8 @@ pub async fn on_node(
                 grace_s: p.grace_s,
                 system: p.system,
                 eviction_label,
+                gpus: p.gpus,
+                started_at: *started_at,
                 ..Default::default()
             };
             (impact, p.uid.clone())

@@ -1,6 +1,7 @@
 //! Pods, PodDisruptionBudgets and replica counts as read from an API server for the readiness
 //! audit and the blast radius (not `hub::facts`, the hub's typed changes).
 
+use chrono::{DateTime, Utc};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::{Api, ResourceExt, api::ListParams};
@@ -54,17 +55,21 @@ pub fn pdb(b: &PodDisruptionBudget) -> PdbFacts {
 /// are the same.
 pub const PAGE: u32 = 100;
 
-/// The pods of `namespace` (every namespace with `None`) that `lp`'s selectors keep, as facts,
-/// read [`PAGE`] at a time.
+/// The pods of `namespace` (every namespace with `None`) that `lp`'s selectors keep, as facts
+/// with each pod's last start while it runs ([`SlimPod::last_start`]), read [`PAGE`] at a
+/// time.
 ///
 /// Errors: the API server could not be asked; the message names what was listed.
 pub async fn pods(
     client: &kube::Client,
     namespace: Option<&str>,
     lp: ListParams,
-) -> Result<Vec<PodFacts>, String> {
+) -> Result<Vec<(PodFacts, Option<DateTime<Utc>>)>, String> {
     let mut out = Vec::new();
-    each_pod(client, namespace, lp, |p| out.push(p)).await?;
+    each_page(client, namespace, lp, |page| {
+        out.extend(page.iter().map(|p| (pod_facts(p), p.last_start())));
+    })
+    .await?;
     Ok(out)
 }
 

@@ -95,8 +95,53 @@ pub struct SlimLifecycle {
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SlimStatus {
     pub phase: Option<String>,
+    /// When the kubelet accepted the pod.
+    pub start_time: Option<Time>,
+    #[serde(default)]
+    pub container_statuses: Vec<SlimContainerStatus>,
+}
+
+/// A container's status, of which only a running container's `startedAt` is read.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct SlimContainerStatus {
+    #[serde(default)]
+    pub state: Option<SlimContainerState>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct SlimContainerState {
+    #[serde(default)]
+    pub running: Option<SlimRunning>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimRunning {
+    pub started_at: Option<Time>,
+}
+
+impl SlimPod {
+    /// The pod's last start, while it is Running: its newest running container's
+    /// `startedAt` (a restart starts the work again), else `status.startTime`. `None` for a
+    /// pod not running.
+    pub fn last_start(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        let status = self.status.as_ref()?;
+        if status.phase.as_deref() != Some("Running") {
+            return None;
+        }
+        let seconds =
+            |t: &Time| chrono::DateTime::<chrono::Utc>::from_timestamp(t.0.as_second(), 0);
+        status
+            .container_statuses
+            .iter()
+            .filter_map(|c| c.state.as_ref()?.running.as_ref()?.started_at.as_ref())
+            .filter_map(seconds)
+            .max()
+            .or_else(|| status.start_time.as_ref().and_then(seconds))
+    }
 }
 
 /// `metadata` with only what the facts need: `managedFields` alone is often larger than the
@@ -165,6 +210,35 @@ mod tests {
                 "containerStatuses": [{"name": "main", "ready": true, "restartCount": 0, "image": "api:1", "imageID": ""}],
             },
         })
+    }
+
+    /// The work since the last start: a restarted container's `startedAt` (the newest of
+    /// the running ones) wins over the pod's `startTime`; a pod not Running has none.
+    #[test]
+    fn the_last_start_is_the_newest_running_container_else_the_pods_start() {
+        let mut v = full_pod();
+        v["status"]["startTime"] = json!("2026-11-20T06:00:00Z");
+        let p: SlimPod = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(
+            p.last_start().map(|t| t.to_rfc3339()),
+            Some("2026-11-20T06:00:00+00:00".into()),
+            "no container start: the pod's"
+        );
+        v["status"]["containerStatuses"] = json!([
+            {"name": "side", "state": {"running": {"startedAt": "2026-11-20T06:00:05Z"}}},
+            {"name": "main", "restartCount": 1,
+             "state": {"running": {"startedAt": "2026-11-20T07:30:00Z"}},
+             "lastState": {"terminated": {"exitCode": 137, "startedAt": "2026-11-20T06:00:05Z"}}},
+            {"name": "init-like", "state": {"waiting": {"reason": "CrashLoopBackOff"}}},
+        ]);
+        let p: SlimPod = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(
+            p.last_start().map(|t| t.to_rfc3339()),
+            Some("2026-11-20T07:30:00+00:00".into())
+        );
+        v["status"]["phase"] = json!("Succeeded");
+        let p: SlimPod = serde_json::from_value(v).unwrap();
+        assert_eq!(p.last_start(), None);
     }
 
     #[test]

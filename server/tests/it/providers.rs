@@ -215,6 +215,59 @@ async fn a_gke_preemption_shuts_pods_down_in_30_seconds_and_is_recorded() {
         assert!(ok, "{p}");
     }
 
+    // The work those pods lost, worked here from the API server's pods (each pod's GPU
+    // request × (the node's end in the ledger − the pod's startTime)), against the ledger's.
+    let row = eventually(Duration::from_secs(10), "the ledger row", || async {
+        let l = get(&d.base, "/api/v1/ledger?range=24h").await;
+        l.as_array()?
+            .iter()
+            .find(|r| r["uid"] == uid.as_str())
+            .cloned()
+    })
+    .await;
+    let ended = chrono::DateTime::parse_from_rfc3339(row["ended_at"].as_str().unwrap())
+        .unwrap()
+        .timestamp();
+    let expected: i64 = before
+        .iter()
+        .filter(|p| {
+            p.owner_references()
+                .first()
+                .is_none_or(|o| o.kind != "DaemonSet")
+        })
+        .map(|p| {
+            let gpus: i64 = p
+                .spec
+                .as_ref()
+                .unwrap()
+                .containers
+                .iter()
+                .filter_map(|c| {
+                    c.resources
+                        .as_ref()?
+                        .requests
+                        .as_ref()?
+                        .get("nvidia.com/gpu")?
+                        .0
+                        .parse::<i64>()
+                        .ok()
+                })
+                .sum();
+            let started = p
+                .status
+                .as_ref()
+                .unwrap()
+                .start_time
+                .as_ref()
+                .unwrap()
+                .0
+                .as_second();
+            gpus * (ended - started)
+        })
+        .sum();
+    assert!(expected > 0, "the L4 pool's pods request GPUs");
+    assert_eq!(row["work_lost_gpu_s"], expected, "{row}");
+
     // "Why did my pod stop?": a pod looked up by name prefix finds this preemption.
     let first = &before[0];
     let (ns, name) = (first.namespace().unwrap(), first.name_any());

@@ -160,9 +160,15 @@ fn summary_view(r: SavingsReport, query: String) -> impl IntoView {
             "preemption",
         ),
         (
-            "Savings net of preemptions",
-            usd(Some(r.savings_net_usd)),
-            "savings − preemption cost".to_string(),
+            "Net savings",
+            format!("{} ({} %)", usd(Some(r.net.net_usd)), r.net.net_pct),
+            format!(
+                "savings {} − capacity gap {} − lost work {} (the preempted pods' {} GPU-hours from their last start to their node's end, at on-demand prices per GPU-hour: an upper bound)",
+                usd(Some(r.net.gross_usd)),
+                usd(Some(r.net.gap_usd)),
+                usd(Some(r.net.lost_work_usd)),
+                r.net.lost_work_gpu_hours
+            ),
             "net",
         ),
         (
@@ -203,6 +209,9 @@ fn summary_view(r: SavingsReport, query: String) -> impl IntoView {
                 r.unpriced_nodes
             )}</p>
         })}
+        <p data-testid="net-sentence" title="Break-even: the share of GPU-hours lost at which net savings reach 0, the capacity gap as observed. Set --reserved-discount-pct to compare with a reserved price.">
+            {spotboard_core::domain::savings::net::sentence(&r.net)}
+        </p>
         <div class="counts">
             {figures.into_iter().map(|(label, value, title, id)| view! {
                 <div title=title.clone() tabindex="0" aria-label=format!("{label}: {value}. {title}")>
@@ -241,6 +250,8 @@ fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
                     <th scope="col">"Actual"</th>
                     <th scope="col">"On-demand"</th>
                     <th scope="col">"Savings"</th>
+                    <th scope="col" title="Savings − capacity gap − lost work (an upper bound)">"Net savings"</th>
+                    <th scope="col" title="The share of GPU-hours lost at which spot stops beating on-demand">"Break-even"</th>
                     <th scope="col">"Unpriced nodes"</th>
                 </tr></thead>
                 <tbody>
@@ -251,6 +262,17 @@ fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
                             <td class="num">{usd(Some(row.actual_usd))}</td>
                             <td class="num">{usd(Some(row.baseline_usd))}</td>
                             <td class="num">{usd(Some(row.savings_usd))}</td>
+                            <td class="num" data-col="net" title=format!(
+                                "{} preemptions: gap {}, lost work {} ({} GPU-hours)",
+                                row.net.preemptions,
+                                usd(Some(row.net.gap_usd)),
+                                usd(Some(row.net.lost_work_usd)),
+                                row.net.lost_work_gpu_hours
+                            )>{usd(Some(row.net.net_usd))}</td>
+                            <td class="num" data-col="break-even">{row.net.break_even_pct.map_or_else(
+                                || "—".to_string(),
+                                |b| format!("{b} %")
+                            )}</td>
                             <td class="num">{row.unpriced_nodes}</td>
                         </tr>
                     }).collect_view()}

@@ -3,6 +3,7 @@
 //! the normal production shape).
 //!
 //! - `report`: totals, breakdowns, the series for the chart, preemption cost, run rate.
+//! - `net`: savings after preemptions, and the break-even.
 //! - `hybrid`: the on-demand-floor what-if.
 //!
 //! A lifetime whose price (paid, or on-demand for the baseline) is unknown is left out of every
@@ -10,6 +11,7 @@
 
 mod hybrid;
 pub mod idle;
+pub mod net;
 pub mod range;
 pub mod report;
 

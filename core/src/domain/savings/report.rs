@@ -1,10 +1,11 @@
 //! The savings report over a time range.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 
+use super::net::{self, NetParts};
 use crate::domain::cost::{HOURS_PER_MONTH, cents};
 use crate::domain::prices::{CapacityType, PriceCatalog};
 use crate::model::{
@@ -20,6 +21,8 @@ pub struct ReportInput<'a> {
     pub to: DateTime<Utc>,
     /// The present: running lifetimes end here, and the run rate is taken here.
     pub now: DateTime<Utc>,
+    /// A reserved price to compare with, percent off on-demand (`--reserved-discount-pct`).
+    pub reserved_discount_pct: Option<Decimal>,
 }
 
 /// The key of a lifetime in one breakdown (its cluster, zone, …).
@@ -75,21 +78,72 @@ fn overlap(life: &Lifetime, from: DateTime<Utc>, to: DateTime<Utc>, now: DateTim
     }
 }
 
-fn add(
-    rows: &mut BTreeMap<String, CostRow>,
-    key: &str,
-    h: Decimal,
+/// One priced lifetime's share of a group: its hours in the range and their cost, and
+/// what its preemption (if T=0 is in the range) cost.
+struct Share {
+    hours: Decimal,
     actual: Decimal,
     base: Decimal,
-) {
-    let r = rows.entry(key.to_string()).or_insert_with(|| CostRow {
-        key: key.to_string(),
-        ..Default::default()
-    });
-    r.node_hours += h;
-    r.actual_usd += actual;
-    r.baseline_usd += base;
-    r.savings_usd += base - actual;
+    net: NetParts,
+}
+
+impl Share {
+    /// `p`'s share over `h` hours at `unit` paid and `od` on-demand per instance-hour; `gap`
+    /// is its capacity gap in node-hours when it was preempted in the range.
+    fn of(p: &Priced, h: Decimal, unit: Decimal, od: Decimal, gap: Option<Decimal>) -> Self {
+        let gpus = Decimal::from(p.life.gpus);
+        let mut net = NetParts {
+            gpu_hours: h * gpus,
+            ..Default::default()
+        };
+        if p.life.gpus > 0 {
+            net.gpu_baseline_usd = h * od;
+        }
+        if let Some(gap) = gap {
+            net.preemptions = 1;
+            net.gap_node_hours = gap;
+            net.gap_usd = gap * unit;
+            net.lost_work_gpu_hours = Decimal::from(p.life.work_lost_gpu_s) / Decimal::from(3600);
+            if p.life.gpus > 0 {
+                // The on-demand price per GPU-hour of the node's type.
+                net.lost_work_usd = net.lost_work_gpu_hours * od / gpus;
+            }
+        }
+        Self {
+            hours: h,
+            actual: h * unit,
+            base: h * od,
+            net,
+        }
+    }
+}
+
+/// A group's row as it is summed: the cost columns and the net parts.
+#[derive(Default)]
+struct Sum {
+    row: CostRow,
+    net: NetParts,
+}
+
+impl Sum {
+    fn add(&mut self, s: &Share) {
+        self.row.node_hours += s.hours;
+        self.row.actual_usd += s.actual;
+        self.row.baseline_usd += s.base;
+        self.row.savings_usd += s.base - s.actual;
+        self.net.add(&s.net);
+    }
+
+    /// The finished row: net savings computed from the exact sums, then money in cents.
+    fn finish(self, reserved: Option<Decimal>) -> CostRow {
+        let mut row = self.row;
+        row.net = net::finish(&self.net, row.baseline_usd, row.actual_usd, reserved);
+        row.node_hours = cents(row.node_hours);
+        row.actual_usd = cents(row.actual_usd);
+        row.baseline_usd = cents(row.baseline_usd);
+        row.savings_usd = cents(row.savings_usd);
+        row
+    }
 }
 
 /// The report for `input`. Money is rounded to cents at the end, never in between.
@@ -100,6 +154,7 @@ pub fn report(input: &ReportInput) -> SavingsReport {
         from,
         to,
         now,
+        reserved_discount_pct,
     } = *input;
     let to = to.min(now);
     let priced: Vec<Priced> = lifetimes.iter().map(|l| price(prices, l)).collect();
@@ -122,8 +177,10 @@ pub fn report(input: &ReportInput) -> SavingsReport {
         }),
         ("capacity type", |l| l.capacity_type.to_string()),
     ];
-    let mut groups: Vec<BTreeMap<String, CostRow>> = vec![BTreeMap::new(); dims.len()];
+    let mut groups: Vec<BTreeMap<String, Sum>> = dims.iter().map(|_| BTreeMap::new()).collect();
+    let mut total = Sum::default();
     let mut sources = BTreeSet::new();
+    let gap_of = gaps(&priced, from, to, now);
     for p in &priced {
         let h = overlap(p.life, from, to, now);
         if h.is_zero() {
@@ -144,27 +201,24 @@ pub fn report(input: &ReportInput) -> SavingsReport {
         let Some((unit, od)) = p.known() else {
             r.unpriced_nodes += 1;
             for ((_, key), rows) in dims.iter().zip(groups.iter_mut()) {
-                rows.entry(key(p.life))
-                    .or_insert_with(|| CostRow {
-                        key: key(p.life),
-                        ..Default::default()
-                    })
-                    .unpriced_nodes += 1;
+                rows.entry(key(p.life)).or_default().row.unpriced_nodes += 1;
             }
             continue;
         };
         for u in [&p.paid, &p.on_demand].into_iter().flatten() {
             sources.insert(format!("{} (as of {})", u.source, u.as_of));
         }
-        let (actual, base) = (h * unit, h * od);
-        r.node_hours += h;
-        r.actual_usd += actual;
-        r.baseline_usd += base;
+        let share = Share::of(p, h, unit, od, gap_of.get(p.life.uid.as_str()).copied());
+        total.add(&share);
         for ((_, key), rows) in dims.iter().zip(groups.iter_mut()) {
-            add(rows, &key(p.life), h, actual, base);
+            rows.entry(key(p.life)).or_default().add(&share);
         }
     }
+    r.node_hours = total.row.node_hours;
+    r.actual_usd = total.row.actual_usd;
+    r.baseline_usd = total.row.baseline_usd;
     r.savings_usd = r.baseline_usd - r.actual_usd;
+    r.net = total.finish(reserved_discount_pct).net;
     if !r.baseline_usd.is_zero() {
         r.savings_pct = cents(r.savings_usd * Decimal::ONE_HUNDRED / r.baseline_usd);
     }
@@ -181,15 +235,20 @@ pub fn report(input: &ReportInput) -> SavingsReport {
         r.projected_month_usd = cents(r.actual_usd / covered * month);
         r.projected_month_baseline_usd = cents(r.baseline_usd / covered * month);
     }
-    r.preemption = preemption_cost(&priced, from, to, now);
-    r.savings_net_usd = cents(r.savings_usd - r.preemption.lost_usd);
+    r.preemption = preemption_cost(&priced, &gap_of);
     (r.run_rate, r.fleet) = run_rate(&priced);
     r.series = series(&priced, from, to, now);
     r.breakdowns = dims
         .iter()
         .zip(groups)
         .map(|((name, _), rows)| {
-            let mut rows: Vec<CostRow> = rows.into_values().map(round_row).collect();
+            let mut rows: Vec<CostRow> = rows
+                .into_iter()
+                .map(|(key, sum)| CostRow {
+                    key,
+                    ..sum.finish(reserved_discount_pct)
+                })
+                .collect();
             rows.sort_by(|a, b| b.actual_usd.cmp(&a.actual_usd).then(a.key.cmp(&b.key)));
             (name.to_string(), rows)
         })
@@ -203,26 +262,18 @@ pub fn report(input: &ReportInput) -> SavingsReport {
     r
 }
 
-fn round_row(mut row: CostRow) -> CostRow {
-    row.node_hours = cents(row.node_hours);
-    row.actual_usd = cents(row.actual_usd);
-    row.baseline_usd = cents(row.baseline_usd);
-    row.savings_usd = cents(row.savings_usd);
-    row
-}
-
-/// For each preempted lifetime with T=0 in the range: the node-hours from T=0 until its
-/// replacement (the pool's next node, [`crate::domain::preemption::replacement::pair`]) was
-/// Ready (until `to` while none is), at the preempted node's own price and GPU count. Ready,
-/// not created: a node that cannot run pods yet replaces nothing.
-fn preemption_cost(
-    priced: &[Priced],
+/// For each preempted lifetime in a pool with T=0 in the range, by uid: the node-hours from
+/// T=0 until its replacement (the pool's next node,
+/// [`crate::domain::preemption::replacement::pair`]) was Ready (until `to` while none is).
+/// Ready, not created: a node that cannot run pods yet replaces nothing.
+fn gaps<'a>(
+    priced: &[Priced<'a>],
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     now: DateTime<Utc>,
-) -> PreemptionCost {
-    let mut cost = PreemptionCost::default();
+) -> HashMap<&'a str, Decimal> {
     let pairs = crate::domain::preemption::replacement::pair(priced.iter().map(|p| p.life));
+    let mut out = HashMap::new();
     for p in priced {
         let Some(t0) = p.life.preemption_t0.filter(|t| *t >= from && *t <= to) else {
             continue;
@@ -234,7 +285,22 @@ fn preemption_cost(
             .get(p.life.uid.as_str())
             .and_then(|r| replaced_at(r, now))
             .map(|r| r.min(to.min(now)));
-        let lost = hours(t0, replacement.unwrap_or(to.min(now)));
+        out.insert(
+            p.life.uid.as_str(),
+            hours(t0, replacement.unwrap_or(to.min(now))),
+        );
+    }
+    out
+}
+
+/// The capacity gaps summed, at the preempted nodes' own prices and GPU counts (an unpriced
+/// node's hours count, its USD cannot).
+fn preemption_cost(priced: &[Priced], gaps: &HashMap<&str, Decimal>) -> PreemptionCost {
+    let mut cost = PreemptionCost::default();
+    for p in priced {
+        let Some(&lost) = gaps.get(p.life.uid.as_str()) else {
+            continue;
+        };
         cost.preemptions += 1;
         cost.lost_node_hours += lost;
         cost.lost_gpu_hours += lost * Decimal::from(p.life.gpus);

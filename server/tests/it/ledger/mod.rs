@@ -373,3 +373,4 @@ pub(crate) async fn fresh_postgres() -> String {
 }
 
 mod outage;
+mod work_lost;
