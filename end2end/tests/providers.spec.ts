@@ -32,6 +32,19 @@ test("GPU allocation: a GKE L4 node shows its requested GPUs of its two, and the
   // g2-standard-24: 2 × L4 (Compute Engine: G2), read from the node's capacity.
   for (const text of await cells.allInnerTexts()) expect(text).toMatch(/^[0-2] \/ 2$/);
   await expect(cells.first()).toHaveAttribute("title", /nvidia\.com\/gpu capacity/);
+  // Each node's cell is its row in /api/v1/allocation (read in turn: a preemption may move pods).
+  await expect(async () => {
+    const api = await (await page.request.get(`/api/v1/allocation?cluster=${GKE}&pool=spot-l4`)).json();
+    const rows = page.getByTestId("nodes").locator("tr[data-node]");
+    const shown: Record<string, string> = {};
+    for (const r of await rows.all()) {
+      shown[(await r.getAttribute("data-node"))!] = (await r.locator('td[data-col="gpus"]').innerText()).trim();
+    }
+    const want: Record<string, string> = {};
+    for (const n of api.nodes) want[n.node] = `${n.gpus_requested} / ${n.gpus_allocatable}`;
+    expect(shown).toEqual(want);
+    expect(api.pools[0].idle_gpus).toBe(api.nodes.reduce((s: number, n: { idle_gpus: number }) => s + n.idle_gpus, 0));
+  }).toPass({ timeout: 20_000 });
   // The fleet's idle spot GPUs: "N of M", M at least the L4 pool's 6.
   await page.goto("/");
   const idle = page.getByTestId("fleet-idle-gpus");

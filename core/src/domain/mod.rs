@@ -1,6 +1,7 @@
 //! Pure domain logic, unit-tested natively and used by both the server and the browser.
 
 pub mod alerts;
+pub mod allocation;
 pub mod capacity;
 pub mod conditions;
 pub mod conditions_history;
@@ -13,6 +14,7 @@ pub mod paging;
 pub mod pools_view;
 pub mod preemption;
 pub mod prices;
+pub mod quantity;
 pub mod savings;
 pub mod selector;
 pub mod survival;

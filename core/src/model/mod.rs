@@ -4,6 +4,7 @@
 //! module); the browser keeps them in keyed stores. No Kubernetes type appears here.
 
 mod alert;
+mod allocation;
 mod capacity;
 mod create;
 mod drill;
@@ -18,6 +19,7 @@ mod stream;
 mod wire_format_tests;
 
 pub use alert::*;
+pub use allocation::*;
 pub use capacity::*;
 pub use create::*;
 pub use drill::*;

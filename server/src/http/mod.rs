@@ -21,6 +21,7 @@
 //!   peer address, graceful stop).
 //! - `health`: `/healthz`, `/readyz`.
 
+mod allocation;
 mod api;
 mod capacity;
 mod drill;
@@ -137,6 +138,7 @@ pub fn router(state: AppState) -> Router {
     let drills = state.drills.clone();
     Router::new()
         .route("/api/v1/pools", get(api::pools))
+        .route("/api/v1/allocation", get(allocation::allocation))
         .route("/api/v1/pools/validate", post(validate::validate))
         .route("/api/v1/pools/{cluster}/{name}", get(api::pool))
         .route(

@@ -541,6 +541,40 @@ impl ClusterData {
         ))
     }
 
+    /// Each node's allocation in `pool` (every pool with `None`): its row's pool, type and
+    /// GPUs, its allocatable CPU and memory, and what its running pods request. Idle figures
+    /// and prices are left to [`spotboard_core::domain::allocation::settle`].
+    pub fn allocations(
+        &self,
+        cluster: &str,
+        pool: Option<&str>,
+    ) -> Vec<spotboard_core::model::NodeAllocation> {
+        use spotboard_core::domain::allocation::cores;
+        self.nodes
+            .values()
+            .filter(|rec| pool.is_none() || rec.pool.as_deref() == pool)
+            .filter_map(|rec| {
+                let row = self.node_row(cluster, &rec.uid)?;
+                let asked = self.pods.requested_on_node(&rec.name);
+                Some(spotboard_core::model::NodeAllocation {
+                    cluster: cluster.to_string(),
+                    node: row.name,
+                    pool: row.pool,
+                    instance_type: row.instance_type,
+                    zone: row.zone,
+                    capacity_type: row.capacity_type,
+                    gpus_allocatable: row.gpus.unwrap_or(0),
+                    gpus_requested: asked.gpus,
+                    cpu_allocatable: rec.cpu_allocatable_m.map(cores),
+                    cpu_requested: cores(asked.cpu_m),
+                    memory_allocatable: rec.memory_allocatable_b,
+                    memory_requested: asked.memory_b,
+                    ..Default::default()
+                })
+            })
+            .collect()
+    }
+
     /// The current event row of `uid`, if the event is kept.
     pub fn event_row(&self, cluster: &str, uid: &str) -> Option<spotboard_core::model::EventRow> {
         let rec = self.events.get(uid)?;

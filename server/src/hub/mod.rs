@@ -444,6 +444,29 @@ impl Hub {
         Some((pool, snap.nodes, events))
     }
 
+    /// The allocation of every node of `cluster` (all with `None`) in `pool` (all with
+    /// `None`), unpriced ([`ClusterData::allocations`]), sorted by cluster, pool and node.
+    pub fn allocations(
+        &self,
+        cluster: Option<&str>,
+        pool: Option<&str>,
+    ) -> Vec<spotboard_core::model::NodeAllocation> {
+        let mut out: Vec<_> = self.read(|s| {
+            s.clusters
+                .iter()
+                .filter(|(name, _)| cluster.is_none_or(|c| c == name.as_str()))
+                .flat_map(|(name, data)| data.allocations(name, pool))
+                .collect()
+        });
+        out.sort_by(|a, b| (&a.cluster, &a.pool, &a.node).cmp(&(&b.cluster, &b.pool, &b.node)));
+        out
+    }
+
+    /// The names of the clusters the hub follows, sorted.
+    pub fn cluster_names(&self) -> Vec<String> {
+        self.read(|s| s.clusters.keys().cloned().collect())
+    }
+
     /// Counts for metrics and benchmarks.
     pub fn stats(&self) -> HubStats {
         self.read(|s| {

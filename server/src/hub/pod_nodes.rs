@@ -37,8 +37,36 @@ pub struct PodNodes {
     // uid listed again reads back exactly as the watch sent it.
     by_text: HashMap<Box<str>, Bound>,
     per_node: HashMap<NodeName, u32>,
-    /// GPUs requested by the active pods of each node that has any (a few per GPU node).
-    gpus_per_node: HashMap<NodeName, u32>,
+    /// What the active pods of each node request, for each node where they request any.
+    requested: HashMap<NodeName, Requested>,
+}
+
+/// What the running pods bound to a node request: GPUs (`nvidia.com/gpu`), CPU in
+/// millicores and memory in bytes (each pod's containers summed, a limit standing for an
+/// absent request).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Requested {
+    pub gpus: u32,
+    pub cpu_m: u64,
+    pub memory_b: u64,
+}
+
+impl Requested {
+    fn is_zero(&self) -> bool {
+        *self == Self::default()
+    }
+
+    fn add(&mut self, o: Requested) {
+        self.gpus = self.gpus.saturating_add(o.gpus);
+        self.cpu_m = self.cpu_m.saturating_add(o.cpu_m);
+        self.memory_b = self.memory_b.saturating_add(o.memory_b);
+    }
+
+    fn sub(&mut self, o: Requested) {
+        self.gpus = self.gpus.saturating_sub(o.gpus);
+        self.cpu_m = self.cpu_m.saturating_sub(o.cpu_m);
+        self.memory_b = self.memory_b.saturating_sub(o.memory_b);
+    }
 }
 
 /// What a bind changed: the nodes whose pod count changed (was on, is on; the same node
@@ -51,9 +79,17 @@ pub struct Rebound {
     pub gpus_changed: bool,
 }
 
-/// The GPUs a pod holds on its node: its request while it runs (a finished pod holds none).
-fn held(facts: &PodFacts) -> u32 {
-    if facts.active { facts.gpus } else { 0 }
+/// What a pod holds on its node: its requests while it runs (a finished pod holds none).
+fn held(facts: &PodFacts) -> Requested {
+    if facts.active {
+        Requested {
+            gpus: facts.gpus,
+            cpu_m: facts.cpu_m,
+            memory_b: facts.memory_b,
+        }
+    } else {
+        Requested::default()
+    }
 }
 
 /// `uid` as a UUID when it is written the canonical way.
@@ -69,7 +105,7 @@ impl PodNodes {
     /// GPUs (its facts are replaced all the same).
     pub fn bind(&mut self, uid: &str, node: Option<&str>, facts: Arc<PodFacts>) -> Option<Rebound> {
         let node = node.map(|n| self.shared(n));
-        let gpus = held(&facts);
+        let asked = held(&facts);
         let bound = Bound {
             node: node.clone(),
             facts,
@@ -79,23 +115,27 @@ impl PodNodes {
             None => self.by_text.insert(uid.into(), bound),
         }
         .map(|b| (b.node, held(&b.facts)));
-        // GPUs held on a node only: a pod on none (pending) holds nothing anywhere.
+        // Requests held on a node only: a pod on none (pending) holds nothing anywhere.
         let old_held = match &old {
             Some((Some(_), g)) => *g,
-            _ => 0,
+            _ => Requested::default(),
         };
-        let new_held = if node.is_some() { gpus } else { 0 };
+        let new_held = if node.is_some() {
+            asked
+        } else {
+            Requested::default()
+        };
         let moved = old.as_ref().map(|(n, _)| n) != Some(&node);
         let gpus_changed = if moved {
-            old_held > 0 || new_held > 0
+            old_held.gpus > 0 || new_held.gpus > 0
         } else {
-            old_held != new_held
+            old_held.gpus != new_held.gpus
         };
         if let Some((Some(w), _)) = &old {
-            self.ungpu(w, old_held);
+            self.release(w, old_held);
         }
         if let Some(n) = &node {
-            self.gpu(n, new_held);
+            self.hold(n, new_held);
         }
         if !moved {
             return gpus_changed.then_some(Rebound {
@@ -125,10 +165,10 @@ impl PodNodes {
             None => self.by_text.remove(uid),
         }?;
         let was = bound.node?;
-        let gpus = held(&bound.facts);
+        let held = held(&bound.facts);
         self.uncount(&was);
-        self.ungpu(&was, gpus);
-        Some((was, gpus > 0))
+        self.release(&was, held);
+        Some((was, held.gpus > 0))
     }
 
     /// Pods bound to `node`.
@@ -138,24 +178,28 @@ impl PodNodes {
 
     /// GPUs requested by the running pods bound to `node`.
     pub fn gpus_on_node(&self, node: &str) -> u32 {
-        self.gpus_per_node.get(node).copied().unwrap_or(0)
+        self.requested_on_node(node).gpus
     }
 
-    fn gpu(&mut self, node: &NodeName, gpus: u32) {
-        if gpus > 0 {
-            let n = self.gpus_per_node.entry(node.clone()).or_default();
-            *n = n.saturating_add(gpus);
+    /// What the running pods bound to `node` request.
+    pub fn requested_on_node(&self, node: &str) -> Requested {
+        self.requested.get(node).copied().unwrap_or_default()
+    }
+
+    fn hold(&mut self, node: &NodeName, r: Requested) {
+        if !r.is_zero() {
+            self.requested.entry(node.clone()).or_default().add(r);
         }
     }
 
-    fn ungpu(&mut self, node: &str, gpus: u32) {
-        if gpus == 0 {
+    fn release(&mut self, node: &str, r: Requested) {
+        if r.is_zero() {
             return;
         }
-        if let Some(n) = self.gpus_per_node.get_mut(node) {
-            *n = n.saturating_sub(gpus);
-            if *n == 0 {
-                self.gpus_per_node.remove(node);
+        if let Some(n) = self.requested.get_mut(node) {
+            n.sub(r);
+            if n.is_zero() {
+                self.requested.remove(node);
             }
         }
     }
@@ -326,10 +370,51 @@ mod tests {
         assert!(p.bind(A, Some("n2"), job(4, true)).unwrap().gpus_changed);
         assert_eq!((p.gpus_on_node("n1"), p.gpus_on_node("n2")), (0, 4));
         assert!(
-            !p.gpus_per_node.contains_key("n1"),
-            "a node without GPU pods is forgotten"
+            !p.requested.contains_key("n1"),
+            "a node without requesting pods is forgotten"
         );
         assert_eq!(p.unbind(A).map(|(_, g)| g), Some(true));
         assert_eq!(p.gpus_on_node("n2"), 0);
+    }
+
+    /// CPU and memory requests add up per node the same way, and leave with their pod; a
+    /// change of CPU alone is no GPU change (the pool's allocation row stays as it is).
+    #[test]
+    fn requested_cpu_and_memory_follow_running_pods() {
+        let mut p = PodNodes::default();
+        let pod = |cpu_m, memory_b, active| {
+            Arc::new(PodFacts {
+                cpu_m,
+                memory_b,
+                active,
+                gpus: 1,
+                ..Default::default()
+            })
+        };
+        p.bind(A, Some("n1"), pod(2_000, 8 << 30, true));
+        p.bind(B, Some("n1"), pod(500, 1 << 30, true));
+        assert_eq!(
+            p.requested_on_node("n1"),
+            Requested {
+                gpus: 2,
+                cpu_m: 2_500,
+                memory_b: 9 << 30
+            }
+        );
+        assert_eq!(
+            p.bind(B, Some("n1"), pod(750, 1 << 30, true)),
+            None,
+            "a CPU change alone changes no GPUs"
+        );
+        assert_eq!(p.requested_on_node("n1").cpu_m, 2_750);
+        p.bind(B, Some("n1"), pod(750, 1 << 30, false));
+        assert_eq!(
+            p.requested_on_node("n1").cpu_m,
+            2_000,
+            "finished: holds none"
+        );
+        p.unbind(A);
+        assert_eq!(p.requested_on_node("n1"), Requested::default());
+        assert!(p.requested.is_empty());
     }
 }

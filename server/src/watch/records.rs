@@ -88,6 +88,11 @@ pub struct NodeRecord {
     /// `status.capacity["nvidia.com/gpu"]` when a positive whole number: the GPUs the NVIDIA
     /// device plugin advertises (absent or 0 while the plugin starts, and on CPU nodes).
     pub gpus: Option<u32>,
+    /// `status.allocatable.cpu`, millicores: what pods may request (capacity less the
+    /// provider's reservations); `None` when not reported or not a quantity.
+    pub cpu_allocatable_m: Option<u64>,
+    /// `status.allocatable.memory`, bytes.
+    pub memory_allocatable_b: Option<u64>,
 }
 
 /// A Pod as stored: which node it is bound to, while it terminates when its grace period

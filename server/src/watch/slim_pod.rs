@@ -13,6 +13,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
+use spotboard_core::domain::quantity;
 
 /// The Pod fields [`super::trim::pod`] and [`super::trim::pod_facts`] read; the rest is
 /// skipped while decoding.
@@ -47,43 +48,83 @@ pub struct SlimContainer {
     pub resources: Option<SlimResources>,
 }
 
-/// A container's `resources`, of which only `nvidia.com/gpu` is read.
+/// A container's `resources`: `nvidia.com/gpu`, `cpu` and `memory` are read.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct SlimResources {
     #[serde(default)]
-    pub requests: Option<SlimGpus>,
+    pub requests: Option<SlimResourceList>,
     #[serde(default)]
-    pub limits: Option<SlimGpus>,
+    pub limits: Option<SlimResourceList>,
 }
 
-/// `nvidia.com/gpu` of a resource list, as sent: a quantity is a JSON string, but a
+/// The resources read of a resource list, as sent: a quantity is a JSON string, but a
 /// hand-written number must not make the whole pod unreadable, so any value is taken and
-/// read by [`SlimGpus::count`].
+/// read by [`SlimResourceList::gpus`] and the others.
 #[derive(Clone, Debug, Default, Deserialize)]
-pub struct SlimGpus {
+pub struct SlimResourceList {
     #[serde(rename = "nvidia.com/gpu", default)]
     pub gpus: Option<serde_json::Value>,
+    #[serde(default)]
+    pub cpu: Option<serde_json::Value>,
+    #[serde(default)]
+    pub memory: Option<serde_json::Value>,
 }
 
-impl SlimGpus {
+/// A quantity's text: a JSON string as sent, a number as written.
+fn quantity_text(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+impl SlimResourceList {
     /// The whole number of GPUs, if the value is one (GPUs are not divisible: `500m` is no
     /// count).
-    pub fn count(&self) -> Option<u32> {
+    pub fn gpu_count(&self) -> Option<u32> {
         match self.gpus.as_ref()? {
             serde_json::Value::String(s) => s.parse().ok(),
             serde_json::Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
             _ => None,
         }
     }
+
+    /// CPU in millicores, if the value is a quantity.
+    pub fn millicores(&self) -> Option<u64> {
+        quantity::millicores(&quantity_text(self.cpu.as_ref()?)?)
+    }
+
+    /// Memory in bytes, if the value is a quantity.
+    pub fn memory_bytes(&self) -> Option<u64> {
+        quantity::bytes(&quantity_text(self.memory.as_ref()?)?)
+    }
 }
 
 impl SlimContainer {
-    /// GPUs this container asks for: its request, else its limit, else none.
+    /// The container's request of one resource (`read` of its requests), else its limit
+    /// (Kubernetes copies a limit into an absent request), else none.
+    fn asked<T>(&self, read: impl Fn(&SlimResourceList) -> Option<T>) -> Option<T> {
+        let r = self.resources.as_ref()?;
+        r.requests
+            .as_ref()
+            .and_then(&read)
+            .or_else(|| r.limits.as_ref().and_then(&read))
+    }
+
+    /// GPUs this container asks for.
     pub fn gpus(&self) -> u32 {
-        let r = self.resources.as_ref();
-        r.and_then(|r| r.requests.as_ref()?.count())
-            .or_else(|| r.and_then(|r| r.limits.as_ref()?.count()))
-            .unwrap_or(0)
+        self.asked(SlimResourceList::gpu_count).unwrap_or(0)
+    }
+
+    /// CPU this container asks for, millicores.
+    pub fn cpu_m(&self) -> u64 {
+        self.asked(SlimResourceList::millicores).unwrap_or(0)
+    }
+
+    /// Memory this container asks for, bytes.
+    pub fn memory_b(&self) -> u64 {
+        self.asked(SlimResourceList::memory_bytes).unwrap_or(0)
     }
 }
 
@@ -265,6 +306,40 @@ mod tests {
         assert!(f.pre_stop, "any container's preStop counts");
         assert!(f.active && f.system);
         assert_eq!(f.gpus, 2, "the request, not request and limit");
+        assert_eq!(f.cpu_m, 8_100, "100m + 8 cores");
+        assert_eq!(f.memory_b, 64 << 30, "64Gi, the side container asks none");
+    }
+
+    /// CPU and memory as GPUs: the request, else the limit; a quantity written as a number
+    /// reads; a malformed one is none and loses nothing else of the pod.
+    #[test]
+    fn cpu_and_memory_come_from_requests_else_limits() {
+        let facts = |resources: serde_json::Value| {
+            let p: SlimPod = serde_json::from_value(json!({
+                "metadata": {"name": "p", "namespace": "ml"},
+                "spec": {"containers": [
+                    {"name": "a", "resources": resources},
+                    {"name": "b", "resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}},
+                ]},
+            }))
+            .unwrap();
+            let f = super::super::trim::pod_facts(&p);
+            (f.cpu_m, f.memory_b)
+        };
+        let gi = 1u64 << 30;
+        assert_eq!(
+            facts(json!({"requests": {"cpu": "2", "memory": "4Gi"}, "limits": {"cpu": "8"}})),
+            (2_500, 5 * gi)
+        );
+        assert_eq!(
+            facts(json!({"requests": {"cpu": 1.5, "memory": 1024}})),
+            (2_000, gi + 1024)
+        );
+        assert_eq!(
+            facts(json!({"requests": {"cpu": "lots", "memory": ["x"]}})),
+            (500, gi)
+        );
+        assert_eq!(facts(json!({})), (500, gi));
     }
 
     /// A GPU limit alone is the request (Kubernetes copies it); a number where a quantity

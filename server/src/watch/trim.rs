@@ -5,6 +5,7 @@ use k8s_openapi::api::core::v1::{Event, Node};
 use kube::{ResourceExt, api::DynamicObject};
 use serde_json::Value;
 use spotboard_core::domain::preemption::readiness::PodFacts;
+use spotboard_core::domain::quantity;
 use spotboard_core::{
     domain::preemption,
     labels,
@@ -157,6 +158,13 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
         .and_then(|s| s.conditions.as_ref())
         .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
     let ready = ready_condition.map(|c| c.status == "True");
+    let allocatable = |name: &str| {
+        n.status
+            .as_ref()
+            .and_then(|s| s.allocatable.as_ref())
+            .and_then(|a| a.get(name))
+            .map(|q| q.0.as_str())
+    };
     let ready_since = ready_condition
         .filter(|c| c.status == "True")
         .and_then(|c| time(c.last_transition_time.as_ref()));
@@ -190,6 +198,8 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
             .and_then(|c| c.get(labels::GPU_RESOURCE))
             .and_then(|q| q.0.parse::<u32>().ok())
             .filter(|&g| g > 0),
+        cpu_allocatable_m: allocatable("cpu").and_then(quantity::millicores),
+        memory_allocatable_b: allocatable("memory").and_then(quantity::bytes),
     })
 }
 
@@ -243,6 +253,16 @@ pub fn pod_facts(p: &SlimPod) -> PodFacts {
             s.containers
                 .iter()
                 .fold(0u32, |sum, c| sum.saturating_add(c.gpus()))
+        }),
+        cpu_m: spec.map_or(0, |s| {
+            s.containers
+                .iter()
+                .fold(0u64, |sum, c| sum.saturating_add(c.cpu_m()))
+        }),
+        memory_b: spec.map_or(0, |s| {
+            s.containers
+                .iter()
+                .fold(0u64, |sum, c| sum.saturating_add(c.memory_b()))
         }),
     }
 }

@@ -40,6 +40,7 @@ async fn dns_rebinding_is_refused_on_every_route() {
         "/pools/new",
         "/api/v1/pools",
         "/api/v1/stream",
+        "/api/v1/allocation",
         "/metrics",
     ] {
         let r = client
@@ -224,6 +225,7 @@ async fn hostile_payloads_never_get_a_server_error() {
         "q_savings",
         "q_ledger",
         "q_finder",
+        "q_allocation",
         "submit",
     ]);
     let content_type = prop::sample::select(vec![
@@ -286,6 +288,10 @@ async fn hostile_payloads_never_get_a_server_error() {
                 "q_ledger" => client.get(format!(
                     "{base}/api/v1/ledger.csv?{}",
                     q(&[("from", &a), ("to", &b)])
+                )),
+                "q_allocation" => client.get(format!(
+                    "{base}/api/v1/allocation?{}",
+                    q(&[("cluster", &a), ("pool", &b)])
                 )),
                 _ => client.get(format!(
                     "{base}/api/v1/capacity-finder?{}",

@@ -39,6 +39,13 @@ pub struct PodFacts {
     /// before the containers start.
     #[serde(default)]
     pub gpus: u32,
+    /// CPU the pod requests, millicores, summed over its containers the same way (a limit
+    /// standing for an absent request).
+    #[serde(default)]
+    pub cpu_m: u64,
+    /// Memory the pod requests, bytes, summed likewise.
+    #[serde(default)]
+    pub memory_b: u64,
 }
 
 impl PodFacts {

@@ -31,6 +31,8 @@ fn pod(ns: &str, name: &str, owner: Option<(&str, &str)>, node: &str) -> PodFact
         active: true,
         system: false,
         gpus: 0,
+        cpu_m: 0,
+        memory_b: 0,
     }
 }
 
