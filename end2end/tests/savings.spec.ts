@@ -57,9 +57,9 @@ test("the savings page totals match the ledger of this run", async ({ page, requ
   const priced = new Set(
     report.lines.filter((l: { unit_usd_h?: string; on_demand_usd_h?: string }) => l.unit_usd_h && l.on_demand_usd_h).map((l: { uid: string }) => l.uid),
   );
-  const rows: { uid: string; pool?: string; preemption_t0?: string; work_lost_gpu_s: number }[] = ledger as never;
+  const lifetimes: { uid: string; pool?: string; preemption_t0?: string; work_lost_gpu_s: number }[] = ledger as never;
   const inRange = (t?: string) => !!t && new Date(t) >= from && new Date(t) <= to;
-  const lost = rows
+  const lost = lifetimes
     .filter((l) => priced.has(l.uid) && l.pool && inRange(l.preemption_t0))
     .reduce((sum, l) => sum + l.work_lost_gpu_s / 3600, 0);
   expect(Math.abs(lost - Number(net.lost_work_gpu_hours))).toBeLessThan(0.01);

@@ -19,3 +19,4 @@ pub mod savings;
 pub mod selector;
 pub mod survival;
 pub mod validation;
+pub mod waiting;

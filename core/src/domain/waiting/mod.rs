@@ -1,0 +1,4 @@
+//! Why work is waiting: pending pods read from the pod watch, the scheduler's reasons, and
+//! the pools that could take them (issue "Why is my GPU work waiting?").
+
+pub mod scheduler_message;
