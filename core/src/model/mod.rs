@@ -15,6 +15,7 @@ mod readiness;
 mod rows;
 mod savings;
 mod stream;
+mod waiting;
 #[cfg(test)]
 mod wire_format_tests;
 
@@ -29,3 +30,4 @@ pub use readiness::*;
 pub use rows::*;
 pub use savings::*;
 pub use stream::*;
+pub use waiting::*;

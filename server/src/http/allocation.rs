@@ -7,7 +7,6 @@ use std::sync::Arc;
 use axum::{
     Json,
     extract::{Query, State},
-    http::StatusCode,
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
@@ -32,14 +31,8 @@ pub async fn allocation(
     State(savings): State<Arc<Savings>>,
     Query(q): Query<AllocationQuery>,
 ) -> Response {
-    if let Some(c) = q.cluster.as_deref()
-        && !hub.cluster_names().iter().any(|n| n == c)
-    {
-        return (
-            StatusCode::NOT_FOUND,
-            Json(serde_json::json!({"error": "no such cluster"})),
-        )
-            .into_response();
+    if let Some(refused) = super::api::unknown_cluster(&hub, q.cluster.as_deref()) {
+        return refused;
     }
     let mut nodes = hub.allocations(q.cluster.as_deref(), q.pool.as_deref());
     for n in &mut nodes {

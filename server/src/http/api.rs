@@ -56,3 +56,16 @@ pub async fn pool(
             .into_response(),
     }
 }
+
+/// A 404 when `cluster` is given and the hub does not follow it: a typo must not read as an
+/// empty fleet. `None` when there is no filter or the cluster is known.
+pub(super) fn unknown_cluster(hub: &Hub, cluster: Option<&str>) -> Option<Response> {
+    let c = cluster?;
+    (!hub.cluster_names().iter().any(|n| n == c)).then(|| {
+        (
+            StatusCode::NOT_FOUND,
+            Json(serde_json::json!({"error": "no such cluster"})),
+        )
+            .into_response()
+    })
+}

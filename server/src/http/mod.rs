@@ -38,6 +38,7 @@ mod stream;
 mod streams;
 mod survival;
 mod validate;
+mod waiting;
 
 use std::sync::Arc;
 
@@ -139,6 +140,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/v1/pools", get(api::pools))
         .route("/api/v1/allocation", get(allocation::allocation))
+        .route("/api/v1/waiting", get(waiting::waiting))
         .route("/api/v1/pools/validate", post(validate::validate))
         .route("/api/v1/pools/{cluster}/{name}", get(api::pool))
         .route(

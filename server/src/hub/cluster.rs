@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use spotboard_core::Provider;
+use spotboard_core::domain::preemption::readiness::PodFacts;
 use spotboard_core::model::RowKind;
 use spotboard_core::nodepool::ComputeClass;
 
@@ -16,7 +17,8 @@ use super::pools_seen::PoolsSeen;
 use crate::{
     projection::{self, NodeAggregate},
     watch::records::{
-        EventRecord, KarpenterPoolRecord, NodeRecord, Observed, PodRecord, PoolRecord,
+        EventRecord, KarpenterPoolRecord, NodeRecord, Observed, PendingRecord, PodRecord,
+        PoolRecord,
     },
 };
 
@@ -59,6 +61,9 @@ pub struct ClusterData {
     /// Terminating pods bound to a node: uid -> (node, end of the grace period). Few at a
     /// time (a drain's), so kept apart from `pods`.
     terminating: HashMap<String, (String, DateTime<Utc>)>,
+    /// Pods waiting for a node: uid -> their shared facts and why they wait. Only waiting
+    /// pods are here (a runaway Job's 10,000 are 10,000 entries of a few hundred bytes).
+    waiting: HashMap<String, (Arc<PodFacts>, Box<PendingRecord>)>,
     events: HashMap<String, EventRecord>,
     // Node events put before their node's pool was known, by node name: a watch may deliver
     // an event before the node it is about (two watches, no order between them), and the
@@ -304,7 +309,15 @@ impl ClusterData {
         )
     }
 
-    fn put_pod(&mut self, rec: PodRecord, dirty: &mut Vec<Dirty>) {
+    fn put_pod(&mut self, mut rec: PodRecord, dirty: &mut Vec<Dirty>) {
+        match rec.pending.take() {
+            Some(p) => {
+                self.waiting.insert(rec.uid.clone(), (rec.facts.clone(), p));
+            }
+            None => {
+                self.waiting.remove(&rec.uid);
+            }
+        }
         match (&rec.node, rec.grace_ends) {
             (Some(node), Some(end)) => {
                 self.terminating
@@ -352,6 +365,7 @@ impl ClusterData {
 
     fn drop_pod(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
         self.terminating.remove(uid);
+        self.waiting.remove(uid);
         if let Some((node, held_gpus)) = self.pods.unbind(uid) {
             self.dirty_node_named(&node, dirty);
             if held_gpus {
@@ -571,6 +585,34 @@ impl ClusterData {
                     memory_requested: asked.memory_b,
                     ..Default::default()
                 })
+            })
+            .collect()
+    }
+
+    /// The pods of this cluster waiting for a node, their scheduler messages read.
+    pub fn waiting(&self, cluster: &str) -> Vec<spotboard_core::model::WaitingPod> {
+        use spotboard_core::domain::{allocation::cores, waiting::scheduler_message};
+        use spotboard_core::model::{WaitKind, WaitingPod};
+        self.waiting
+            .values()
+            .map(|(facts, p)| WaitingPod {
+                cluster: cluster.to_string(),
+                namespace: p.namespace.clone(),
+                name: p.name.clone(),
+                owner_kind: facts.owner_kind.clone(),
+                owner_name: facts.owner_name.clone(),
+                kind: p.kind,
+                gpus: facts.gpus,
+                cpu: cores(facts.cpu_m),
+                memory: facts.memory_b,
+                since: p.since,
+                reasons: match p.kind {
+                    WaitKind::Unschedulable => scheduler_message::parse(&p.message).reasons,
+                    WaitKind::SchedulingGated => Vec::new(),
+                },
+                message: p.message.clone(),
+                node_selector: p.node_selector.clone(),
+                gates: p.gates.clone(),
             })
             .collect()
     }

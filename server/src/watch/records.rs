@@ -106,6 +106,24 @@ pub struct PodRecord {
     pub grace_ends: Option<DateTime<Utc>>,
     /// The facts its workload's replicas share ([`PodFacts::template`]), one copy for all.
     pub facts: Arc<PodFacts>,
+    /// Why it waits for a node, while it does (`None` for nearly every pod).
+    pub pending: Option<Box<PendingRecord>>,
+}
+
+/// A pod waiting for a node: what the hub keeps of it beyond its shared facts (its own
+/// message and selector, a few hundred bytes, for waiting pods only).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PendingRecord {
+    pub namespace: String,
+    pub name: String,
+    pub kind: spotboard_core::model::WaitKind,
+    /// The `PodScheduled` condition's `lastTransitionTime`.
+    pub since: Option<DateTime<Utc>>,
+    /// Its message, at most [`spotboard_core::domain::waiting::scheduler_message::MAX_MESSAGE`]
+    /// bytes.
+    pub message: String,
+    pub node_selector: std::collections::BTreeMap<String, String>,
+    pub gates: Vec<String>,
 }
 
 /// An Event about a NodePool or a Node, as stored.

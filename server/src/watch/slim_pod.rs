@@ -39,6 +39,31 @@ pub struct SlimSpec {
     pub priority_class_name: Option<String>,
     #[serde(default)]
     pub containers: Vec<SlimContainer>,
+    /// Read only while the pod waits for a node (see `trim::pod`).
+    #[serde(default)]
+    pub node_selector: Option<std::collections::BTreeMap<String, String>>,
+    #[serde(default)]
+    pub scheduling_gates: Vec<SlimGate>,
+}
+
+/// A scheduling gate: its name only.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct SlimGate {
+    #[serde(default)]
+    pub name: String,
+}
+
+/// A pod condition, of which `PodScheduled` is read.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimPodCondition {
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    #[serde(default)]
+    pub status: String,
+    pub reason: Option<String>,
+    pub message: Option<String>,
+    pub last_transition_time: Option<Time>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -143,6 +168,8 @@ pub struct SlimStatus {
     pub start_time: Option<Time>,
     #[serde(default)]
     pub container_statuses: Vec<SlimContainerStatus>,
+    #[serde(default)]
+    pub conditions: Vec<SlimPodCondition>,
 }
 
 /// A container's status, of which only a running container's `startedAt` is read.

@@ -13,7 +13,9 @@ use spotboard_core::{
 };
 
 use super::names;
-use super::records::{EventRecord, KarpenterPoolRecord, NodeRecord, PodRecord, PoolRecord};
+use super::records::{
+    EventRecord, KarpenterPoolRecord, NodeRecord, PendingRecord, PodRecord, PoolRecord,
+};
 use super::slim_pod::SlimPod;
 
 fn time(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> Option<DateTime<Utc>> {
@@ -213,6 +215,60 @@ pub fn pod(p: &SlimPod) -> Option<PodRecord> {
         node: p.spec.as_ref().and_then(|s| s.node_name.clone()),
         grace_ends: time(p.metadata.deletion_timestamp.as_ref()),
         facts: names::pod_template(pod_facts(p)),
+        pending: pending(p).map(Box::new),
+    })
+}
+
+/// Why `p` waits for a node, if it does: on no node, not finished, and either gated
+/// (`spec.schedulingGates`) or reported `PodScheduled=False` with reason `Unschedulable`
+/// by the scheduler. A pod the scheduler has not looked at yet is not waiting.
+pub fn pending(p: &SlimPod) -> Option<PendingRecord> {
+    use spotboard_core::domain::waiting::scheduler_message::MAX_MESSAGE;
+    use spotboard_core::model::WaitKind;
+    let spec = p.spec.as_ref();
+    if spec.is_some_and(|s| s.node_name.is_some()) {
+        return None;
+    }
+    let status = p.status.as_ref();
+    if matches!(
+        status.and_then(|s| s.phase.as_deref()),
+        Some("Succeeded" | "Failed" | "Running")
+    ) {
+        return None;
+    }
+    let gates: Vec<String> = spec
+        .map(|s| s.scheduling_gates.iter().map(|g| g.name.clone()).collect())
+        .unwrap_or_default();
+    let scheduled = status
+        .and_then(|s| s.conditions.iter().find(|c| c.type_ == "PodScheduled"))
+        .filter(|c| c.status == "False");
+    let kind = if !gates.is_empty() {
+        WaitKind::SchedulingGated
+    } else if scheduled.is_some_and(|c| c.reason.as_deref() == Some("Unschedulable")) {
+        WaitKind::Unschedulable
+    } else {
+        return None;
+    };
+    let mut message = scheduled
+        .and_then(|c| c.message.clone())
+        .unwrap_or_default();
+    if message.len() > MAX_MESSAGE {
+        let mut cut = MAX_MESSAGE;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message.truncate(cut);
+    }
+    Some(PendingRecord {
+        namespace: p.namespace().unwrap_or_default(),
+        name: p.name_any(),
+        kind,
+        since: scheduled.and_then(|c| time(c.last_transition_time.as_ref())),
+        message,
+        node_selector: spec
+            .and_then(|s| s.node_selector.clone())
+            .unwrap_or_default(),
+        gates,
     })
 }
 
@@ -411,6 +467,65 @@ mod tests {
         assert_eq!(with("2"), Some(2));
         assert_eq!(with("0"), None);
         assert_eq!(with("500m"), None);
+    }
+
+    /// Waiting is read from the pod alone: bound, running or finished pods do not wait; a
+    /// pod the scheduler has not reported on yet does not either; gates win over the
+    /// condition; an overlong message is cut at its budget on a character boundary.
+    #[test]
+    fn a_pod_waits_when_gated_or_reported_unschedulable() {
+        use spotboard_core::domain::waiting::scheduler_message::MAX_MESSAGE;
+        use spotboard_core::model::WaitKind;
+        let pod = |v: serde_json::Value| -> SlimPod { serde_json::from_value(v).unwrap() };
+        let unschedulable = |message: &str| {
+            serde_json::json!({"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                "message": message, "lastTransitionTime": "2026-11-28T09:12:00Z"})
+        };
+        let p = pod(serde_json::json!({
+            "metadata": {"name": "train-0", "namespace": "ml", "uid": "u1"},
+            "spec": {"nodeSelector": {"node.kubernetes.io/instance-type": "gd-8xh100ib-i128"},
+                     "containers": []},
+            "status": {"phase": "Pending", "conditions": [unschedulable("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")]},
+        }));
+        let w = pending(&p).expect("waiting");
+        assert_eq!(w.kind, WaitKind::Unschedulable);
+        assert_eq!((w.namespace.as_str(), w.name.as_str()), ("ml", "train-0"));
+        assert_eq!(
+            w.since.map(|t| t.to_rfc3339()).as_deref(),
+            Some("2026-11-28T09:12:00+00:00")
+        );
+        assert_eq!(w.node_selector.len(), 1);
+        let gated = pod(serde_json::json!({
+            "metadata": {"name": "g", "namespace": "ml"},
+            "spec": {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}], "containers": []},
+            "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]},
+        }));
+        let g = pending(&gated).unwrap();
+        assert_eq!(
+            (g.kind, g.gates.as_slice()),
+            (
+                WaitKind::SchedulingGated,
+                &["kueue.x-k8s.io/admission".to_string()][..]
+            )
+        );
+        for not_waiting in [
+            serde_json::json!({"metadata": {"name": "b"}, "spec": {"nodeName": "n1", "containers": []},
+                "status": {"phase": "Pending", "conditions": [unschedulable("x")]}}),
+            serde_json::json!({"metadata": {"name": "new"}, "spec": {"containers": []}, "status": {"phase": "Pending"}}),
+            serde_json::json!({"metadata": {"name": "done"}, "spec": {"containers": []},
+                "status": {"phase": "Succeeded", "conditions": [unschedulable("x")]}}),
+        ] {
+            assert!(
+                pending(&pod(not_waiting.clone())).is_none(),
+                "{not_waiting}"
+            );
+        }
+        let long = pod(serde_json::json!({
+            "metadata": {"name": "l"}, "spec": {"containers": []},
+            "status": {"conditions": [unschedulable(&"é".repeat(MAX_MESSAGE))]},
+        }));
+        let cut = pending(&long).unwrap().message;
+        assert!(cut.len() <= MAX_MESSAGE && cut.chars().all(|c| c == 'é'));
     }
 
     #[test]

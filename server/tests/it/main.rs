@@ -40,3 +40,4 @@ mod security;
 mod signals;
 mod survival;
 mod transport;
+mod waiting;

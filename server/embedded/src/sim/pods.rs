@@ -82,6 +82,9 @@ pub struct PodInfo {
     /// As pairs, not a map: a B-tree allocates a whole node (over 500 bytes) for the one or
     /// two entries a selector has, for each of 50k pods.
     pub node_selector: Box<[(String, String)]>,
+    /// `spec.schedulingGates` is not empty: the scheduler leaves the pod alone until its
+    /// gates are removed (Kubernetes: Pod Scheduling Readiness).
+    pub gated: bool,
 }
 
 impl PodInfo {
@@ -133,6 +136,9 @@ impl PodInfo {
                 .and_then(|s| s.node_selector.clone())
                 .map(|m| m.into_iter().collect())
                 .unwrap_or_default(),
+            gated: spec
+                .and_then(|s| s.scheduling_gates.as_ref())
+                .is_some_and(|g| !g.is_empty()),
         }
     }
 
@@ -277,11 +283,13 @@ impl PodIndex {
             .fold((0, 0), |(g, c), (_, p)| (g + p.gpus, c + p.cpu_m))
     }
 
-    /// Unbound pods waiting for a node, oldest key first.
+    /// Unbound pods waiting for a node, oldest key first; gated pods are not the
+    /// scheduler's yet.
     pub fn pending(&self) -> Vec<(PodKey, PodInfo)> {
         self.pending
             .iter()
             .filter_map(|k| self.pods.get(k).map(|p| (k.clone(), p.clone())))
+            .filter(|(_, p)| !p.gated)
             .collect()
     }
 }

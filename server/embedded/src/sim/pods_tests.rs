@@ -12,6 +12,7 @@ fn info(node: Option<&str>, policy: Policy, gpus: u32) -> PodInfo {
         finished: false,
         owner_kind: Some("ReplicaSet".into()),
         node_selector: Box::default(),
+        gated: false,
     }
 }
 

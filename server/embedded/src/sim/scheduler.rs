@@ -304,6 +304,7 @@ mod tests {
                 spotboard_core::labels::NODE_POOL.to_string(),
                 pool.to_string(),
             )]),
+            gated: false,
         }
     }
 

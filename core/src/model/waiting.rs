@@ -1,0 +1,56 @@
+//! Waiting work on the wire: pods the scheduler has not placed, with its reasons
+//! (`GET /api/v1/waiting`).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+pub use crate::domain::waiting::scheduler_message::ReasonCount;
+
+/// Why a pod is not on a node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaitKind {
+    /// `PodScheduled=False`, reason `Unschedulable`: the scheduler found no node.
+    #[default]
+    Unschedulable,
+    /// The pod has `spec.schedulingGates`: the scheduler does not look at it until they are
+    /// removed (Kueue and other admission controllers gate pods this way).
+    SchedulingGated,
+}
+
+/// A pod waiting for a node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitingPod {
+    pub cluster: String,
+    pub namespace: String,
+    pub name: String,
+    pub owner_kind: Option<String>,
+    pub owner_name: Option<String>,
+    pub kind: WaitKind,
+    /// GPUs requested (`nvidia.com/gpu`).
+    pub gpus: u32,
+    /// CPU requested, cores.
+    pub cpu: Decimal,
+    /// Memory requested, bytes.
+    pub memory: u64,
+    /// Since when: the `PodScheduled` condition's `lastTransitionTime`; `None` when absent.
+    pub since: Option<DateTime<Utc>>,
+    /// The scheduler's reasons with their node counts (one `unknown` when its message does
+    /// not parse; none for a gated pod).
+    pub reasons: Vec<ReasonCount>,
+    /// The condition's message as sent (at most 8 KB).
+    pub message: String,
+    /// The pod's `spec.nodeSelector`.
+    pub node_selector: BTreeMap<String, String>,
+    /// The scheduling gates' names, for a gated pod.
+    pub gates: Vec<String>,
+}
+
+/// `GET /api/v1/waiting`: every waiting pod, longest waiting first.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Waiting {
+    pub pods: Vec<WaitingPod>,
+}

@@ -1,0 +1,132 @@
+//! Waiting work through the embedded cluster: a pod no node can take, created with kube-rs as
+//! a user would with kubectl, is listed by `/api/v1/waiting` within 5 s with the scheduler's
+//! reason and the same condition the API server holds, and leaves the list when deleted; a
+//! gated pod is listed as gated and never scheduled.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::api::{DeleteParams, PostParams};
+use serde_json::{Value, json};
+
+use crate::common::sim::eventually;
+use crate::providers::{CKS, get, start};
+
+const CLUSTER: &str = "spotboard-us-east-04a";
+
+fn waiting_pod<'a>(w: &'a Value, name: &str) -> Option<&'a Value> {
+    w["pods"].as_array()?.iter().find(|p| p["name"] == name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_no_node_can_take_is_listed_with_its_reason_until_deleted() {
+    let d = start().await;
+    let pods: Api<Pod> = Api::namespaced(d.admin(CKS), "default");
+    // An instance type no pool has: the selector matches no node.
+    let pod: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "train-nowhere", "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"node.kubernetes.io/instance-type": "gd-8xh100-nowhere"},
+            "containers": [{"name": "main", "image": "registry.example/train:1",
+                "resources": {"requests": {"cpu": "16", "memory": "64Gi", "nvidia.com/gpu": "8"},
+                              "limits": {"nvidia.com/gpu": "8"}}}],
+        },
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let url = format!("/api/v1/waiting?cluster={CLUSTER}");
+    let seen = eventually(
+        Duration::from_secs(5),
+        "the pod in /api/v1/waiting",
+        || async { waiting_pod(&get(&d.base, &url).await, "train-nowhere").cloned() },
+    )
+    .await;
+    assert_eq!(seen["kind"], "unschedulable");
+    assert_eq!(
+        (seen["gpus"].as_u64(), seen["cpu"].as_str()),
+        (Some(8), Some("16"))
+    );
+    assert_eq!(seen["memory"].as_u64(), Some(64 << 30));
+    assert_eq!(
+        seen["node_selector"]["node.kubernetes.io/instance-type"],
+        "gd-8xh100-nowhere"
+    );
+    // The same condition the API server holds (what `kubectl describe pod` shows).
+    let held = pods.get("train-nowhere").await.unwrap();
+    let condition = held
+        .status
+        .unwrap()
+        .conditions
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_ == "PodScheduled")
+        .unwrap();
+    assert_eq!(condition.status, "False");
+    assert_eq!(condition.reason.as_deref(), Some("Unschedulable"));
+    assert_eq!(seen["message"].as_str(), condition.message.as_deref());
+    // Every node gave the selector reason, and the count is the message's.
+    let reasons = seen["reasons"].as_array().unwrap();
+    let selector = reasons
+        .iter()
+        .find(|r| r["reason"] == "node(s) didn't match Pod's node affinity/selector")
+        .unwrap_or_else(|| panic!("{reasons:?}"));
+    let total: u64 = condition.message.as_deref().unwrap()["0/".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(selector["nodes"].as_u64(), Some(total));
+    // Other clusters do not list it; an unknown cluster is a 404.
+    let gke = get(
+        &d.base,
+        "/api/v1/waiting?cluster=spotboard-gke-us-central1-a",
+    )
+    .await;
+    assert!(waiting_pod(&gke, "train-nowhere").is_none());
+    let missing = reqwest::get(format!("{}/api/v1/waiting?cluster=nope", d.base))
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+
+    // A gated pod waits as gated: the scheduler leaves it alone.
+    let gated: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "gated-job", "namespace": "default"},
+        "spec": {
+            "schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+            "containers": [{"name": "main", "image": "registry.example/train:1"}],
+        },
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &gated).await.unwrap();
+    let g = eventually(Duration::from_secs(5), "the gated pod", || async {
+        waiting_pod(&get(&d.base, &url).await, "gated-job").cloned()
+    })
+    .await;
+    assert_eq!(g["kind"], "scheduling-gated");
+    assert_eq!(g["gates"], json!(["kueue.x-k8s.io/admission"]));
+    assert_eq!(g["reasons"], json!([]));
+
+    // Deleted: gone from the list within 5 s.
+    pods.delete("train-nowhere", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(
+        Duration::from_secs(5),
+        "the pod leaves /api/v1/waiting",
+        || async {
+            waiting_pod(&get(&d.base, &url).await, "train-nowhere")
+                .is_none()
+                .then_some(())
+        },
+    )
+    .await;
+    let still = pods.get("gated-job").await.unwrap();
+    assert!(
+        still.spec.unwrap().node_name.is_none(),
+        "a gated pod is never bound"
+    );
+}
