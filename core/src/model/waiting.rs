@@ -47,10 +47,46 @@ pub struct WaitingPod {
     pub node_selector: BTreeMap<String, String>,
     /// The scheduling gates' names, for a gated pod.
     pub gates: Vec<String>,
+    /// The pod's `spec.tolerations`.
+    pub tolerations: Vec<Toleration>,
+    /// The pools of its cluster whose nodes it could land on (its nodeSelector against the
+    /// labels a pool gives its nodes, its tolerations against the pool's taints); empty when
+    /// none: an answer of its own, and usually the bug.
+    pub pools: Vec<String>,
+    /// Why it waits, in one sentence (`spotboard_core::domain::waiting::pools::cause`).
+    pub cause: String,
 }
 
-/// `GET /api/v1/waiting`: every waiting pod, longest waiting first.
+/// A pod's toleration (Kubernetes: Taints and Tolerations).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Toleration {
+    /// Empty with `Exists`: tolerates every taint.
+    pub key: String,
+    /// `Exists` ignores the value; `Equal` (the default) compares it.
+    pub exists: bool,
+    pub value: String,
+    /// `NoSchedule`, `PreferNoSchedule`, `NoExecute`; empty: every effect.
+    pub effect: String,
+}
+
+/// The work waiting for one pool.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitingPool {
+    pub cluster: String,
+    pub pool: String,
+    /// Waiting pods that could land on the pool.
+    pub pods: u32,
+    /// Their GPUs.
+    pub gpus: u32,
+    /// The longest wait's start.
+    pub oldest_since: Option<DateTime<Utc>>,
+    /// Why, in one sentence, from the pool's conditions and the pods' reasons.
+    pub cause: String,
+}
+
+/// `GET /api/v1/waiting`: every waiting pod, longest waiting first, and per pool.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Waiting {
     pub pods: Vec<WaitingPod>,
+    pub pools: Vec<WaitingPool>,
 }

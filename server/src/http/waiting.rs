@@ -7,7 +7,8 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
-use spotboard_core::model::Waiting;
+use spotboard_core::domain::waiting::pools::{per_pool, place};
+use spotboard_core::model::{PoolRow, Waiting};
 
 use crate::hub::Hub;
 
@@ -22,8 +23,17 @@ pub async fn waiting(State(hub): State<Hub>, Query(q): Query<WaitingQuery>) -> R
     if let Some(refused) = super::api::unknown_cluster(&hub, q.cluster.as_deref()) {
         return refused;
     }
+    let mut pods = hub.waiting(q.cluster.as_deref());
+    let rows = hub.shared_pool_rows();
+    let pools: Vec<&PoolRow> = rows
+        .iter()
+        .map(|p| &**p)
+        .filter(|p| q.cluster.as_deref().is_none_or(|c| c == p.cluster))
+        .collect();
+    place(&mut pods, &pools);
     Json(Waiting {
-        pods: hub.waiting(q.cluster.as_deref()),
+        pools: per_pool(&pods, &pools),
+        pods,
     })
     .into_response()
 }

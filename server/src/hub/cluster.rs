@@ -613,6 +613,8 @@ impl ClusterData {
                 message: p.message.clone(),
                 node_selector: p.node_selector.clone(),
                 gates: p.gates.clone(),
+                tolerations: p.tolerations.clone(),
+                ..Default::default()
             })
             .collect()
     }

@@ -124,6 +124,7 @@ pub struct PendingRecord {
     pub message: String,
     pub node_selector: std::collections::BTreeMap<String, String>,
     pub gates: Vec<String>,
+    pub tolerations: Vec<spotboard_core::model::Toleration>,
 }
 
 /// An Event about a NodePool or a Node, as stored.

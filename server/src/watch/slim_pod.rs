@@ -44,6 +44,22 @@ pub struct SlimSpec {
     pub node_selector: Option<std::collections::BTreeMap<String, String>>,
     #[serde(default)]
     pub scheduling_gates: Vec<SlimGate>,
+    /// Read only while the pod waits for a node.
+    #[serde(default)]
+    pub tolerations: Vec<SlimToleration>,
+}
+
+/// A toleration as sent.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct SlimToleration {
+    #[serde(default)]
+    pub key: Option<String>,
+    #[serde(default)]
+    pub operator: Option<String>,
+    #[serde(default)]
+    pub value: Option<String>,
+    #[serde(default)]
+    pub effect: Option<String>,
 }
 
 /// A scheduling gate: its name only.

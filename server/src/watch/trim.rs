@@ -269,6 +269,19 @@ pub fn pending(p: &SlimPod) -> Option<PendingRecord> {
             .and_then(|s| s.node_selector.clone())
             .unwrap_or_default(),
         gates,
+        tolerations: spec
+            .map(|s| {
+                s.tolerations
+                    .iter()
+                    .map(|t| spotboard_core::model::Toleration {
+                        key: t.key.clone().unwrap_or_default(),
+                        exists: t.operator.as_deref() == Some("Exists"),
+                        value: t.value.clone().unwrap_or_default(),
+                        effect: t.effect.clone().unwrap_or_default(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     })
 }
 

@@ -79,6 +79,47 @@ async fn a_pod_no_node_can_take_is_listed_with_its_reason_until_deleted() {
         .parse()
         .unwrap();
     assert_eq!(selector["nodes"].as_u64(), Some(total));
+    // No pool gives its nodes that instance type: the answer says so.
+    assert_eq!(seen["pools"], json!([]));
+    assert_eq!(
+        seen["cause"],
+        "selector node.kubernetes.io/instance-type=gd-8xh100-nowhere matches no pool"
+    );
+    // A pod for a pool that exists but has no room: the pool is named, with the waiting work.
+    let big: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "train-huge", "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"compute.coreweave.com/node-pool": "h100-spot-train"},
+            "containers": [{"name": "main", "image": "registry.example/train:1",
+                "resources": {"requests": {"nvidia.com/gpu": "64"}, "limits": {"nvidia.com/gpu": "64"}}}],
+        },
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &big).await.unwrap();
+    let (huge, per_pool) = eventually(Duration::from_secs(5), "the big pod", || async {
+        let w = get(&d.base, &url).await;
+        let pod = waiting_pod(&w, "train-huge").cloned()?;
+        let pool = w["pools"]
+            .as_array()?
+            .iter()
+            .find(|p| p["pool"] == "h100-spot-train")
+            .cloned()?;
+        Some((pod, pool))
+    })
+    .await;
+    assert_eq!(huge["pools"], json!(["h100-spot-train"]));
+    assert!(
+        huge["cause"].as_str().unwrap().contains("nvidia.com/gpu")
+            || huge["cause"]
+                .as_str()
+                .unwrap()
+                .starts_with("waiting for spot capacity"),
+        "{huge}"
+    );
+    assert!(per_pool["pods"].as_u64() >= Some(1) && per_pool["gpus"].as_u64() >= Some(64));
+    assert_eq!(per_pool["cluster"], CLUSTER);
+
     // Other clusters do not list it; an unknown cluster is a 404.
     let gke = get(
         &d.base,

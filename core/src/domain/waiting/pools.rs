@@ -1,0 +1,240 @@
+//! Which pools a waiting pod could land on, and why it waits, in the user's terms.
+//!
+//! A pool is judged by what it gives its nodes, so a pool with no node yet is judged too:
+//!
+//! - labels: the pool's own name label (CKS `compute.coreweave.com/node-pool`, GKE
+//!   `cloud.google.com/gke-nodepool`, Karpenter `karpenter.sh/nodepool`), its instance
+//!   type(s) (`node.kubernetes.io/instance-type`), its zone, its capacity type where the
+//!   provider labels it (GKE `cloud.google.com/gke-spot=true`, Karpenter
+//!   `karpenter.sh/capacity-type`) and a CKS NodePool's `nodeLabels`;
+//! - taints: a CKS NodePool's `nodeTaints` (`NoSchedule` and `NoExecute` keep out a pod that
+//!   does not tolerate them; `PreferNoSchedule` does not).
+//!
+//! A selector key a node has but no pool spells out (`kubernetes.io/hostname`,
+//! `kubernetes.io/os`, `kubernetes.io/arch`, the region) is not judged: it neither matches nor
+//! excludes. Any other key a pool does not give its nodes excludes the pool. Required node
+//! affinity is not read yet.
+
+use std::collections::BTreeMap;
+
+use crate::CapacityType;
+use crate::Provider;
+use crate::labels;
+use crate::model::{PoolRow, Toleration, WaitKind, WaitingPod, WaitingPool};
+use crate::nodepool::ConditionType;
+
+/// kube-scheduler's reason for a node whose labels do not match the pod's selector or
+/// required affinity.
+pub const SELECTOR_REASON: &str = "didn't match Pod's node affinity/selector";
+
+/// Labels every node carries that a pool does not spell out: not judged.
+const NOT_JUDGED: [&str; 6] = [
+    "kubernetes.io/hostname",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    "beta.kubernetes.io/os",
+    "beta.kubernetes.io/arch",
+    labels::REGION,
+];
+
+/// The labels `p` gives its nodes: key → the values its nodes may have.
+pub fn node_labels(p: &PoolRow) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut put = |k: &str, v: &str| out.entry(k.to_string()).or_default().push(v.to_string());
+    match p.provider {
+        Provider::Gke => {
+            put(labels::GKE_NODEPOOL, &p.name);
+            if p.capacity_type == CapacityType::Spot {
+                put(labels::GKE_SPOT, "true");
+            }
+        }
+        Provider::Karpenter => {
+            put(labels::KARPENTER_NODEPOOL, &p.name);
+            put(labels::KARPENTER_CAPACITY_TYPE, p.capacity_type.as_str());
+        }
+        _ => put(labels::NODE_POOL, &p.name),
+    }
+    for t in p.instance_type.split(", ").filter(|t| !t.is_empty()) {
+        put(labels::INSTANCE_TYPE, t);
+    }
+    if let Some(z) = &p.zone {
+        put(labels::ZONE, z);
+    }
+    for (k, v) in &p.detail.node_labels {
+        put(k, v);
+    }
+    out
+}
+
+/// A pool's taint as the row writes it (`key=value:Effect`, `key:Effect`): `(key, value,
+/// effect)`.
+fn taint(text: &str) -> (&str, &str, &str) {
+    let (kv, effect) = text.rsplit_once(':').unwrap_or((text, ""));
+    let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
+    (key, value, effect)
+}
+
+/// Whether `tolerations` tolerate a taint (Kubernetes' rule: an empty key with `Exists`
+/// tolerates all; an empty effect matches every effect; `Exists` ignores the value).
+pub fn tolerated(tolerations: &[Toleration], key: &str, value: &str, effect: &str) -> bool {
+    tolerations.iter().any(|t| {
+        let key_ok = (t.key.is_empty() && t.exists) || t.key == key;
+        let effect_ok = t.effect.is_empty() || t.effect == effect;
+        let value_ok = t.exists || t.value == value;
+        key_ok && effect_ok && value_ok
+    })
+}
+
+/// Why a pool cannot take a pod.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Misfit {
+    /// The selector asks `key=value`, which the pool's nodes do not have.
+    Selector { key: String, value: String },
+    /// The pool's nodes carry this taint (as the row writes it), untolerated.
+    Taint(String),
+}
+
+/// Whether pod `w` could land on `p`'s nodes.
+pub fn fit(w: &WaitingPod, p: &PoolRow) -> Result<(), Misfit> {
+    let have = node_labels(p);
+    for (k, v) in &w.node_selector {
+        let ok = match have.get(k) {
+            Some(values) => values.contains(v),
+            None => NOT_JUDGED.contains(&k.as_str()),
+        };
+        if !ok {
+            return Err(Misfit::Selector {
+                key: k.clone(),
+                value: v.clone(),
+            });
+        }
+    }
+    for t in &p.detail.node_taints {
+        let (key, value, effect) = taint(t);
+        if matches!(effect, "NoSchedule" | "NoExecute")
+            && !tolerated(&w.tolerations, key, value, effect)
+        {
+            return Err(Misfit::Taint(t.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// `HH:MM` UTC.
+fn clock(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%H:%M").to_string()
+}
+
+/// Fills each pod's `pools` (of its own cluster, sorted) and `cause`.
+pub fn place(pods: &mut [WaitingPod], pools: &[&PoolRow]) {
+    for w in pods.iter_mut() {
+        let mine: Vec<&PoolRow> = pools
+            .iter()
+            .copied()
+            .filter(|p| p.cluster == w.cluster)
+            .collect();
+        let mut misfits = Vec::new();
+        let mut fits = Vec::new();
+        for p in &mine {
+            match fit(w, p) {
+                Ok(()) => fits.push(*p),
+                Err(m) => misfits.push(m),
+            }
+        }
+        w.pools = fits.iter().map(|p| p.name.clone()).collect();
+        w.pools.sort();
+        w.cause = match fits.first() {
+            Some(p) => pool_cause(p, std::slice::from_ref(w)),
+            None if mine.is_empty() => "no pool in this cluster".into(),
+            None => no_pool(w, &misfits),
+        };
+    }
+}
+
+/// Why no pool can take `w`: an untolerated taint when a pool's labels fit, else the
+/// selector.
+fn no_pool(w: &WaitingPod, misfits: &[Misfit]) -> String {
+    if let Some(Misfit::Taint(t)) = misfits.iter().find(|m| matches!(m, Misfit::Taint(_))) {
+        return format!("no pool tolerates taint {t}");
+    }
+    let selector: Vec<String> = w
+        .node_selector
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!("selector {} matches no pool", selector.join(","))
+}
+
+/// Why the pods `waiting` for `p` wait, in one sentence: the pool's Quota, then its Capacity
+/// (or queued nodes), then the gates, then the scheduler's commonest reason.
+pub fn pool_cause(p: &PoolRow, waiting: &[WaitingPod]) -> String {
+    let condition = |t: ConditionType| p.conditions.iter().find(|c| c.type_ == t);
+    if let Some(q) = condition(ConditionType::Quota).filter(|c| c.status == "False") {
+        return format!("over quota for {} (Quota: {})", p.instance_type, q.reason);
+    }
+    let capacity = condition(ConditionType::Capacity);
+    let short = capacity.is_some_and(|c| c.status == "False" || c.status == "Unknown")
+        || p.queued_nodes.is_some_and(|q| q > 0);
+    if short {
+        let since = capacity
+            .and_then(|c| c.last_transition)
+            .or_else(|| waiting.iter().filter_map(|w| w.since).min());
+        let mut s = format!(
+            "waiting for {} capacity in {}",
+            p.capacity_type,
+            p.zone.as_deref().unwrap_or("its zone")
+        );
+        if let Some(t) = since {
+            s.push_str(&format!(" since {}", clock(t)));
+        }
+        if let Some(c) = capacity.filter(|c| !c.reason.is_empty()) {
+            s.push_str(&format!(" (Capacity: {})", c.reason));
+        }
+        return s;
+    }
+    if let Some(g) = waiting.iter().find(|w| w.kind == WaitKind::SchedulingGated) {
+        return format!("gated by {}", g.gates.join(", "));
+    }
+    // The nodes that did not match the selector are other pools' nodes: not this pool's
+    // reason.
+    let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
+    for r in waiting
+        .iter()
+        .flat_map(|w| w.reasons.iter())
+        .filter(|r| !r.reason.contains(SELECTOR_REASON))
+    {
+        *counts.entry(r.reason.as_str()).or_default() += r.nodes.max(1);
+    }
+    match counts
+        .into_iter()
+        .max_by_key(|(reason, n)| (*n, std::cmp::Reverse(*reason)))
+    {
+        Some((reason, n)) => format!("{reason} on {n} node(s)"),
+        None => "waiting for the scheduler".into(),
+    }
+}
+
+/// The work waiting for each pool (pods already [`place`]d), by cluster and pool.
+pub fn per_pool(pods: &[WaitingPod], pools: &[&PoolRow]) -> Vec<WaitingPool> {
+    let mut out = Vec::new();
+    for p in pools {
+        let mine: Vec<WaitingPod> = pods
+            .iter()
+            .filter(|w| w.cluster == p.cluster && w.pools.contains(&p.name))
+            .cloned()
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        out.push(WaitingPool {
+            cluster: p.cluster.clone(),
+            pool: p.name.clone(),
+            pods: mine.len() as u32,
+            gpus: mine.iter().map(|w| w.gpus).sum(),
+            oldest_since: mine.iter().filter_map(|w| w.since).min(),
+            cause: pool_cause(p, &mine),
+        });
+    }
+    out.sort_by(|a, b| (&a.cluster, &a.pool).cmp(&(&b.cluster, &b.pool)));
+    out
+}

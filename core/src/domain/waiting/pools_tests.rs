@@ -1,0 +1,228 @@
+use chrono::{TimeZone, Utc};
+
+use super::pools::*;
+use super::scheduler_message::parse;
+use crate::model::{ConditionView, PoolRow, Toleration, WaitKind, WaitingPod};
+use crate::nodepool::ConditionType;
+use crate::{CapacityType, Provider};
+
+fn pool(provider: Provider, name: &str, instance: &str, spot: bool) -> PoolRow {
+    PoolRow {
+        provider,
+        cluster: "c".into(),
+        name: name.into(),
+        instance_type: instance.into(),
+        zone: Some("US-EAST-04A".into()),
+        capacity_type: if spot {
+            CapacityType::Spot
+        } else {
+            CapacityType::OnDemand
+        },
+        ..Default::default()
+    }
+}
+
+fn pod(selector: &[(&str, &str)]) -> WaitingPod {
+    WaitingPod {
+        cluster: "c".into(),
+        name: "train-0".into(),
+        gpus: 8,
+        node_selector: selector
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn tol(key: &str, exists: bool, value: &str, effect: &str) -> Toleration {
+    Toleration {
+        key: key.into(),
+        exists,
+        value: value.into(),
+        effect: effect.into(),
+    }
+}
+
+#[test]
+fn a_selector_matches_the_labels_each_provider_gives_its_nodes() {
+    let cks = pool(Provider::Cks, "h100-spot", "gd-8xh100ib-i128", true);
+    let gke = pool(Provider::Gke, "spot-l4", "g2-standard-24", true);
+    let karp = pool(
+        Provider::Karpenter,
+        "gpu-spot",
+        "g5.2xlarge, g5.4xlarge",
+        true,
+    );
+    let ok = |w: &WaitingPod, p: &PoolRow| fit(w, p).is_ok();
+    assert!(ok(
+        &pod(&[("node.kubernetes.io/instance-type", "gd-8xh100ib-i128")]),
+        &cks
+    ));
+    assert!(ok(
+        &pod(&[("compute.coreweave.com/node-pool", "h100-spot")]),
+        &cks
+    ));
+    assert!(!ok(
+        &pod(&[("compute.coreweave.com/node-pool", "other")]),
+        &cks
+    ));
+    assert!(ok(
+        &pod(&[
+            ("cloud.google.com/gke-spot", "true"),
+            ("cloud.google.com/gke-nodepool", "spot-l4")
+        ]),
+        &gke
+    ));
+    assert!(!ok(
+        &pod(&[("cloud.google.com/gke-spot", "true")]),
+        &pool(Provider::Gke, "std", "n2-standard-8", false)
+    ));
+    assert!(ok(
+        &pod(&[
+            ("node.kubernetes.io/instance-type", "g5.4xlarge"),
+            ("karpenter.sh/capacity-type", "spot")
+        ]),
+        &karp
+    ));
+    assert!(!ok(
+        &pod(&[("karpenter.sh/capacity-type", "on-demand")]),
+        &karp
+    ));
+    // Labels every node has are not judged; a key the pool never gives excludes it.
+    assert!(ok(&pod(&[("kubernetes.io/arch", "amd64")]), &cks));
+    assert_eq!(
+        fit(&pod(&[("team", "ml")]), &cks),
+        Err(Misfit::Selector {
+            key: "team".into(),
+            value: "ml".into()
+        })
+    );
+    // A CKS pool's nodeLabels count.
+    let mut labelled = cks.clone();
+    labelled
+        .detail
+        .node_labels
+        .insert("team".into(), "ml".into());
+    assert!(ok(&pod(&[("team", "ml")]), &labelled));
+}
+
+/// Kubernetes' toleration rules, each case from its documentation's table.
+#[test]
+fn tolerations_follow_kubernetes_rules() {
+    let mut tainted = pool(Provider::Cks, "h100", "gd-8xh100ib-i128", true);
+    tainted.detail.node_taints = vec![
+        "nvidia.com/gpu=true:NoSchedule".into(),
+        "soft:PreferNoSchedule".into(),
+    ];
+    let with = |t: Vec<Toleration>| WaitingPod {
+        tolerations: t,
+        ..pod(&[])
+    };
+    assert_eq!(
+        fit(&with(vec![]), &tainted),
+        Err(Misfit::Taint("nvidia.com/gpu=true:NoSchedule".into()))
+    );
+    assert!(
+        fit(&with(vec![tol("nvidia.com/gpu", true, "", "")]), &tainted).is_ok(),
+        "Exists, any effect"
+    );
+    assert!(
+        fit(
+            &with(vec![tol("nvidia.com/gpu", false, "true", "NoSchedule")]),
+            &tainted
+        )
+        .is_ok()
+    );
+    assert!(
+        fit(
+            &with(vec![tol("nvidia.com/gpu", false, "false", "NoSchedule")]),
+            &tainted
+        )
+        .is_err(),
+        "Equal compares values"
+    );
+    assert!(
+        fit(
+            &with(vec![tol("nvidia.com/gpu", true, "", "NoExecute")]),
+            &tainted
+        )
+        .is_err(),
+        "another effect"
+    );
+    assert!(
+        fit(&with(vec![tol("", true, "", "")]), &tainted).is_ok(),
+        "an empty key with Exists tolerates all"
+    );
+}
+
+#[test]
+fn causes_in_the_users_terms() {
+    let t0 = Utc.with_ymd_and_hms(2026, 11, 28, 9, 12, 0).unwrap();
+    let mut queued = pool(Provider::Cks, "h100-spot", "gd-8xh100ib-i128", true);
+    queued.queued_nodes = Some(2);
+    queued.conditions = vec![ConditionView {
+        type_: ConditionType::Capacity,
+        status: "False".into(),
+        reason: "QueuedAwaitingCapacity".into(),
+        last_transition: Some(t0),
+        ..Default::default()
+    }];
+    let mut over = pool(Provider::Cks, "b200", "gb200-4x", false);
+    over.conditions = vec![ConditionView {
+        type_: ConditionType::Quota,
+        status: "False".into(),
+        reason: "OverQuota".into(),
+        ..Default::default()
+    }];
+    let mut tainted = pool(Provider::Cks, "a100", "gd-8xa100-i128", true);
+    tainted.detail.node_taints = vec!["nvidia.com/gpu=true:NoSchedule".into()];
+    let full = pool(Provider::Cks, "l40", "gd-8xl40-i128", true);
+    let pools = [queued, over, tainted, full];
+    let mut pods = vec![
+        pod(&[("compute.coreweave.com/node-pool", "h100-spot")]),
+        pod(&[("node.kubernetes.io/instance-type", "gb200-4x")]),
+        pod(&[("node.kubernetes.io/instance-type", "gd-8xa100-i128")]),
+        pod(&[("node.kubernetes.io/instance-type", "gd-8xh100")]),
+        WaitingPod {
+            // The other pools' nodes do not match the selector: not this pool's reason.
+            reasons: parse(
+                "0/25 nodes are available: 3 Insufficient nvidia.com/gpu, 22 node(s) didn't match Pod's node affinity/selector.",
+            )
+            .reasons,
+            ..pod(&[("compute.coreweave.com/node-pool", "l40")])
+        },
+        WaitingPod {
+            cluster: "elsewhere".into(),
+            ..pod(&[])
+        },
+        WaitingPod {
+            kind: WaitKind::SchedulingGated,
+            gates: vec!["kueue.x-k8s.io/admission".into()],
+            ..pod(&[("compute.coreweave.com/node-pool", "l40")])
+        },
+    ];
+    let pools: Vec<&PoolRow> = pools.iter().collect();
+    place(&mut pods, &pools);
+    let causes: Vec<&str> = pods.iter().map(|w| w.cause.as_str()).collect();
+    assert_eq!(
+        causes,
+        [
+            "waiting for spot capacity in US-EAST-04A since 09:12 (Capacity: QueuedAwaitingCapacity)",
+            "over quota for gb200-4x (Quota: OverQuota)",
+            "no pool tolerates taint nvidia.com/gpu=true:NoSchedule",
+            "selector node.kubernetes.io/instance-type=gd-8xh100 matches no pool",
+            "Insufficient nvidia.com/gpu on 3 node(s)",
+            "no pool in this cluster",
+            "gated by kueue.x-k8s.io/admission",
+        ]
+    );
+    assert_eq!(pods[0].pools, ["h100-spot"]);
+    assert!(pods[2].pools.is_empty() && pods[3].pools.is_empty());
+    let per = per_pool(&pods, &pools);
+    let names: Vec<(&str, u32, u32)> = per
+        .iter()
+        .map(|p| (p.pool.as_str(), p.pods, p.gpus))
+        .collect();
+    assert_eq!(names, [("b200", 1, 8), ("h100-spot", 1, 8), ("l40", 2, 16)]);
+}
