@@ -15,6 +15,17 @@ use crate::providers::{CKS, get, start};
 
 const CLUSTER: &str = "spotboard-us-east-04a";
 
+/// Creates pod `name` in `default` with `spec`, as `kubectl apply` would.
+async fn create(pods: &Api<Pod>, name: &str, spec: Value) {
+    let pod: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+}
+
 fn waiting_pod<'a>(w: &'a Value, name: &str) -> Option<&'a Value> {
     w["pods"].as_array()?.iter().find(|p| p["name"] == name)
 }
@@ -24,18 +35,17 @@ async fn a_pod_no_node_can_take_is_listed_with_its_reason_until_deleted() {
     let d = start().await;
     let pods: Api<Pod> = Api::namespaced(d.admin(CKS), "default");
     // An instance type no pool has: the selector matches no node.
-    let pod: Pod = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "train-nowhere", "namespace": "default"},
-        "spec": {
+    create(
+        &pods,
+        "train-nowhere",
+        json!({
             "nodeSelector": {"node.kubernetes.io/instance-type": "gd-8xh100-nowhere"},
             "containers": [{"name": "main", "image": "registry.example/train:1",
                 "resources": {"requests": {"cpu": "16", "memory": "64Gi", "nvidia.com/gpu": "8"},
                               "limits": {"nvidia.com/gpu": "8"}}}],
-        },
-    }))
-    .unwrap();
-    pods.create(&PostParams::default(), &pod).await.unwrap();
+        }),
+    )
+    .await;
     let url = format!("/api/v1/waiting?cluster={CLUSTER}");
     let seen = eventually(
         Duration::from_secs(5),
@@ -86,17 +96,16 @@ async fn a_pod_no_node_can_take_is_listed_with_its_reason_until_deleted() {
         "selector node.kubernetes.io/instance-type=gd-8xh100-nowhere matches no pool"
     );
     // A pod for a pool that exists but has no room: the pool is named, with the waiting work.
-    let big: Pod = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "train-huge", "namespace": "default"},
-        "spec": {
-            "nodeSelector": {"compute.coreweave.com/node-pool": "h100-spot-train"},
-            "containers": [{"name": "main", "image": "registry.example/train:1",
-                "resources": {"requests": {"nvidia.com/gpu": "64"}, "limits": {"nvidia.com/gpu": "64"}}}],
-        },
-    }))
-    .unwrap();
-    pods.create(&PostParams::default(), &big).await.unwrap();
+    create(
+        &pods,
+        "train-huge",
+        json!({
+        "nodeSelector": {"compute.coreweave.com/node-pool": "h100-spot-train"},
+        "containers": [{"name": "main", "image": "registry.example/train:1",
+            "resources": {"requests": {"nvidia.com/gpu": "64"}, "limits": {"nvidia.com/gpu": "64"}}}],
+    }),
+    )
+    .await;
     let (huge, per_pool) = eventually(Duration::from_secs(5), "the big pod", || async {
         let w = get(&d.base, &url).await;
         let pod = waiting_pod(&w, "train-huge").cloned()?;
@@ -133,16 +142,15 @@ async fn a_pod_no_node_can_take_is_listed_with_its_reason_until_deleted() {
     assert_eq!(missing.status(), 404);
 
     // A gated pod waits as gated: the scheduler leaves it alone.
-    let gated: Pod = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "gated-job", "namespace": "default"},
-        "spec": {
+    create(
+        &pods,
+        "gated-job",
+        json!({
             "schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
             "containers": [{"name": "main", "image": "registry.example/train:1"}],
-        },
-    }))
-    .unwrap();
-    pods.create(&PostParams::default(), &gated).await.unwrap();
+        }),
+    )
+    .await;
     let g = eventually(Duration::from_secs(5), "the gated pod", || async {
         waiting_pod(&get(&d.base, &url).await, "gated-job").cloned()
     })
