@@ -15,7 +15,7 @@
 //! excludes. Any other key a pool does not give its nodes excludes the pool. Required node
 //! affinity is not read yet.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::CapacityType;
 use crate::Provider;
@@ -96,7 +96,15 @@ pub enum Misfit {
 
 /// Whether pod `w` could land on `p`'s nodes.
 pub fn fit(w: &WaitingPod, p: &PoolRow) -> Result<(), Misfit> {
-    let have = node_labels(p);
+    fit_labelled(w, p, &node_labels(p))
+}
+
+/// [`fit`] with the pool's [`node_labels`] worked out once by the caller.
+fn fit_labelled(
+    w: &WaitingPod,
+    p: &PoolRow,
+    have: &BTreeMap<String, Vec<String>>,
+) -> Result<(), Misfit> {
     for (k, v) in &w.node_selector {
         let ok = match have.get(k) {
             Some(values) => values.contains(v),
@@ -126,28 +134,42 @@ fn clock(t: chrono::DateTime<chrono::Utc>) -> String {
 }
 
 /// Fills each pod's `pools` (of its own cluster, sorted) and `cause`.
+///
+/// Each pool's labels are worked out once, and pods are judged once per kind: the replicas
+/// of a Job share their selector and tolerations, so a runaway Job's 10,000 pending pods
+/// cost one pass over the pools, not 10,000.
 pub fn place(pods: &mut [WaitingPod], pools: &[&PoolRow]) {
+    let labelled: Vec<(&PoolRow, BTreeMap<String, Vec<String>>)> =
+        pools.iter().map(|p| (*p, node_labels(p))).collect();
+    // (cluster, selector, tolerations) → the pools that fit and the misfits of the others.
+    type Judged<'a> = (Vec<&'a PoolRow>, Vec<Misfit>, bool);
+    let mut judged: HashMap<String, Judged> = HashMap::new();
     for w in pods.iter_mut() {
-        let mine: Vec<&PoolRow> = pools
-            .iter()
-            .copied()
-            .filter(|p| p.cluster == w.cluster)
-            .collect();
-        let mut misfits = Vec::new();
-        let mut fits = Vec::new();
-        for p in &mine {
-            match fit(w, p) {
-                Ok(()) => fits.push(*p),
-                Err(m) => misfits.push(m),
+        let kind = format!(
+            "{}\u{0}{:?}\u{0}{:?}",
+            w.cluster, w.node_selector, w.tolerations
+        );
+        let (fits, misfits, any) = judged.entry(kind).or_insert_with(|| {
+            let mut fits = Vec::new();
+            let mut misfits = Vec::new();
+            let mut any = false;
+            for (p, have) in labelled.iter().filter(|(p, _)| p.cluster == w.cluster) {
+                any = true;
+                match fit_labelled(w, p, have) {
+                    Ok(()) => fits.push(*p),
+                    Err(m) => misfits.push(m),
+                }
             }
-        }
+            fits.sort_by(|a, b| a.name.cmp(&b.name));
+            (fits, misfits, any)
+        });
         w.pools = fits.iter().map(|p| p.name.clone()).collect();
-        w.pools.sort();
-        w.cause = match fits.first() {
-            Some(p) => pool_cause(p, std::slice::from_ref(w)),
-            None if mine.is_empty() => "no pool in this cluster".into(),
-            None => no_pool(w, &misfits),
+        let cause = match fits.first() {
+            Some(p) => pool_cause(p, &[&*w]),
+            None if !*any => "no pool in this cluster".into(),
+            None => no_pool(w, misfits),
         };
+        w.cause = cause;
     }
 }
 
@@ -167,7 +189,7 @@ fn no_pool(w: &WaitingPod, misfits: &[Misfit]) -> String {
 
 /// Why the pods `waiting` for `p` wait, in one sentence: the pool's Quota, then its Capacity
 /// (or queued nodes), then the gates, then the scheduler's commonest reason.
-pub fn pool_cause(p: &PoolRow, waiting: &[WaitingPod]) -> String {
+pub fn pool_cause(p: &PoolRow, waiting: &[&WaitingPod]) -> String {
     let condition = |t: ConditionType| p.conditions.iter().find(|c| c.type_ == t);
     if let Some(q) = condition(ConditionType::Quota).filter(|c| c.status == "False") {
         return format!("over quota for {} (Quota: {})", p.instance_type, q.reason);
@@ -216,25 +238,26 @@ pub fn pool_cause(p: &PoolRow, waiting: &[WaitingPod]) -> String {
 
 /// The work waiting for each pool (pods already [`place`]d), by cluster and pool.
 pub fn per_pool(pods: &[WaitingPod], pools: &[&PoolRow]) -> Vec<WaitingPool> {
-    let mut out = Vec::new();
-    for p in pools {
-        let mine: Vec<WaitingPod> = pods
-            .iter()
-            .filter(|w| w.cluster == p.cluster && w.pools.contains(&p.name))
-            .cloned()
-            .collect();
-        if mine.is_empty() {
-            continue;
+    let mut by_pool: HashMap<(&str, &str), Vec<&WaitingPod>> = HashMap::new();
+    for w in pods {
+        for p in &w.pools {
+            by_pool.entry((&w.cluster, p)).or_default().push(w);
         }
-        out.push(WaitingPool {
-            cluster: p.cluster.clone(),
-            pool: p.name.clone(),
-            pods: mine.len() as u32,
-            gpus: mine.iter().map(|w| w.gpus).sum(),
-            oldest_since: mine.iter().filter_map(|w| w.since).min(),
-            cause: pool_cause(p, &mine),
-        });
     }
+    let mut out: Vec<WaitingPool> = pools
+        .iter()
+        .filter_map(|p| {
+            let mine = by_pool.get(&(p.cluster.as_str(), p.name.as_str()))?;
+            Some(WaitingPool {
+                cluster: p.cluster.clone(),
+                pool: p.name.clone(),
+                pods: mine.len() as u32,
+                gpus: mine.iter().map(|w| w.gpus).sum(),
+                oldest_since: mine.iter().filter_map(|w| w.since).min(),
+                cause: pool_cause(p, mine),
+            })
+        })
+        .collect();
     out.sort_by(|a, b| (&a.cluster, &a.pool).cmp(&(&b.cluster, &b.pool)));
     out
 }

@@ -226,3 +226,52 @@ fn causes_in_the_users_terms() {
         .collect();
     assert_eq!(names, [("b200", 1, 8), ("h100-spot", 1, 8), ("l40", 2, 16)]);
 }
+
+/// `place` judges each kind of pod once; its answer must be what judging every pod against
+/// every pool with `fit` gives.
+#[test]
+fn placing_by_kind_agrees_with_judging_each_pod() {
+    let pools: Vec<PoolRow> = (0..20)
+        .map(|i| {
+            let mut p = pool(
+                [Provider::Cks, Provider::Gke, Provider::Karpenter][i % 3],
+                &format!("pool-{i}"),
+                ["gd-8xh100ib-i128", "g2-standard-24", "g5.2xlarge"][i % 3],
+                i % 2 == 0,
+            );
+            if i % 4 == 0 {
+                p.detail.node_taints = vec!["nvidia.com/gpu=true:NoSchedule".into()];
+            }
+            p
+        })
+        .collect();
+    let refs: Vec<&PoolRow> = pools.iter().collect();
+    let mut pods: Vec<WaitingPod> = (0..300)
+        .map(|i| WaitingPod {
+            name: format!("p{i}"),
+            tolerations: if i % 5 == 0 {
+                vec![tol("nvidia.com/gpu", true, "", "")]
+            } else {
+                vec![]
+            },
+            ..pod(match i % 5 {
+                0 => &[("node.kubernetes.io/instance-type", "gd-8xh100ib-i128")][..],
+                1 => &[("cloud.google.com/gke-spot", "true")][..],
+                2 => &[("karpenter.sh/capacity-type", "on-demand")][..],
+                3 => &[("team", "ml")][..],
+                _ => &[][..],
+            })
+        })
+        .collect();
+    place(&mut pods, &refs);
+    for w in &pods {
+        let mut want: Vec<String> = pools
+            .iter()
+            .filter(|p| fit(w, p).is_ok())
+            .map(|p| p.name.clone())
+            .collect();
+        want.sort();
+        assert_eq!(w.pools, want, "{}", w.name);
+    }
+    assert!(pods.iter().any(|w| w.pools.is_empty()) && pods.iter().any(|w| !w.pools.is_empty()));
+}
