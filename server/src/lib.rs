@@ -20,6 +20,7 @@
 //! - [`logging`]: `RUST_LOG`, with the audit trail always on.
 //! - [`error`]: this crate's error type.
 //! - [`allocator`]: the allocator's settings (set by running the binary again once).
+//! - [`waiting`]: pods waiting for a node, placed on pools, published as rows.
 
 pub mod allocator;
 pub mod capacity;
@@ -38,6 +39,7 @@ pub mod logging;
 pub mod preemption;
 pub mod projection;
 pub mod run;
+pub mod waiting;
 pub mod watch;
 
 pub use error::{Error, Result};

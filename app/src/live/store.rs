@@ -207,6 +207,8 @@ pub struct LiveStore {
     pub pool_audits: Keyed<PoolReadiness>,
     pub cells: Keyed<CapacityCell>,
     pub sources: Keyed<SourceStatus>,
+    /// The waiting work of clusters and pools.
+    pub waiting: Keyed<crate::model::WaitingPool>,
 }
 
 impl Default for LiveStore {
@@ -237,6 +239,7 @@ impl LiveStore {
             pool_audits: Keyed::new(),
             cells: Keyed::new(),
             sources: Keyed::new(),
+            waiting: Keyed::new(),
         }
     }
 
@@ -270,6 +273,8 @@ impl LiveStore {
             .replace(snap.pool_audits, PoolReadiness::key);
         self.cells.replace(snap.cells, CapacityCell::key);
         self.sources.replace(snap.sources, |s| s.name.clone());
+        self.waiting
+            .replace(snap.waiting, crate::model::WaitingPool::key);
         self.rev.set(snap.rev);
         self.epoch.set(snap.epoch);
     }
@@ -297,6 +302,7 @@ impl LiveStore {
             RowKind::PoolAudit => self.pool_audits.apply(&delta.key, &delta.change),
             RowKind::Cell => self.cells.apply(&delta.key, &delta.change),
             RowKind::Source => self.sources.apply(&delta.key, &delta.change),
+            RowKind::Waiting => self.waiting.apply(&delta.key, &delta.change),
         };
         self.rev.set(delta.rev);
         r

@@ -52,11 +52,56 @@ pub fn FleetSummaryBand() -> impl IntoView {
                     <span class="label">"spot GPUs idle"</span>
                 </div>
             })}
+            <WaitingFigure />
             <ProviderBars summary />
             <crate::pages::savings::SavingsSummary fleet=Signal::derive(move || {
                 summary.with(|s| (s.nodes, s.spot_nodes, s.spot_gpus_idle))
             }) />
         </section>
+    }
+}
+
+/// Pods waiting for a node, fleet-wide (each cluster's row counts each pod once), with their
+/// GPUs, the longest wait and the commonest cause on hover.
+#[component]
+fn WaitingFigure() -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let sums = Memo::new(move |_| {
+        let (mut pods, mut gpus, mut oldest, mut causes) = (0u32, 0u32, None, Vec::new());
+        live.waiting.for_each(|w| {
+            if w.pool.is_none() {
+                pods += w.pods;
+                gpus += w.gpus;
+                oldest = match (oldest, w.oldest_since) {
+                    (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
+                    (a, b) => a.or(b),
+                };
+                if !w.cause.is_empty() {
+                    causes.push(format!("{}: {}", w.cluster, w.cause));
+                }
+            }
+        });
+        (pods, gpus, oldest, causes)
+    });
+    view! {
+        <div class="figure" data-testid="fleet-waiting"
+            title=move || sums.with(|(pods, gpus, oldest, causes)| {
+                let mut t = format!("{pods} pods wait for a node, asking {gpus} GPUs");
+                if let Some(o) = oldest {
+                    t.push_str(&format!("; waiting since {}", crate::components::time::minute(*o)));
+                }
+                for c in causes {
+                    t.push_str(&format!("\n{c}"));
+                }
+                t
+            })>
+            <span class="value">{move || sums.with(|s| s.0.to_string())}</span>
+            <span class="label">{move || sums.with(|s| if s.1 > 0 {
+                format!("pods waiting ({} GPUs)", s.1)
+            } else {
+                "pods waiting".to_string()
+            })}</span>
+        </div>
     }
 }
 

@@ -62,6 +62,37 @@ pub fn PoolPage() -> impl IntoView {
     }
 }
 
+/// The work waiting for this pool, live, when there is any: pods, GPUs, since when, and why
+/// in one sentence.
+#[component]
+fn PoolWaiting(row: RwSignal<PoolRow>) -> impl IntoView {
+    let live = expect_context::<crate::live::LiveStore>();
+    let key = row.with_untracked(|r| format!("{}/{}", r.cluster, r.name));
+    let waiting = move || live.waiting.get(&key).map(|w| w.get());
+    move || {
+        waiting().map(|w| {
+            view! {
+                <section class="problems-box" aria-label="Waiting for this pool" data-testid="pool-waiting">
+                    <h2>"Waiting for this pool"</h2>
+                    <p>
+                        {format!(
+                            "{} pod{} ({} GPUs){}: {}",
+                            w.pods,
+                            if w.pods == 1 { "" } else { "s" },
+                            w.gpus,
+                            w.oldest_since
+                                .map(|t| format!(" since {}", crate::components::time::minute(t)))
+                                .unwrap_or_default(),
+                            w.cause
+                        )}
+                    </p>
+                    <p class="hint">"Every pod on GET /api/v1/waiting, with the scheduler's reasons."</p>
+                </section>
+            }
+        })
+    }
+}
+
 #[component]
 fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
     let f = move |g: fn(&PoolRow) -> Option<i32>| {
@@ -95,6 +126,7 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
             <div><span class="label">"Min / max"</span><span class="value">{f(|r| r.min_nodes)} " / " {f(|r| r.max_nodes)}</span></div>
             <div><span class="label">"Preempting"</span><span class="value" data-count="preempting">{move || row.with(|r| r.nodes_preempting.to_string())}</span></div>
         </section>
+        <PoolWaiting row />
         {move || {
             let p = row.with(|r| r.problems.clone());
             (!p.is_empty()).then(|| view! {

@@ -162,6 +162,9 @@ pub enum RowKind {
     /// An [`Alert`](super::Alert) firing now, keyed by its key: every page's header shows
     /// them.
     Firing,
+    /// The work waiting for a pool or a cluster ([`super::WaitingPool`]), keyed by
+    /// [`super::WaitingPool::key`].
+    Waiting,
 }
 
 /// Everything in a scope at one revision.
@@ -205,6 +208,9 @@ pub struct Snapshot {
     /// Alerts firing now, by key (every scope).
     #[serde(default)]
     pub firing: Vec<super::Alert>,
+    /// The waiting work of the clusters and pools in scope, by key.
+    #[serde(default)]
+    pub waiting: Vec<super::WaitingPool>,
 }
 
 /// One change to one row. The unit of the live stream.

@@ -69,24 +69,41 @@ pub struct Toleration {
     pub effect: String,
 }
 
-/// The work waiting for one pool.
+/// The work waiting for one pool, or (`pool: None`) all the waiting work of a cluster, each
+/// pod once. Keyed on the stream by [`WaitingPool::key`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WaitingPool {
     pub cluster: String,
-    pub pool: String,
-    /// Waiting pods that could land on the pool.
+    pub pool: Option<String>,
+    /// Waiting pods that could land on the pool (of the cluster: all of them).
     pub pods: u32,
     /// Their GPUs.
     pub gpus: u32,
     /// The longest wait's start.
     pub oldest_since: Option<DateTime<Utc>>,
-    /// Why, in one sentence, from the pool's conditions and the pods' reasons.
+    /// Why, in one sentence, from the pool's conditions and the pods' reasons (of a
+    /// cluster: its commonest pod's cause).
     pub cause: String,
+    /// Of a cluster: its waiting pods that no pool can take.
+    #[serde(default)]
+    pub no_pool: u32,
 }
 
-/// `GET /api/v1/waiting`: every waiting pod, longest waiting first, and per pool.
+impl WaitingPool {
+    /// `cluster/pool`, or `cluster` for a cluster's row.
+    pub fn key(&self) -> String {
+        match &self.pool {
+            Some(p) => format!("{}/{p}", self.cluster),
+            None => self.cluster.clone(),
+        }
+    }
+}
+
+/// `GET /api/v1/waiting`: every waiting pod, longest waiting first, and per cluster and pool.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Waiting {
     pub pods: Vec<WaitingPod>,
+    /// One row per cluster with waiting pods (`pool: null`), then one per pool they could
+    /// land on.
     pub pools: Vec<WaitingPool>,
 }

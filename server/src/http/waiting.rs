@@ -1,5 +1,5 @@
 //! `GET /api/v1/waiting[?cluster=C]`: the pods waiting for a node, with the scheduler's
-//! reasons ([`spotboard_core::model::Waiting`]).
+//! reasons, the pools they could land on and why they wait ([`crate::waiting::now`]).
 
 use axum::{
     Json,
@@ -7,8 +7,6 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
-use spotboard_core::domain::waiting::pools::{per_pool, place};
-use spotboard_core::model::{PoolRow, Waiting};
 
 use crate::hub::Hub;
 
@@ -17,23 +15,11 @@ pub struct WaitingQuery {
     pub cluster: Option<String>,
 }
 
-/// Every waiting pod of `cluster` (all clusters without one), longest waiting first; 404 for
-/// an unknown cluster.
+/// Every waiting pod of `cluster` (all clusters without one), longest waiting first, and the
+/// per-cluster and per-pool rows; 404 for an unknown cluster.
 pub async fn waiting(State(hub): State<Hub>, Query(q): Query<WaitingQuery>) -> Response {
     if let Some(refused) = super::api::unknown_cluster(&hub, q.cluster.as_deref()) {
         return refused;
     }
-    let mut pods = hub.waiting(q.cluster.as_deref());
-    let rows = hub.shared_pool_rows();
-    let pools: Vec<&PoolRow> = rows
-        .iter()
-        .map(|p| &**p)
-        .filter(|p| q.cluster.as_deref().is_none_or(|c| c == p.cluster))
-        .collect();
-    place(&mut pods, &pools);
-    Json(Waiting {
-        pools: per_pool(&pods, &pools),
-        pods,
-    })
-    .into_response()
+    Json(crate::waiting::now(&hub, q.cluster.as_deref())).into_response()
 }

@@ -11,7 +11,7 @@ use spotboard_core::{
     domain::preemption::rates::RateRow,
     model::{
         Alert, CapacityCell, Change, ClusterAudit, PoolReadiness, PreemptionView, RowKind, Scope,
-        SourceStatus, UndeliveredAlert, Wave,
+        SourceStatus, UndeliveredAlert, WaitingPool, Wave,
     },
 };
 
@@ -149,6 +149,19 @@ impl DerivedRow for SourceStatus {
     }
 }
 
+impl DerivedRow for WaitingPool {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.waiting
+    }
+    const KIND: RowKind = RowKind::Waiting;
+    fn key(&self) -> String {
+        WaitingPool::key(self)
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (self.cluster.clone(), self.pool.clone())
+    }
+}
+
 /// The derived rows as last published, one map per kind.
 #[derive(Default)]
 pub struct Derived {
@@ -161,6 +174,7 @@ pub struct Derived {
     pub cells: HashMap<String, CapacityCell>,
     pub sources: HashMap<String, SourceStatus>,
     pub firing: HashMap<String, Alert>,
+    pub waiting: HashMap<String, WaitingPool>,
 }
 
 /// The derived rows of one scope, each list in the order its page shows it.
@@ -174,6 +188,7 @@ pub struct DerivedSnapshot {
     pub cells: Vec<CapacityCell>,
     pub sources: Vec<SourceStatus>,
     pub firing: Vec<Alert>,
+    pub waiting: Vec<WaitingPool>,
 }
 
 /// One change to publish: key, cluster, where (`P`: the pool, or where it moved), change.
@@ -240,6 +255,13 @@ impl Derived {
         sources.sort_by(|a, b| a.name.cmp(&b.name));
         let mut firing: Vec<Alert> = self.firing.values().cloned().collect();
         firing.sort_by(|a, b| a.key.cmp(&b.key));
+        let mut waiting: Vec<WaitingPool> = self
+            .waiting
+            .values()
+            .filter(|w| waiting_wanted(scope, &w.cluster, w.pool.as_deref()))
+            .cloned()
+            .collect();
+        waiting.sort_by_key(WaitingPool::key);
         if !scope.wants_fleet_preemptions() {
             return DerivedSnapshot {
                 preemptions,
@@ -251,6 +273,7 @@ impl Derived {
                 cells,
                 sources,
                 firing,
+                waiting,
             };
         }
         let mut waves: Vec<Wave> = self.waves.values().cloned().collect();
@@ -269,6 +292,13 @@ impl Derived {
             cells,
             sources,
             firing,
+            waiting,
         }
     }
+}
+
+/// Whether a waiting row of `cluster` (and `pool`) belongs in `scope`: as pool rows do, every
+/// pool's but on a pool page its own; a cluster's everywhere.
+pub fn waiting_wanted(scope: &Scope, cluster: &str, pool: Option<&str>) -> bool {
+    pool.is_none_or(|p| scope.wants_pool_row(cluster, p))
 }

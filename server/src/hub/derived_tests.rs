@@ -309,3 +309,59 @@ fn a_row_that_changes_pool_leaves_one_page_and_arrives_whole_on_the_other() {
     assert!(held_a.is_empty());
     assert_eq!(held_b["u1"]["pool"], "spot-b");
 }
+
+/// Waiting rows go where pool rows go: the cluster's row and every pool's on `/`, a pool
+/// page its own pool's and its cluster's; a change reaches only the scopes that want it.
+#[test]
+fn waiting_rows_go_where_their_pool_goes() {
+    use spotboard_core::model::WaitingPool;
+    let hub = hub();
+    let row = |pool: Option<&str>, pods| WaitingPool {
+        cluster: "zone-a".into(),
+        pool: pool.map(String::from),
+        pods,
+        gpus: 8 * pods,
+        cause: "waiting for spot capacity in US-EAST-04A".into(),
+        ..Default::default()
+    };
+    hub.publish(vec![
+        row(None, 3),
+        row(Some("spot-a"), 2),
+        row(Some("spot-b"), 1),
+    ]);
+    let keys = |s: &Scope| {
+        let mut k: Vec<String> = hub
+            .snapshot(s)
+            .waiting
+            .iter()
+            .map(WaitingPool::key)
+            .collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        keys(&Scope::pools()),
+        ["zone-a", "zone-a/spot-a", "zone-a/spot-b"]
+    );
+    assert_eq!(
+        keys(&Scope::pool("zone-a", "spot-a")),
+        ["zone-a", "zone-a/spot-a"]
+    );
+    let mut rx = hub.inner.tx.subscribe();
+    hub.publish(vec![
+        row(None, 3),
+        row(Some("spot-a"), 2),
+        row(Some("spot-b"), 4),
+    ]);
+    let mut sent = Vec::new();
+    while let Ok(p) = rx.try_recv() {
+        sent.push(p);
+    }
+    assert_eq!(sent.len(), 1, "only the changed row");
+    assert!(sent[0].wanted_by(&Scope::pools()));
+    assert!(sent[0].wanted_by(&Scope::pool("zone-a", "spot-b")));
+    assert!(!sent[0].wanted_by(&Scope::pool("zone-a", "spot-a")));
+    // The work is gone: the rows leave.
+    hub.publish(Vec::<WaitingPool>::new());
+    assert!(hub.snapshot(&Scope::pools()).waiting.is_empty());
+}

@@ -51,6 +51,9 @@ impl Published {
             RowKind::PoolAudit => scope.wants_preemption(&self.cluster, self.pool.as_deref()),
             RowKind::Cell | RowKind::Source => scope.capacity,
             RowKind::Firing => true,
+            RowKind::Waiting => {
+                super::derived::waiting_wanted(scope, &self.cluster, self.pool.as_deref())
+            }
         }
     }
 }
@@ -230,7 +233,8 @@ impl Views {
                 | RowKind::Audit
                 | RowKind::PoolAudit
                 | RowKind::Cell
-                | RowKind::Source => {}
+                | RowKind::Source
+                | RowKind::Waiting => {}
             }
         }
         let preempting = u32::try_from(preempting.max(0)).unwrap_or(u32::MAX);
@@ -450,6 +454,7 @@ impl Views {
             cells: derived.cells,
             sources: derived.sources,
             firing: derived.firing,
+            waiting: derived.waiting,
         }
     }
 

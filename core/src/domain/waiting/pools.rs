@@ -128,9 +128,10 @@ fn fit_labelled(
     Ok(())
 }
 
-/// `HH:MM` UTC.
+/// `HH:MM` UTC (by hand: chrono's strftime would weigh on the wasm, which shares this crate).
 fn clock(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.format("%H:%M").to_string()
+    use chrono::Timelike;
+    format!("{:02}:{:02}", t.hour(), t.minute())
 }
 
 /// Fills each pod's `pools` (of its own cluster, sorted) and `cause`.
@@ -250,14 +251,48 @@ pub fn per_pool(pods: &[WaitingPod], pools: &[&PoolRow]) -> Vec<WaitingPool> {
             let mine = by_pool.get(&(p.cluster.as_str(), p.name.as_str()))?;
             Some(WaitingPool {
                 cluster: p.cluster.clone(),
-                pool: p.name.clone(),
+                pool: Some(p.name.clone()),
                 pods: mine.len() as u32,
                 gpus: mine.iter().map(|w| w.gpus).sum(),
                 oldest_since: mine.iter().filter_map(|w| w.since).min(),
                 cause: pool_cause(p, mine),
+                no_pool: 0,
             })
         })
         .collect();
+    out.extend(per_cluster(pods));
+    // A cluster's row (`None`) sorts before its pools'.
     out.sort_by(|a, b| (&a.cluster, &a.pool).cmp(&(&b.cluster, &b.pool)));
     out
+}
+
+/// Each cluster's waiting work, each pod once: its commonest cause, and how many pods no
+/// pool can take.
+fn per_cluster(pods: &[WaitingPod]) -> Vec<WaitingPool> {
+    let mut by_cluster: BTreeMap<&str, Vec<&WaitingPod>> = BTreeMap::new();
+    for w in pods {
+        by_cluster.entry(&w.cluster).or_default().push(w);
+    }
+    by_cluster
+        .into_iter()
+        .map(|(cluster, mine)| {
+            let mut causes: BTreeMap<&str, u32> = BTreeMap::new();
+            for w in &mine {
+                *causes.entry(w.cause.as_str()).or_default() += 1;
+            }
+            WaitingPool {
+                cluster: cluster.to_string(),
+                pool: None,
+                pods: mine.len() as u32,
+                gpus: mine.iter().map(|w| w.gpus).sum(),
+                oldest_since: mine.iter().filter_map(|w| w.since).min(),
+                cause: causes
+                    .into_iter()
+                    .max_by_key(|(c, n)| (*n, std::cmp::Reverse(*c)))
+                    .map(|(c, _)| c.to_string())
+                    .unwrap_or_default(),
+                no_pool: mine.iter().filter(|w| w.pools.is_empty()).count() as u32,
+            }
+        })
+        .collect()
 }

@@ -220,11 +220,24 @@ fn causes_in_the_users_terms() {
     assert_eq!(pods[0].pools, ["h100-spot"]);
     assert!(pods[2].pools.is_empty() && pods[3].pools.is_empty());
     let per = per_pool(&pods, &pools);
-    let names: Vec<(&str, u32, u32)> = per
+    let names: Vec<(&str, Option<&str>, u32, u32)> = per
         .iter()
-        .map(|p| (p.pool.as_str(), p.pods, p.gpus))
+        .map(|p| (p.cluster.as_str(), p.pool.as_deref(), p.pods, p.gpus))
         .collect();
-    assert_eq!(names, [("b200", 1, 8), ("h100-spot", 1, 8), ("l40", 2, 16)]);
+    assert_eq!(
+        names,
+        [
+            ("c", None, 6, 48),
+            ("c", Some("b200"), 1, 8),
+            ("c", Some("h100-spot"), 1, 8),
+            ("c", Some("l40"), 2, 16),
+            ("elsewhere", None, 1, 8),
+        ]
+    );
+    // Each pod once in its cluster's row; two of six no pool can take.
+    assert_eq!(per[0].no_pool, 2);
+    assert_eq!(per[0].key(), "c");
+    assert_eq!(per[1].key(), "c/b200");
 }
 
 /// `place` judges each kind of pod once; its answer must be what judging every pod against

@@ -1,0 +1,62 @@
+import { expect, test } from "@playwright/test";
+import { kubectl } from "./helpers";
+
+const CKS = "spotboard-us-east-04a";
+const POOL = "h100-spot-train";
+
+type Row = { cluster: string; pool: string | null; pods: number; gpus: number; cause: string };
+
+test("a pod created with kubectl that its pool cannot take shows on the pool page and on / live, and leaves when deleted", async ({ page, request }) => {
+  const name = `e2e-wait-${Date.now() % 100000}`;
+  await page.goto(`/pools/${CKS}/${POOL}`);
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await page.evaluate(() => ((window as any).__noReload = true));
+
+  // 64 GPUs: more than any node of the pool has, so the scheduler reports it Unschedulable.
+  kubectl(CKS, ["apply", "-f", "-"], `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+  namespace: default
+spec:
+  nodeSelector:
+    compute.coreweave.com/node-pool: ${POOL}
+  containers:
+  - name: main
+    image: registry.example/train:1
+    resources:
+      requests: {nvidia.com/gpu: "64"}
+      limits: {nvidia.com/gpu: "64"}
+`);
+  const section = page.getByTestId("pool-waiting");
+  await expect(section).toBeVisible({ timeout: 5_000 });
+  // The section says what /api/v1/waiting says of the pool (read in turn: the fleet moves).
+  await expect(async () => {
+    const api = await (await request.get(`/api/v1/waiting?cluster=${CKS}`)).json();
+    expect(api.pods.some((p: { name: string; pools: string[] }) => p.name === name && p.pools.includes(POOL))).toBe(true);
+    const row: Row = api.pools.find((r: Row) => r.pool === POOL);
+    const text = await section.locator("p").first().innerText();
+    expect(text).toContain(`${row.pods} pod${row.pods === 1 ? "" : "s"} (${row.gpus} GPUs)`);
+    expect(text).toContain(row.cause);
+    expect(row.gpus).toBeGreaterThanOrEqual(64);
+  }).toPass({ timeout: 10_000 });
+  expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
+
+  // The fleet figure on / counts it.
+  await page.goto("/");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await expect
+    .poll(async () => Number(await page.getByTestId("fleet-waiting").locator(".value").innerText()), { timeout: 5_000 })
+    .toBeGreaterThanOrEqual(1);
+
+  kubectl(CKS, ["delete", "pod", name, "-n", "default", "--wait=false"]);
+  await expect
+    .poll(
+      async () => {
+        const api = await (await request.get(`/api/v1/waiting?cluster=${CKS}`)).json();
+        return api.pods.some((p: { name: string }) => p.name === name);
+      },
+      { timeout: 5_000 },
+    )
+    .toBe(false);
+});
