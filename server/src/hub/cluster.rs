@@ -63,7 +63,7 @@ pub struct ClusterData {
     terminating: HashMap<String, (String, DateTime<Utc>)>,
     /// Pods waiting for a node: uid -> their shared facts and why they wait. Only waiting
     /// pods are here (a runaway Job's 10,000 are 10,000 entries of a few hundred bytes).
-    waiting: HashMap<String, (Arc<PodFacts>, Box<PendingRecord>)>,
+    waiting: HashMap<String, (Arc<PodFacts>, Arc<PendingRecord>)>,
     events: HashMap<String, EventRecord>,
     // Node events put before their node's pool was known, by node name: a watch may deliver
     // an event before the node it is about (two watches, no order between them), and the
@@ -312,7 +312,8 @@ impl ClusterData {
     fn put_pod(&mut self, mut rec: PodRecord, dirty: &mut Vec<Dirty>) {
         match rec.pending.take() {
             Some(p) => {
-                self.waiting.insert(rec.uid.clone(), (rec.facts.clone(), p));
+                self.waiting
+                    .insert(rec.uid.clone(), (rec.facts.clone(), Arc::from(p)));
             }
             None => {
                 self.waiting.remove(&rec.uid);
@@ -589,34 +590,10 @@ impl ClusterData {
             .collect()
     }
 
-    /// The pods of this cluster waiting for a node, their scheduler messages read.
-    pub fn waiting(&self, cluster: &str) -> Vec<spotboard_core::model::WaitingPod> {
-        use spotboard_core::domain::{allocation::cores, waiting::scheduler_message};
-        use spotboard_core::model::{WaitKind, WaitingPod};
-        self.waiting
-            .values()
-            .map(|(facts, p)| WaitingPod {
-                cluster: cluster.to_string(),
-                namespace: p.namespace.clone(),
-                name: p.name.clone(),
-                owner_kind: facts.owner_kind.clone(),
-                owner_name: facts.owner_name.clone(),
-                kind: p.kind,
-                gpus: facts.gpus,
-                cpu: cores(facts.cpu_m),
-                memory: facts.memory_b,
-                since: p.since,
-                reasons: match p.kind {
-                    WaitKind::Unschedulable => scheduler_message::parse(&p.message).reasons,
-                    WaitKind::SchedulingGated => Vec::new(),
-                },
-                message: p.message.clone(),
-                node_selector: p.node_selector.clone(),
-                gates: p.gates.clone(),
-                tolerations: p.tolerations.clone(),
-                ..Default::default()
-            })
-            .collect()
+    /// The pods of this cluster waiting for a node: their shared facts and why they wait, as
+    /// reference counts (the caller reads them after the hub's lock is released).
+    pub fn waiting(&self) -> impl Iterator<Item = (Arc<PodFacts>, Arc<PendingRecord>)> + '_ {
+        self.waiting.values().map(|(f, p)| (f.clone(), p.clone()))
     }
 
     /// The current event row of `uid`, if the event is kept.

@@ -462,33 +462,24 @@ impl Hub {
         out
     }
 
-    /// The pods waiting for a node in `cluster` (all with `None`), longest waiting first
-    /// (those without a time last), then by cluster, namespace and name.
-    pub fn waiting(&self, cluster: Option<&str>) -> Vec<spotboard_core::model::WaitingPod> {
-        let mut out: Vec<_> = self.read(|s| {
+    /// The pods waiting for a node in `cluster` (all with `None`): each one's cluster, shared
+    /// facts and why it waits, copied as reference counts under the lock and nothing more
+    /// (reading the scheduler's messages happens after, in [`crate::waiting`]).
+    pub fn waiting(
+        &self,
+        cluster: Option<&str>,
+    ) -> Vec<(
+        String,
+        Arc<spotboard_core::domain::preemption::readiness::PodFacts>,
+        Arc<crate::watch::records::PendingRecord>,
+    )> {
+        self.read(|s| {
             s.clusters
                 .iter()
                 .filter(|(name, _)| cluster.is_none_or(|c| c == name.as_str()))
-                .flat_map(|(name, data)| data.waiting(name))
+                .flat_map(|(name, data)| data.waiting().map(|(f, p)| (name.clone(), f, p)))
                 .collect()
-        });
-        out.sort_by(|a, b| {
-            (
-                a.since.is_none(),
-                a.since,
-                &a.cluster,
-                &a.namespace,
-                &a.name,
-            )
-                .cmp(&(
-                    b.since.is_none(),
-                    b.since,
-                    &b.cluster,
-                    &b.namespace,
-                    &b.name,
-                ))
-        });
-        out
+        })
     }
 
     /// The names of the clusters the hub follows, sorted.

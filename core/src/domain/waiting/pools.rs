@@ -166,6 +166,10 @@ pub fn place(pods: &mut [WaitingPod], pools: &[&PoolRow]) {
         });
         w.pools = fits.iter().map(|p| p.name.clone()).collect();
         let cause = match fits.first() {
+            // A gated pod waits for whoever holds its gate, whatever its pools say.
+            Some(_) if w.kind == WaitKind::SchedulingGated => {
+                format!("gated by {}", w.gates.join(", "))
+            }
             Some(p) => pool_cause(p, &[&*w]),
             None if !*any => "no pool in this cluster".into(),
             None => no_pool(w, misfits),
