@@ -96,10 +96,9 @@ fn WaitingFigure() -> impl IntoView {
                 t
             })>
             <span class="value">{move || sums.with(|s| s.0.to_string())}</span>
-            <span class="label">{move || sums.with(|s| if s.1 > 0 {
-                format!("pods waiting ({} GPUs)", s.1)
-            } else {
-                "pods waiting".to_string()
+            <span class="label">{move || sums.with(|s| {
+                let noun = if s.0 == 1 { "pod waiting" } else { "pods waiting" };
+                if s.1 > 0 { format!("{noun} ({} GPUs)", s.1) } else { noun.to_string() }
             })}</span>
         </div>
     }

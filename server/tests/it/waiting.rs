@@ -179,3 +179,33 @@ async fn a_pod_no_node_can_take_is_listed_with_its_reason_until_deleted() {
         "a gated pod is never bound"
     );
 }
+
+/// The embedded cluster's own waiting job: a training pod for the B200 spot pool, which is
+/// queued for capacity, shows with the pool's condition as its cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seeded_training_job_waits_for_spot_capacity() {
+    let d = crate::common::start_with(&["US-EAST-04A", "US-CENTRAL-07A"], 60.0, |_| {}).await;
+    let url = "/api/v1/waiting?cluster=spotboard-us-central-07a";
+    let pod = eventually(Duration::from_secs(10), "the seeded job's pod", || async {
+        let w = get(&d.base, url).await;
+        waiting_pod(&w, "flux-video-pretrain-0-x7k2p")
+            .filter(|p| {
+                p["cause"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("waiting for spot capacity"))
+            })
+            .cloned()
+    })
+    .await;
+    assert_eq!(pod["pools"], json!(["b200-spot-burst"]));
+    assert_eq!(
+        (pod["gpus"].as_u64(), pod["owner_kind"].as_str()),
+        (Some(8), Some("Job"))
+    );
+    let cause = pod["cause"].as_str().unwrap();
+    assert!(
+        cause.starts_with("waiting for spot capacity in US-CENTRAL-07A since ")
+            && cause.ends_with("(Capacity: QueuedAwaitingCapacity)"),
+        "{cause}"
+    );
+}

@@ -33,6 +33,12 @@ use crate::api::{ApiError, Loader};
 pub const BLOCKING_BUDGET: (&str, &str, &str) =
     ("l40s-spot-inference", "inference", "vllm-mistral-7b");
 
+/// The pool, namespace and Job of the scenario's training job that waits for spot capacity:
+/// its pool is queued (no free B200 Spot), so its pod has no node to go to and the scheduler
+/// reports it `Unschedulable`, as a user on a bad morning sees it.
+pub const WAITING_JOB: (&str, &str, &str) =
+    ("b200-spot-burst", "ml-training", "flux-video-pretrain");
+
 /// Creates `obj` unless an object of that name exists.
 async fn create<K>(api: &Api<K>, obj: &K) -> kube::Result<()>
 where
@@ -125,6 +131,29 @@ pub async fn seed(
         }))
         .expect("a PodDisruptionBudget");
         create(&Api::namespaced(ctx.client.clone(), namespace), &budget).await?;
+    }
+
+    if scenario.pools.iter().any(|p| p.name == WAITING_JOB.0) {
+        let (pool, namespace, job) = WAITING_JOB;
+        let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": format!("{job}-0-x7k2p"), "namespace": namespace,
+                "labels": {"app.kubernetes.io/name": job, "batch.kubernetes.io/job-name": job},
+                "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": job,
+                    "uid": format!("owner-{namespace}-{job}"), "controller": true}],
+            },
+            "spec": {
+                "nodeSelector": {spotboard_core::labels::NODE_POOL: pool},
+                "restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "nvcr.io/nvidia/pytorch:24.08-py3",
+                    "resources": {"requests": {"cpu": "96", "memory": "1600Gi", "nvidia.com/gpu": "8"},
+                                  "limits": {"nvidia.com/gpu": "8"}}}],
+            },
+        }))
+        .expect("a Pod");
+        create(&Api::namespaced(ctx.client.clone(), namespace), &pod).await?;
     }
 
     tracing::debug!(zone = %ctx.zone, elapsed = ?started.elapsed(), "seeded namespaces and NodePools");
