@@ -18,5 +18,6 @@ pub mod quantity;
 pub mod savings;
 pub mod selector;
 pub mod survival;
+pub mod text;
 pub mod validation;
 pub mod waiting;

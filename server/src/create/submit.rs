@@ -198,14 +198,7 @@ pub const AUDIT_FIELD_MAX_BYTES: usize = 256;
 /// `text` for an audit field: at most [`AUDIT_FIELD_MAX_BYTES`] (the record's `truncated`
 /// says when a field was cut). Escaping is left to the field's Debug formatting ([`audit`]).
 pub fn audit_field(text: &str) -> &str {
-    if text.len() <= AUDIT_FIELD_MAX_BYTES {
-        return text;
-    }
-    let mut end = AUDIT_FIELD_MAX_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    spotboard_core::domain::text::clip(text, AUDIT_FIELD_MAX_BYTES)
 }
 
 /// Writes the submit's one audit record.

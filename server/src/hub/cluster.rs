@@ -543,8 +543,12 @@ impl ClusterData {
 
     /// The current node row of `uid`, if the node exists.
     pub fn node_row(&self, cluster: &str, uid: &str) -> Option<spotboard_core::model::NodeRow> {
-        let rec = self.nodes.get(uid)?;
-        Some(projection::node_row(
+        Some(self.project_node(cluster, self.nodes.get(uid)?))
+    }
+
+    /// Node `rec`'s row as it is now.
+    fn project_node(&self, cluster: &str, rec: &NodeRecord) -> spotboard_core::model::NodeRow {
+        projection::node_row(
             cluster,
             rec,
             projection::NodeContext {
@@ -553,7 +557,7 @@ impl ClusterData {
                 pool_class: self.pool_class_of(rec),
                 interrupted: self.interrupted_now(rec),
             },
-        ))
+        )
     }
 
     /// Each node's allocation in `pool` (every pool with `None`): its row's pool, type and
@@ -568,10 +572,10 @@ impl ClusterData {
         self.nodes
             .values()
             .filter(|rec| pool.is_none() || rec.pool.as_deref() == pool)
-            .filter_map(|rec| {
-                let row = self.node_row(cluster, &rec.uid)?;
+            .map(|rec| {
+                let row = self.project_node(cluster, rec);
                 let asked = self.pods.requested_on_node(&rec.name);
-                Some(spotboard_core::model::NodeAllocation {
+                spotboard_core::model::NodeAllocation {
                     cluster: cluster.to_string(),
                     node: row.name,
                     pool: row.pool,
@@ -585,7 +589,7 @@ impl ClusterData {
                     memory_allocatable: rec.memory_allocatable_b,
                     memory_requested: asked.memory_b,
                     ..Default::default()
-                })
+                }
             })
             .collect()
     }

@@ -223,6 +223,7 @@ pub fn pod(p: &SlimPod) -> Option<PodRecord> {
 /// (`spec.schedulingGates`) or reported `PodScheduled=False` with reason `Unschedulable`
 /// by the scheduler. A pod the scheduler has not looked at yet is not waiting.
 pub fn pending(p: &SlimPod) -> Option<PendingRecord> {
+    use spotboard_core::domain::text::clip;
     use spotboard_core::domain::waiting::scheduler_message::MAX_MESSAGE;
     use spotboard_core::model::WaitKind;
     let spec = p.spec.as_ref();
@@ -249,16 +250,10 @@ pub fn pending(p: &SlimPod) -> Option<PendingRecord> {
     } else {
         return None;
     };
-    let mut message = scheduled
-        .and_then(|c| c.message.clone())
+    let message = scheduled
+        .and_then(|c| c.message.as_deref())
+        .map(|m| clip(m, MAX_MESSAGE).to_string())
         .unwrap_or_default();
-    if message.len() > MAX_MESSAGE {
-        let mut cut = MAX_MESSAGE;
-        while !message.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        message.truncate(cut);
-    }
     Some(PendingRecord {
         namespace: p.namespace().unwrap_or_default(),
         name: p.name_any(),

@@ -219,9 +219,8 @@ pub fn report(input: &ReportInput) -> SavingsReport {
     r.baseline_usd = total.row.baseline_usd;
     r.savings_usd = r.baseline_usd - r.actual_usd;
     r.net = total.finish(reserved_discount_pct).net;
-    if !r.baseline_usd.is_zero() {
-        r.savings_pct = cents(r.savings_usd * Decimal::ONE_HUNDRED / r.baseline_usd);
-    }
+    // The same figure from the same exact sums: savings as a percent of the baseline.
+    r.savings_pct = r.net.gross_pct;
     // Project from the hours the ledger covers: a range reaching back before the first
     // recorded node would otherwise dilute the hourly average.
     let covered_from = lifetimes

@@ -51,11 +51,7 @@ impl SchedulerMessage {
 
 /// Reads `message`; see the module's text.
 pub fn parse(message: &str) -> SchedulerMessage {
-    let mut cut = message.len().min(MAX_MESSAGE);
-    while !message.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let message = message[..cut].trim();
+    let message = crate::domain::text::clip(message, MAX_MESSAGE).trim();
     let (main, preemption) = match message.split_once(" preemption: ") {
         Some((m, p)) => (m, Some(p)),
         None => (message, None),
