@@ -76,6 +76,7 @@ fn pod(cluster: String, facts: &PodFacts, p: &PendingRecord) -> WaitingPod {
         },
         message: p.message.clone(),
         node_selector: p.node_selector.clone(),
+        node_affinity: p.node_affinity.clone(),
         gates: p.gates.clone(),
         tolerations: p.tolerations.clone(),
         ..Default::default()

@@ -34,6 +34,34 @@ impl Requirement {
         })
     }
 
+    /// A node selector requirement (`spec.affinity.nodeAffinity` terms' `matchExpressions`):
+    /// the label selector's operators and `Gt`/`Lt`, whose one value is an integer. `None`
+    /// for an unknown operator or a `Gt`/`Lt` without exactly one integer value (the API
+    /// server refuses both).
+    pub fn from_node_selector(key: &str, operator: &str, values: Vec<String>) -> Option<Self> {
+        let int = |values: &[String]| match values {
+            [v] => v.parse::<i64>().ok(),
+            _ => None,
+        };
+        match operator {
+            "Gt" => Some(Self::Gt(key.to_string(), int(&values)?)),
+            "Lt" => Some(Self::Lt(key.to_string(), int(&values)?)),
+            _ => Self::from_expression(key, operator, values),
+        }
+    }
+
+    /// The label key it is about.
+    pub fn key(&self) -> &str {
+        match self {
+            Self::Exists(k)
+            | Self::DoesNotExist(k)
+            | Self::In(k, _)
+            | Self::NotIn(k, _)
+            | Self::Gt(k, _)
+            | Self::Lt(k, _) => k,
+        }
+    }
+
     /// Whether the labels looked up with `get` satisfy this requirement.
     pub fn matches<'a>(&self, get: &impl Fn(&str) -> Option<&'a str>) -> bool {
         let int = |k: &str| get(k).and_then(|v| v.parse::<i64>().ok());
@@ -44,6 +72,21 @@ impl Requirement {
             Self::NotIn(k, vs) => get(k).is_none_or(|v| vs.iter().all(|x| x != v)),
             Self::Gt(k, n) => int(k).is_some_and(|v| v > *n),
             Self::Lt(k, n) => int(k).is_some_and(|v| v < *n),
+        }
+    }
+}
+
+/// As `kubectl` writes a selector: `k in (a,b)`, `k notin (a)`, `k`, `!k`, `k>3`, `k<3`.
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Exists(k) => write!(f, "{k}"),
+            Self::DoesNotExist(k) => write!(f, "!{k}"),
+            Self::In(k, vs) if vs.len() == 1 => write!(f, "{k}={}", vs[0]),
+            Self::In(k, vs) => write!(f, "{k} in ({})", vs.join(",")),
+            Self::NotIn(k, vs) => write!(f, "{k} notin ({})", vs.join(",")),
+            Self::Gt(k, n) => write!(f, "{k}>{n}"),
+            Self::Lt(k, n) => write!(f, "{k}<{n}"),
         }
     }
 }
@@ -89,5 +132,22 @@ mod tests {
         assert!(holds(Requirement::DoesNotExist("team".into())));
         assert!(Selector::default().matches(&labels), "empty matches all");
         assert_eq!(Requirement::from_expression("a", "Gt", vec![]), None);
+    }
+
+    #[test]
+    fn node_selector_requirements_take_gt_and_lt_with_one_integer() {
+        let r = |op: &str, vs: &[&str]| {
+            Requirement::from_node_selector("k", op, vs.iter().map(|v| v.to_string()).collect())
+        };
+        assert_eq!(r("Gt", &["3"]), Some(Requirement::Gt("k".into(), 3)));
+        assert_eq!(r("Lt", &["-1"]), Some(Requirement::Lt("k".into(), -1)));
+        assert_eq!(r("Gt", &["3", "4"]), None);
+        assert_eq!(r("Gt", &["three"]), None);
+        assert_eq!(r("Gt", &[]), None);
+        assert_eq!(r("Near", &["3"]), None);
+        assert_eq!(r("In", &["a", "b"]).unwrap().to_string(), "k in (a,b)");
+        assert_eq!(r("NotIn", &["a"]).unwrap().to_string(), "k notin (a)");
+        assert_eq!(r("In", &["a"]).unwrap().to_string(), "k=a");
+        assert_eq!(r("DoesNotExist", &[]).unwrap().to_string(), "!k");
     }
 }

@@ -45,6 +45,12 @@ pub struct WaitingPod {
     pub message: String,
     /// The pod's `spec.nodeSelector`.
     pub node_selector: BTreeMap<String, String>,
+    /// The pod's required node affinity
+    /// (`requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`): the terms are
+    /// ORed, each term's requirements ANDed; empty when it has none. `matchFields` (node
+    /// names) is not judged; an expression that does not read is left out.
+    #[serde(default)]
+    pub node_affinity: Vec<crate::domain::selector::Selector>,
     /// The scheduling gates' names, for a gated pod.
     pub gates: Vec<String>,
     /// The pod's `spec.tolerations`.

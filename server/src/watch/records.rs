@@ -123,6 +123,8 @@ pub struct PendingRecord {
     /// bytes.
     pub message: String,
     pub node_selector: std::collections::BTreeMap<String, String>,
+    /// Required node affinity's terms (see [`spotboard_core::model::WaitingPod::node_affinity`]).
+    pub node_affinity: Vec<spotboard_core::domain::selector::Selector>,
     pub gates: Vec<String>,
     pub tolerations: Vec<spotboard_core::model::Toleration>,
 }

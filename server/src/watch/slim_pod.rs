@@ -47,6 +47,51 @@ pub struct SlimSpec {
     /// Read only while the pod waits for a node.
     #[serde(default)]
     pub tolerations: Vec<SlimToleration>,
+    /// Its required node affinity only; read only while the pod waits for a node.
+    #[serde(default)]
+    pub affinity: Option<SlimAffinity>,
+}
+
+/// `spec.affinity`: of it, `nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`
+/// (preferred terms and pod (anti-)affinity are skipped while decoding).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimAffinity {
+    #[serde(default)]
+    pub node_affinity: Option<SlimNodeAffinity>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimNodeAffinity {
+    #[serde(default, rename = "requiredDuringSchedulingIgnoredDuringExecution")]
+    pub required: Option<SlimNodeSelector>,
+}
+
+/// A `NodeSelector`: its terms, ORed.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimNodeSelector {
+    #[serde(default)]
+    pub node_selector_terms: Vec<SlimNodeSelectorTerm>,
+}
+
+/// One term: its `matchExpressions` (`matchFields`, on node names, is skipped).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimNodeSelectorTerm {
+    #[serde(default)]
+    pub match_expressions: Vec<SlimNodeSelectorRequirement>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct SlimNodeSelectorRequirement {
+    #[serde(default)]
+    pub key: String,
+    #[serde(default)]
+    pub operator: String,
+    #[serde(default)]
+    pub values: Vec<String>,
 }
 
 /// A toleration as sent.

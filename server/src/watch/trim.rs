@@ -263,6 +263,7 @@ pub fn pending(p: &SlimPod) -> Option<PendingRecord> {
         node_selector: spec
             .and_then(|s| s.node_selector.clone())
             .unwrap_or_default(),
+        node_affinity: spec.map(node_affinity).unwrap_or_default(),
         gates,
         tolerations: spec
             .map(|s| {
@@ -278,6 +279,42 @@ pub fn pending(p: &SlimPod) -> Option<PendingRecord> {
             })
             .unwrap_or_default(),
     })
+}
+
+/// A pod's required node affinity, term by term. A term of `matchFields` alone is not kept
+/// (it names nodes, which no pool gives), nor is an expression with an unknown operator: the
+/// API server refuses both in a valid pod, so what is left is still what the scheduler holds
+/// the pod to, less what spotboard cannot judge.
+fn node_affinity(spec: &super::slim_pod::SlimSpec) -> Vec<spotboard_core::domain::selector::Selector> {
+    use spotboard_core::domain::selector::{Requirement, Selector};
+    let Some(required) = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| n.required.as_ref())
+    else {
+        return Vec::new();
+    };
+    let terms: Vec<Selector> = required
+        .node_selector_terms
+        .iter()
+        .map(|t| {
+            Selector(
+                t.match_expressions
+                    .iter()
+                    .filter_map(|e| {
+                        Requirement::from_node_selector(&e.key, &e.operator, e.values.clone())
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    // An empty term (matchFields only) would hold everywhere: with it, the pod is bound only
+    // by what spotboard does not judge.
+    if terms.iter().any(|t| t.0.is_empty()) {
+        return Vec::new();
+    }
+    terms
 }
 
 /// Kubernetes' default `terminationGracePeriodSeconds`.
@@ -534,6 +571,49 @@ mod tests {
         }));
         let cut = pending(&long).unwrap().message;
         assert!(cut.len() <= MAX_MESSAGE && cut.chars().all(|c| c == 'é'));
+    }
+
+    /// The required node affinity as a pod spells it: terms ORed, expressions ANDed; an
+    /// unknown operator is dropped, a `matchFields`-only term leaves the pod unjudged by
+    /// affinity, preferred terms are not read.
+    #[test]
+    fn a_waiting_pods_required_node_affinity_is_read() {
+        let waiting = |affinity: serde_json::Value| {
+            let p: SlimPod = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "a", "namespace": "ml"},
+                "spec": {"containers": [], "affinity": affinity},
+                "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled",
+                    "status": "False", "reason": "Unschedulable", "message": "m"}]},
+            }))
+            .unwrap();
+            pending(&p).unwrap().node_affinity
+        };
+        let terms = waiting(serde_json::json!({"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [
+                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["a", "b"]},
+                    {"key": "gpu.generation", "operator": "Gt", "values": ["8"]},
+                    {"key": "x", "operator": "Near", "values": ["1"]}]},
+                {"matchExpressions": [{"key": "cloud.google.com/gke-spot", "operator": "Exists"}]}]},
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference":
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z"]}]}}]}}));
+        let text: Vec<Vec<String>> = terms
+            .iter()
+            .map(|t| t.0.iter().map(ToString::to_string).collect())
+            .collect();
+        assert_eq!(
+            text,
+            [
+                vec!["node.kubernetes.io/instance-type in (a,b)", "gpu.generation>8"],
+                vec!["cloud.google.com/gke-spot"]
+            ]
+        );
+        let fields_only = waiting(serde_json::json!({"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]},
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}));
+        assert!(fields_only.is_empty());
+        assert!(waiting(serde_json::json!({"podAntiAffinity": {}})).is_empty());
     }
 
     #[test]

@@ -76,19 +76,23 @@ async fn a_pod_no_node_can_take_is_listed_with_its_reason_until_deleted() {
     assert_eq!(condition.status, "False");
     assert_eq!(condition.reason.as_deref(), Some("Unschedulable"));
     assert_eq!(seen["message"].as_str(), condition.message.as_deref());
-    // Every node gave the selector reason, and the count is the message's.
+    // Every node gave one reason (the selector, or first a taint the pod does not tolerate,
+    // as kube-scheduler's filters run), and the counts add up to the message's total.
     let reasons = seen["reasons"].as_array().unwrap();
-    let selector = reasons
-        .iter()
-        .find(|r| r["reason"] == "node(s) didn't match Pod's node affinity/selector")
-        .unwrap_or_else(|| panic!("{reasons:?}"));
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r["reason"] == "node(s) didn't match Pod's node affinity/selector"),
+        "{reasons:?}"
+    );
     let total: u64 = condition.message.as_deref().unwrap()["0/".len()..]
         .split(' ')
         .next()
         .unwrap()
         .parse()
         .unwrap();
-    assert_eq!(selector["nodes"].as_u64(), Some(total));
+    let counted: u64 = reasons.iter().filter_map(|r| r["nodes"].as_u64()).sum();
+    assert_eq!(counted, total, "{reasons:?}");
     // No pool gives its nodes that instance type: the answer says so.
     assert_eq!(seen["pools"], json!([]));
     assert_eq!(
@@ -208,4 +212,40 @@ async fn the_seeded_training_job_waits_for_spot_capacity() {
             && cause.ends_with("(Capacity: QueuedAwaitingCapacity)"),
         "{cause}"
     );
+}
+
+/// The embedded cluster's tainted-pool case: an evaluation pod selects the inference pool
+/// without tolerating its `dedicated=inference:NoSchedule` taint. The embedded scheduler
+/// (by its own rules) reports the taint, and spotboard names it as the cause, with no pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seeded_pod_without_the_pools_toleration_waits_on_the_taint() {
+    let d = crate::common::start_with(&["US-EAST-04A", "US-CENTRAL-07A"], 60.0, |_| {}).await;
+    let url = "/api/v1/waiting?cluster=spotboard-us-central-07a";
+    let pod = eventually(Duration::from_secs(10), "the seeded evaluation pod", || async {
+        waiting_pod(&get(&d.base, url).await, "llm-eval-0-q4m9z").cloned()
+    })
+    .await;
+    assert_eq!(pod["pools"], json!([]));
+    assert_eq!(
+        pod["cause"],
+        "no pool tolerates taint dedicated=inference:NoSchedule"
+    );
+    let taint = pod["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["reason"] == "node(s) had untolerated taint {dedicated: inference}")
+        .unwrap_or_else(|| panic!("{pod}"));
+    // The inference pool has two nodes, both with the taint.
+    assert_eq!(taint["nodes"].as_u64(), Some(2));
+    // The cluster's row counts it among the pods no pool can take.
+    let w = get(&d.base, url).await;
+    let row = w["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pool"].is_null())
+        .cloned()
+        .unwrap();
+    assert!(row["no_pool"].as_u64() >= Some(1), "{row}");
 }

@@ -12,12 +12,18 @@
 //!
 //! A selector key a node has but no pool spells out (`kubernetes.io/hostname`,
 //! `kubernetes.io/os`, `kubernetes.io/arch`, the region) is not judged: it neither matches nor
-//! excludes. Any other key a pool does not give its nodes excludes the pool. Required node
-//! affinity is not read yet.
+//! excludes. Any other key a pool does not give its nodes excludes the pool.
+//!
+//! Required node affinity is judged the same way, term by term (the terms are ORed): `In` and
+//! `Exists` need a key the pool gives its nodes (with one of the values); `NotIn` and
+//! `DoesNotExist` exclude a pool only when every node of it would carry an excluded value or
+//! the key; `Gt` and `Lt` compare the pool's integer values. A key not judged satisfies any
+//! requirement.
 
 use std::collections::{BTreeMap, HashMap};
 
 use crate::CapacityType;
+use crate::domain::selector::{Requirement, Selector};
 use crate::Provider;
 use crate::labels;
 use crate::model::{PoolRow, Toleration, WaitKind, WaitingPod, WaitingPool};
@@ -26,6 +32,10 @@ use crate::nodepool::ConditionType;
 /// kube-scheduler's reason for a node whose labels do not match the pod's selector or
 /// required affinity.
 pub const SELECTOR_REASON: &str = "didn't match Pod's node affinity/selector";
+
+/// The start of kube-scheduler's reason for a node with a taint the pod does not tolerate
+/// (`node(s) had untolerated taint {key: value}`).
+pub const TAINT_REASON: &str = "node(s) had untolerated taint";
 
 /// Labels every node carries that a pool does not spell out: not judged.
 const NOT_JUDGED: [&str; 6] = [
@@ -90,8 +100,39 @@ pub fn tolerated(tolerations: &[Toleration], key: &str, value: &str, effect: &st
 pub enum Misfit {
     /// The selector asks `key=value`, which the pool's nodes do not have.
     Selector { key: String, value: String },
+    /// No term of the pod's required node affinity holds on the pool's nodes: the first
+    /// requirement that failed in the first term, as `kubectl` writes it.
+    Affinity(String),
     /// The pool's nodes carry this taint (as the row writes it), untolerated.
     Taint(String),
+}
+
+/// Whether requirement `r` holds on the nodes of a pool that gives them `have`.
+fn holds(r: &Requirement, have: &BTreeMap<String, Vec<String>>) -> bool {
+    let key = r.key();
+    if NOT_JUDGED.contains(&key) && !have.contains_key(key) {
+        return true;
+    }
+    let values = have.get(key);
+    let ints = || {
+        values
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.parse::<i64>().ok())
+    };
+    match r {
+        Requirement::Exists(_) => values.is_some(),
+        Requirement::DoesNotExist(_) => values.is_none(),
+        Requirement::In(_, vs) => values.is_some_and(|have| have.iter().any(|v| vs.contains(v))),
+        Requirement::NotIn(_, vs) => values.is_none_or(|have| have.iter().any(|v| !vs.contains(v))),
+        Requirement::Gt(_, n) => ints().any(|v| v > *n),
+        Requirement::Lt(_, n) => ints().any(|v| v < *n),
+    }
+}
+
+/// The first requirement of `term` that does not hold on the pool's nodes.
+fn failing<'a>(term: &'a Selector, have: &BTreeMap<String, Vec<String>>) -> Option<&'a Requirement> {
+    term.0.iter().find(|r| !holds(r, have))
 }
 
 /// Whether pod `w` could land on `p`'s nodes.
@@ -116,6 +157,14 @@ fn fit_labelled(
                 value: v.clone(),
             });
         }
+    }
+    if !w.node_affinity.is_empty()
+        && w.node_affinity.iter().all(|term| failing(term, have).is_some())
+    {
+        let first = failing(&w.node_affinity[0], have)
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        return Err(Misfit::Affinity(first));
     }
     for t in &p.detail.node_taints {
         let (key, value, effect) = taint(t);
@@ -142,13 +191,13 @@ fn clock(t: chrono::DateTime<chrono::Utc>) -> String {
 pub fn place(pods: &mut [WaitingPod], pools: &[&PoolRow]) {
     let labelled: Vec<(&PoolRow, BTreeMap<String, Vec<String>>)> =
         pools.iter().map(|p| (*p, node_labels(p))).collect();
-    // (cluster, selector, tolerations) → the pools that fit and the misfits of the others.
+    // (cluster, selector, affinity, tolerations) → the pools that fit and the misfits of the others.
     type Judged<'a> = (Vec<&'a PoolRow>, Vec<Misfit>, bool);
     let mut judged: HashMap<String, Judged> = HashMap::new();
     for w in pods.iter_mut() {
         let kind = format!(
-            "{}\u{0}{:?}\u{0}{:?}",
-            w.cluster, w.node_selector, w.tolerations
+            "{}\u{0}{:?}\u{0}{:?}\u{0}{:?}",
+            w.cluster, w.node_selector, w.node_affinity, w.tolerations
         );
         let (fits, misfits, any) = judged.entry(kind).or_insert_with(|| {
             let mut fits = Vec::new();
@@ -178,11 +227,15 @@ pub fn place(pods: &mut [WaitingPod], pools: &[&PoolRow]) {
     }
 }
 
-/// Why no pool can take `w`: an untolerated taint when a pool's labels fit, else the
-/// selector.
+/// Why no pool can take `w`: an untolerated taint when a pool's labels fit, else its
+/// required node affinity when its selector fits a pool, else the selector.
 fn no_pool(w: &WaitingPod, misfits: &[Misfit]) -> String {
     if let Some(Misfit::Taint(t)) = misfits.iter().find(|m| matches!(m, Misfit::Taint(_))) {
         return format!("no pool tolerates taint {t}");
+    }
+    if let Some(Misfit::Affinity(r)) = misfits.iter().find(|m| matches!(m, Misfit::Affinity(_)))
+    {
+        return format!("node affinity {r} matches no pool");
     }
     let selector: Vec<String> = w
         .node_selector
@@ -222,13 +275,14 @@ pub fn pool_cause(p: &PoolRow, waiting: &[&WaitingPod]) -> String {
     if let Some(g) = waiting.iter().find(|w| w.kind == WaitKind::SchedulingGated) {
         return format!("gated by {}", g.gates.join(", "));
     }
-    // The nodes that did not match the selector are other pools' nodes: not this pool's
-    // reason.
+    // The nodes that did not match the selector, or whose taints the pod does not tolerate,
+    // are other pools' nodes (this pool's taints are tolerated, or it would not be placed
+    // here): not this pool's reason.
     let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
     for r in waiting
         .iter()
         .flat_map(|w| w.reasons.iter())
-        .filter(|r| !r.reason.contains(SELECTOR_REASON))
+        .filter(|r| !r.reason.contains(SELECTOR_REASON) && !r.reason.starts_with(TAINT_REASON))
     {
         *counts.entry(r.reason.as_str()).or_default() += r.nodes.max(1);
     }

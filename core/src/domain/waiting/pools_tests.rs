@@ -2,6 +2,7 @@ use chrono::{TimeZone, Utc};
 
 use super::pools::*;
 use super::scheduler_message::parse;
+use crate::domain::selector::{Requirement, Selector};
 use crate::model::{ConditionView, PoolRow, Toleration, WaitKind, WaitingPod};
 use crate::nodepool::ConditionType;
 use crate::{CapacityType, Provider};
@@ -107,6 +108,99 @@ fn a_selector_matches_the_labels_each_provider_gives_its_nodes() {
     assert!(ok(&pod(&[("team", "ml")]), &labelled));
 }
 
+fn term(exprs: &[(&str, &str, &[&str])]) -> Selector {
+    Selector(
+        exprs
+            .iter()
+            .map(|(k, op, vs)| {
+                Requirement::from_node_selector(k, op, vs.iter().map(|v| v.to_string()).collect())
+                    .expect("a requirement")
+            })
+            .collect(),
+    )
+}
+
+fn with_affinity(terms: Vec<Selector>) -> WaitingPod {
+    WaitingPod {
+        node_affinity: terms,
+        ..pod(&[])
+    }
+}
+
+/// Required node affinity, judged against what each provider's pool gives its nodes, with
+/// the operators of Kubernetes' "Assigning Pods to Nodes" page.
+#[test]
+fn required_node_affinity_is_judged_term_by_term_for_every_provider() {
+    let cks = pool(Provider::Cks, "h100-spot", "gd-8xh100ib-i128", true);
+    let gke = pool(Provider::Gke, "spot-l4", "g2-standard-24", true);
+    let karp = pool(
+        Provider::Karpenter,
+        "gpu-spot",
+        "g5.2xlarge, g5.4xlarge",
+        true,
+    );
+    let it = "node.kubernetes.io/instance-type";
+    let ok = |w: &WaitingPod, p: &PoolRow| fit(w, p).is_ok();
+    let any_h100 = with_affinity(vec![term(&[(
+        it,
+        "In",
+        &["gd-8xh100ib-i128", "gd-8xh200ib-i128"],
+    )])]);
+    assert!(ok(&any_h100, &cks));
+    assert!(!ok(&any_h100, &gke));
+    assert_eq!(
+        fit(&any_h100, &karp),
+        Err(Misfit::Affinity(
+            "node.kubernetes.io/instance-type in (gd-8xh100ib-i128,gd-8xh200ib-i128)".into()
+        ))
+    );
+    // Terms are ORed: the second lets GKE's spot pool in.
+    let or = with_affinity(vec![
+        term(&[(it, "In", &["gd-8xh100ib-i128"])]),
+        term(&[("cloud.google.com/gke-spot", "Exists", &[])]),
+    ]);
+    assert!(ok(&or, &cks) && ok(&or, &gke) && !ok(&or, &karp));
+    // Requirements of one term are ANDed.
+    let and = with_affinity(vec![term(&[
+        ("karpenter.sh/capacity-type", "In", &["spot"]),
+        (it, "NotIn", &["g5.2xlarge"]),
+    ])]);
+    assert!(ok(&and, &karp), "g5.4xlarge is left");
+    let only_small = with_affinity(vec![term(&[(it, "NotIn", &["g5.2xlarge", "g5.4xlarge"])])]);
+    assert!(!ok(&only_small, &karp), "every node would be excluded");
+    assert!(ok(&only_small, &cks));
+    // DoesNotExist excludes a pool whose nodes all carry the key.
+    let not_spot = with_affinity(vec![term(&[("cloud.google.com/gke-spot", "DoesNotExist", &[])])]);
+    assert!(!ok(&not_spot, &gke));
+    assert!(ok(&not_spot, &pool(Provider::Gke, "std", "n2-standard-8", false)));
+    // Gt and Lt compare integers of the pool's labels.
+    let mut generation = cks.clone();
+    generation.detail.node_labels.insert("gpu.generation".into(), "9".into());
+    assert!(ok(&with_affinity(vec![term(&[("gpu.generation", "Gt", &["8"])])]), &generation));
+    assert!(!ok(&with_affinity(vec![term(&[("gpu.generation", "Lt", &["8"])])]), &generation));
+    // Keys every node has are not judged.
+    assert!(ok(
+        &with_affinity(vec![term(&[("kubernetes.io/hostname", "In", &["g1"])])]),
+        &cks
+    ));
+}
+
+#[test]
+fn an_affinity_no_pool_meets_is_the_cause() {
+    let cks = pool(Provider::Cks, "h100-spot", "gd-8xh100ib-i128", true);
+    let mut w = with_affinity(vec![term(&[(
+        "node.kubernetes.io/instance-type",
+        "In",
+        &["gd-8xh100"],
+    )])]);
+    place(std::slice::from_mut(&mut w), &[&cks]);
+    assert!(w.pools.is_empty());
+    assert_eq!(
+        w.cause,
+        "node affinity node.kubernetes.io/instance-type=gd-8xh100 matches no pool"
+    );
+}
+
 /// Kubernetes' toleration rules, each case from its documentation's table.
 #[test]
 fn tolerations_follow_kubernetes_rules() {
@@ -185,9 +279,11 @@ fn causes_in_the_users_terms() {
         pod(&[("node.kubernetes.io/instance-type", "gd-8xa100-i128")]),
         pod(&[("node.kubernetes.io/instance-type", "gd-8xh100")]),
         WaitingPod {
-            // The other pools' nodes do not match the selector: not this pool's reason.
+            // The other pools' nodes do not match the selector or have taints the pod does
+            // not tolerate (kube-scheduler reports the taint first): not this pool's reason.
             reasons: parse(
-                "0/25 nodes are available: 3 Insufficient nvidia.com/gpu, 22 node(s) didn't match Pod's node affinity/selector.",
+                "0/25 nodes are available: 3 Insufficient nvidia.com/gpu, 12 node(s) didn't match Pod's node affinity/selector, \
+                 10 node(s) had untolerated taint {is_cpu_compute: }.",
             )
             .reasons,
             ..pod(&[("compute.coreweave.com/node-pool", "l40")])

@@ -49,6 +49,7 @@ mod eviction;
 pub mod fleet;
 pub mod nodes;
 pub mod notice;
+mod placement;
 mod pods;
 mod podspec;
 pub mod preemption;

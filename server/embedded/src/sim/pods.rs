@@ -85,6 +85,8 @@ pub struct PodInfo {
     /// `spec.schedulingGates` is not empty: the scheduler leaves the pod alone until its
     /// gates are removed (Kubernetes: Pod Scheduling Readiness).
     pub gated: bool,
+    /// Its tolerations and required node affinity, while it has any.
+    pub placement: Option<Box<super::placement::Placement>>,
 }
 
 impl PodInfo {
@@ -139,6 +141,7 @@ impl PodInfo {
             gated: spec
                 .and_then(|s| s.scheduling_gates.as_ref())
                 .is_some_and(|g| !g.is_empty()),
+            placement: spec.and_then(super::placement::Placement::from_spec),
         }
     }
 

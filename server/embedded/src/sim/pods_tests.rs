@@ -13,6 +13,7 @@ fn info(node: Option<&str>, policy: Policy, gpus: u32) -> PodInfo {
         owner_kind: Some("ReplicaSet".into()),
         node_selector: Box::default(),
         gated: false,
+        placement: None,
     }
 }
 

@@ -1,9 +1,13 @@
 //! A small kube-scheduler: binds pending pods to a node of their pool with room (GPUs and
-//! CPU), skips cordoned and leaving nodes, and reports `PodScheduled=False/Unschedulable`
-//! with the scheduler's kind of message when none fits. The kubelet part then starts the
+//! CPU), skips cordoned and leaving nodes and nodes whose `NoSchedule`/`NoExecute` taints
+//! the pod does not tolerate, holds pods to their node selector and required node affinity,
+//! and reports `PodScheduled=False/Unschedulable` with the scheduler's kind of message when
+//! none fits. Each node is judged by the first filter it fails, in the default profile's
+//! order (NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit), so a message's
+//! counts add up to its node total as kube-scheduler's do. The kubelet part then starts the
 //! containers and reports the pod Running.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -17,35 +21,56 @@ use serde_json::json;
 
 use super::Ctx;
 use super::clock::{rfc3339, secs};
+use super::placement::Placement;
 use super::pods::{PodInfo, PodKey, millicores};
 use super::podspec::running_status;
 
 /// Why a node cannot take a pod.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Misfit {
     Selector,
     Unschedulable,
+    /// An untolerated taint's key and value.
+    Taint(String, String),
     Gpu,
     Cpu,
 }
 
+impl Misfit {
+    /// The reason as kube-scheduler's filters word it.
+    fn reason(&self) -> String {
+        match self {
+            Misfit::Selector => "node(s) didn't match Pod's node affinity/selector".into(),
+            Misfit::Unschedulable => "node(s) were unschedulable".into(),
+            Misfit::Taint(k, v) => format!("node(s) had untolerated taint {{{k}: {v}}}"),
+            Misfit::Gpu => "Insufficient nvidia.com/gpu".into(),
+            Misfit::Cpu => "Insufficient cpu".into(),
+        }
+    }
+}
+
 /// Whether `node`, with `used` (GPUs, millicores) already requested, can take `pod`.
 pub fn fits(node: &Node, leaving: bool, used: (u32, u32), pod: &PodInfo) -> Result<(), Misfit> {
+    let spec = node.spec.as_ref();
+    let cordoned = spec.and_then(|s| s.unschedulable).unwrap_or(false);
+    if cordoned || leaving {
+        return Err(Misfit::Unschedulable);
+    }
+    let taints = spec.and_then(|s| s.taints.as_deref()).unwrap_or_default();
+    if let Some(t) = Placement::untolerated(pod.placement.as_deref(), taints) {
+        return Err(Misfit::Taint(
+            t.key.clone(),
+            t.value.clone().unwrap_or_default(),
+        ));
+    }
     let labels = node.labels();
     if !pod
         .node_selector
         .iter()
         .all(|(k, v)| labels.get(k) == Some(v))
+        || !Placement::affinity_holds(pod.placement.as_deref(), labels)
     {
         return Err(Misfit::Selector);
-    }
-    let cordoned = node
-        .spec
-        .as_ref()
-        .and_then(|s| s.unschedulable)
-        .unwrap_or(false);
-    if cordoned || leaving {
-        return Err(Misfit::Unschedulable);
     }
     let alloc = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
     let get = |k: &str| {
@@ -64,22 +89,18 @@ pub fn fits(node: &Node, leaving: bool, used: (u32, u32), pod: &PodInfo) -> Resu
     Ok(())
 }
 
-/// The scheduler's message for a pod no node fits.
+/// The scheduler's message for a pod no node fits: each reason with its node count, the
+/// `count reason` texts sorted as kube-scheduler's `FitError` sorts them.
 pub fn unschedulable_message(total: usize, misfits: &[Misfit]) -> String {
-    let count = |m| misfits.iter().filter(|x| **x == m).count();
-    let parts: Vec<String> = [
-        (Misfit::Gpu, "Insufficient nvidia.com/gpu"),
-        (Misfit::Cpu, "Insufficient cpu"),
-        (Misfit::Unschedulable, "node(s) were unschedulable"),
-        (
-            Misfit::Selector,
-            "node(s) didn't match Pod's node affinity/selector",
-        ),
-    ]
-    .into_iter()
-    .filter(|(m, _)| count(*m) > 0)
-    .map(|(m, text)| format!("{} {text}", count(m)))
-    .collect();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for m in misfits {
+        *counts.entry(m.reason()).or_default() += 1;
+    }
+    let mut parts: Vec<String> = counts
+        .into_iter()
+        .map(|(reason, n)| format!("{n} {reason}"))
+        .collect();
+    parts.sort();
     format!(
         "0/{total} nodes are available: {}. preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling.",
         parts.join(", ")
@@ -118,15 +139,6 @@ async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<String>, binding: &Arc<Atom
             let mut chosen = None;
             for n in &nodes {
                 let name = n.name_any();
-                let labels = n.labels();
-                if !info
-                    .node_selector
-                    .iter()
-                    .all(|(k, v)| labels.get(k) == Some(v))
-                {
-                    misfits.push(Misfit::Selector);
-                    continue;
-                }
                 match fits(n, ctx.removal(&name).is_some(), index.used(&name), info) {
                     Ok(()) => {
                         chosen = Some(n.clone());
@@ -305,6 +317,7 @@ mod tests {
                 pool.to_string(),
             )]),
             gated: false,
+            placement: None,
         }
     }
 
@@ -328,6 +341,51 @@ mod tests {
         assert_eq!(
             fits(&node("inf", true), false, (0, 0), &pod("inf", 1)),
             Err(Misfit::Unschedulable)
+        );
+    }
+
+    /// A taint the pod does not tolerate is the node's reason before its labels are looked
+    /// at (the default profile runs TaintToleration before NodeAffinity); a toleration lets
+    /// the pod in.
+    #[test]
+    fn an_untolerated_taint_keeps_a_pod_out() {
+        let mut n = node("inf", false);
+        n.spec.as_mut().unwrap().taints = Some(vec![k8s_openapi::api::core::v1::Taint {
+            key: "dedicated".into(),
+            value: Some("inference".into()),
+            effect: "NoSchedule".into(),
+            time_added: None,
+        }]);
+        let want = Misfit::Taint("dedicated".into(), "inference".into());
+        assert_eq!(fits(&n, false, (0, 0), &pod("inf", 1)), Err(want.clone()));
+        assert_eq!(fits(&n, false, (0, 0), &pod("other", 1)), Err(want.clone()));
+        let tolerating: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [], "tolerations": [{"key": "dedicated", "operator": "Exists"}],
+                     "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                        {"nodeSelectorTerms": [{"matchExpressions": [{"key": "node.kubernetes.io/instance-type",
+                            "operator": "In", "values": ["gd-8xl40s-i128"]}]}]}}}},
+        }))
+        .unwrap();
+        let mut p = pod("inf", 1);
+        p.placement = Placement::from_spec(tolerating.spec.as_ref().unwrap());
+        assert_eq!(fits(&n, false, (0, 0), &p), Ok(()));
+        let elsewhere: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [], "tolerations": [{"operator": "Exists"}],
+                     "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                        {"nodeSelectorTerms": [{"matchExpressions": [{"key": "node.kubernetes.io/instance-type",
+                            "operator": "NotIn", "values": ["gd-8xl40s-i128"]}]}]}}}},
+        }))
+        .unwrap();
+        p.placement = Placement::from_spec(elsewhere.spec.as_ref().unwrap());
+        assert_eq!(fits(&n, false, (0, 0), &p), Err(Misfit::Selector));
+        let m = unschedulable_message(3, &[want.clone(), want, Misfit::Selector]);
+        assert_eq!(
+            m,
+            "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, \
+             2 node(s) had untolerated taint {dedicated: inference}. preemption: 0/3 nodes are \
+             available: 3 Preemption is not helpful for scheduling."
         );
     }
 

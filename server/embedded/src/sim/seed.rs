@@ -39,6 +39,12 @@ pub const BLOCKING_BUDGET: (&str, &str, &str) =
 pub const WAITING_JOB: (&str, &str, &str) =
     ("b200-spot-burst", "ml-training", "flux-video-pretrain");
 
+/// The pool, namespace and Job of the scenario's evaluation job that no pool takes: it
+/// selects the tainted inference pool without tolerating its `dedicated=inference:NoSchedule`
+/// taint (the mistake the taint is there to catch), so the scheduler reports it
+/// `Unschedulable` with an untolerated taint.
+pub const TAINTED_JOB: (&str, &str, &str) = ("l40s-spot-inference", "inference", "llm-eval");
+
 /// Creates `obj` unless an object of that name exists.
 async fn create<K>(api: &Api<K>, obj: &K) -> kube::Result<()>
 where
@@ -133,13 +139,19 @@ pub async fn seed(
         create(&Api::namespaced(ctx.client.clone(), namespace), &budget).await?;
     }
 
-    if scenario.pools.iter().any(|p| p.name == WAITING_JOB.0) {
-        let (pool, namespace, job) = WAITING_JOB;
+    let jobs = [
+        (WAITING_JOB, "x7k2p", "nvcr.io/nvidia/pytorch:24.08-py3", ("96", "1600Gi", "8")),
+        (TAINTED_JOB, "q4m9z", "vllm/vllm-openai:v0.6.3", ("8", "64Gi", "1")),
+    ];
+    for ((pool, namespace, job), suffix, image, (cpu, memory, gpus)) in jobs {
+        if !scenario.pools.iter().any(|p| p.name == pool) {
+            continue;
+        }
         let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {
-                "name": format!("{job}-0-x7k2p"), "namespace": namespace,
+                "name": format!("{job}-0-{suffix}"), "namespace": namespace,
                 "labels": {"app.kubernetes.io/name": job, "batch.kubernetes.io/job-name": job},
                 "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": job,
                     "uid": format!("owner-{namespace}-{job}"), "controller": true}],
@@ -147,9 +159,9 @@ pub async fn seed(
             "spec": {
                 "nodeSelector": {spotboard_core::labels::NODE_POOL: pool},
                 "restartPolicy": "Never",
-                "containers": [{"name": "main", "image": "nvcr.io/nvidia/pytorch:24.08-py3",
-                    "resources": {"requests": {"cpu": "96", "memory": "1600Gi", "nvidia.com/gpu": "8"},
-                                  "limits": {"nvidia.com/gpu": "8"}}}],
+                "containers": [{"name": "main", "image": image,
+                    "resources": {"requests": {"cpu": cpu, "memory": memory, "nvidia.com/gpu": gpus},
+                                  "limits": {"nvidia.com/gpu": gpus}}}],
             },
         }))
         .expect("a Pod");
