@@ -301,6 +301,17 @@ pub struct ServeArgs {
     )]
     pub alert_condition_minutes: u32,
 
+    /// A pod requesting GPUs waiting for a node (unschedulable or gated) for longer than
+    /// this many minutes (by its PodScheduled condition's lastTransitionTime) is a
+    /// `pending-work` alert for its cluster.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_ALERT_PENDING_MINUTES",
+        default_value_t = 15
+    )]
+    pub alert_pending_minutes: u32,
+
     /// Flag a pool, zone or instance type still running spot nodes whose preemption rate is
     /// above this percent (over any of 24 h / 7 d / 30 d), with advice for its provider.
     #[arg(

@@ -235,6 +235,7 @@ pub async fn start(
                 wave_gap: chrono::Duration::seconds(args.wave_gap_seconds as i64),
                 wave_min_nodes: args.wave_min_nodes as usize,
                 condition_after: chrono::Duration::minutes(i64::from(args.alert_condition_minutes)),
+                pending_after: chrono::Duration::minutes(i64::from(args.alert_pending_minutes)),
                 ..spotboard_core::domain::alerts::Thresholds::default()
             },
         },

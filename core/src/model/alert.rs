@@ -32,6 +32,9 @@ pub enum AlertKind {
     /// A NodePool's `Quota` or `Capacity` condition False for longer than
     /// `--alert-condition-minutes`.
     Condition,
+    /// Pods requesting GPUs waiting for a node (unschedulable or gated) in one cluster for
+    /// longer than `--alert-pending-minutes`.
+    PendingWork,
 }
 
 impl AlertKind {
@@ -42,6 +45,7 @@ impl AlertKind {
             AlertKind::ReplacementLatency => "replacement-latency",
             AlertKind::EvictionErrors => "eviction-errors",
             AlertKind::Condition => "condition",
+            AlertKind::PendingWork => "pending-work",
         }
     }
 }

@@ -87,6 +87,10 @@ pub struct WaitingPool {
     pub gpus: u32,
     /// The longest wait's start.
     pub oldest_since: Option<DateTime<Utc>>,
+    /// The longest wait's start among the pods requesting GPUs (what the `pending-work`
+    /// alert is judged by); `None` when none requests a GPU or none says since when.
+    #[serde(default)]
+    pub oldest_gpu_since: Option<DateTime<Utc>>,
     /// Why, in one sentence, from the pool's conditions and the pods' reasons (of a
     /// cluster: its commonest pod's cause).
     pub cause: String,

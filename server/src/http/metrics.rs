@@ -23,8 +23,10 @@ pub async fn metrics(
     State(hub): State<Hub>,
     State(savings): State<Arc<Savings>>,
 ) -> impl IntoResponse {
-    w.metrics.set_fleet(&hub.pool_rows());
+    let pools = hub.pool_rows();
+    w.metrics.set_fleet(&pools);
     let now = chrono::Utc::now();
+    w.metrics.set_waiting(&pools, &hub.waiting_clusters(), now);
     // The run rate is "now"; an hour back is enough lifetimes to find the running nodes.
     match savings.report(now - chrono::Duration::hours(1), now).await {
         Ok(r) => w.metrics.set_run_rate(&r.run_rate),

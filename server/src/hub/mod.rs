@@ -33,7 +33,7 @@ use std::sync::{Arc, RwLock};
 use chrono::Utc;
 use spotboard_core::domain::preemption::rates::RateRow;
 use spotboard_core::model::{
-    ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow, Scope, Snapshot,
+    ClusterRow, Delta, EventRow, LinkState, NodeRow, PoolRow, Scope, Snapshot, WaitingPool,
 };
 use tokio::sync::broadcast;
 
@@ -410,6 +410,13 @@ impl Hub {
     /// [`Hub::pool_rows`] would copy each row.
     pub fn shared_pool_rows(&self) -> Vec<Arc<PoolRow>> {
         self.read(|s| s.views.pool_rows())
+    }
+
+    /// Each cluster's waiting-work row (`pool: None`) as last published by
+    /// `crate::waiting::spawn_publisher`, for the alerts and `/metrics`: one row per cluster
+    /// with waiting pods, whatever their number.
+    pub fn waiting_clusters(&self) -> Vec<WaitingPool> {
+        self.read(|s| s.views.waiting_clusters())
     }
 
     /// Clusters with a known zone, every pool, and the ledger's preemption rates: the

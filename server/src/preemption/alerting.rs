@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 use spotboard_core::domain::alerts::{Episodes, Inputs, Thresholds, now_wrong};
 use spotboard_core::domain::preemption::rates::RateRow;
-use spotboard_core::model::{Alert, AlertStatus, PoolRow, Preemptions};
+use spotboard_core::model::{Alert, AlertStatus, PoolRow, Preemptions, WaitingPool};
 use tokio::sync::mpsc;
 
 use super::webhook::Webhook;
@@ -60,7 +60,7 @@ impl Alerting {
     pub fn step(
         &mut self,
         preemptions: &Preemptions,
-        pools: &[std::sync::Arc<PoolRow>],
+        (pools, waiting): (&[std::sync::Arc<PoolRow>], &[WaitingPool]),
         now: DateTime<Utc>,
         writer: bool,
     ) -> Step {
@@ -70,6 +70,7 @@ impl Alerting {
                 rates: &self.rates,
                 preemptions: &preemptions.nodes,
                 pools,
+                waiting,
             },
             &self.thresholds,
             now,
@@ -179,18 +180,26 @@ mod tests {
         let none = Preemptions::default();
         let now = Utc::now();
         // A follower: shows the alert, POSTs nothing.
-        let s = a.step(&none, &queued(true), now, false);
+        let s = a.step(&none, (&queued(true), &[]), now, false);
         assert_eq!((s.changed.len(), s.firing.len()), (1, 1));
         assert!(s.post.is_empty());
         // It takes the Lease: the alert, already open, is announced now, once.
-        let s = a.step(&none, &queued(true), now, true);
+        let s = a.step(&none, (&queued(true), &[]), now, true);
         assert!(s.changed.is_empty(), "the episode did not change");
         assert_eq!(statuses(&s), [AlertStatus::Firing]);
-        assert!(a.step(&none, &queued(true), now, true).post.is_empty());
+        assert!(
+            a.step(&none, (&queued(true), &[]), now, true)
+                .post
+                .is_empty()
+        );
         // It ends: resolved, with the episode's start.
-        let s = a.step(&none, &queued(false), now, true);
+        let s = a.step(&none, (&queued(false), &[]), now, true);
         assert_eq!(statuses(&s), [AlertStatus::Resolved]);
         assert!(s.post[0].started.is_some() && s.post[0].resolved.is_some());
-        assert!(a.step(&none, &queued(false), now, true).post.is_empty());
+        assert!(
+            a.step(&none, (&queued(false), &[]), now, true)
+                .post
+                .is_empty()
+        );
     }
 }

@@ -240,12 +240,18 @@ impl PreemptionWatch {
     /// and publishes what fires now.
     fn step_alerts(&self, view: &Preemptions, now: chrono::DateTime<Utc>) {
         let pools = self.hub.shared_pool_rows();
+        let waiting = self.hub.waiting_clusters();
         let writer = self.ledger.as_ref().is_none_or(|l| l.writer().holds());
         let step = self
             .alerting
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .step(view, &pools, now, writer && self.deliveries.is_some());
+            .step(
+                view,
+                (&pools, &waiting),
+                now,
+                writer && self.deliveries.is_some(),
+            );
         step.changed.iter().for_each(alerting::log);
         if let Some(tx) = &self.deliveries {
             for a in step.post {

@@ -285,7 +285,9 @@ pub fn pending(p: &SlimPod) -> Option<PendingRecord> {
 /// (it names nodes, which no pool gives), nor is an expression with an unknown operator: the
 /// API server refuses both in a valid pod, so what is left is still what the scheduler holds
 /// the pod to, less what spotboard cannot judge.
-fn node_affinity(spec: &super::slim_pod::SlimSpec) -> Vec<spotboard_core::domain::selector::Selector> {
+fn node_affinity(
+    spec: &super::slim_pod::SlimSpec,
+) -> Vec<spotboard_core::domain::selector::Selector> {
     use spotboard_core::domain::selector::{Requirement, Selector};
     let Some(required) = spec
         .affinity
@@ -604,7 +606,10 @@ mod tests {
         assert_eq!(
             text,
             [
-                vec!["node.kubernetes.io/instance-type in (a,b)", "gpu.generation>8"],
+                vec![
+                    "node.kubernetes.io/instance-type in (a,b)",
+                    "gpu.generation>8"
+                ],
                 vec!["cloud.google.com/gke-spot"]
             ]
         );

@@ -117,7 +117,7 @@ async fn every_series_the_grafana_dashboard_queries_is_exported() {
         .lines()
         .filter_map(|l| l.trim().strip_prefix("expr:"))
         .collect();
-    assert_eq!(exprs.len(), 5, "one expression per alert");
+    assert_eq!(exprs.len(), 6, "one expression per alert");
     for e in exprs {
         queried.extend(series(e));
     }

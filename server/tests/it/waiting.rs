@@ -221,9 +221,11 @@ async fn the_seeded_training_job_waits_for_spot_capacity() {
 async fn the_seeded_pod_without_the_pools_toleration_waits_on_the_taint() {
     let d = crate::common::start_with(&["US-EAST-04A", "US-CENTRAL-07A"], 60.0, |_| {}).await;
     let url = "/api/v1/waiting?cluster=spotboard-us-central-07a";
-    let pod = eventually(Duration::from_secs(10), "the seeded evaluation pod", || async {
-        waiting_pod(&get(&d.base, url).await, "llm-eval-0-q4m9z").cloned()
-    })
+    let pod = eventually(
+        Duration::from_secs(10),
+        "the seeded evaluation pod",
+        || async { waiting_pod(&get(&d.base, url).await, "llm-eval-0-q4m9z").cloned() },
+    )
     .await;
     assert_eq!(pod["pools"], json!([]));
     assert_eq!(
@@ -248,4 +250,98 @@ async fn the_seeded_pod_without_the_pools_toleration_waits_on_the_taint() {
         .cloned()
         .unwrap();
     assert!(row["no_pool"].as_u64() >= Some(1), "{row}");
+}
+
+/// The `pending-work` alert through the embedded cluster: a bare pod requesting GPUs that no
+/// pool can take, created as a user would, waits; with `--alert-pending-minutes 0` its
+/// cluster's episode fires (POSTed to the webhook, one episode per cluster), `/metrics` gives the waiting gauges, and
+/// deleting the pod (no controller brings a bare pod back) resolves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gpu_work_pending_past_the_minutes_alerts_and_resolves_when_it_leaves() {
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let sink = received.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(v): axum::Json<Value>| {
+            let sink = sink.clone();
+            async move {
+                sink.lock().unwrap().push(v);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    // Two zones: the scenario's own waiting pods go to the second (group 1), so nothing
+    // else waits in the first.
+    let d = crate::common::start_with(&[CKS, "US-CENTRAL-07A"], 60.0, |a| {
+        a.alert_webhook = Some(hook);
+        a.alert_pending_minutes = 0;
+    })
+    .await;
+    let pods: Api<Pod> = Api::namespaced(d.admin(CKS), "default");
+    create(
+        &pods,
+        "train-b300",
+        json!({
+            "nodeSelector": {"node.kubernetes.io/instance-type": "gd-8xb300-nowhere"},
+            "containers": [{"name": "main", "image": "registry.example/train:1",
+                "resources": {"requests": {"nvidia.com/gpu": "8"}, "limits": {"nvidia.com/gpu": "8"}}}],
+        }),
+    )
+    .await;
+    let firing = eventually(Duration::from_secs(20), "pending-work firing", || async {
+        received
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == format!("pending-work/{CLUSTER}") && a["status"] == "firing")
+            .cloned()
+    })
+    .await;
+    assert_eq!(
+        (&firing["cluster"], &firing["path"]),
+        (&json!(CLUSTER), &json!("/"))
+    );
+    let summary = firing["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with(&format!("{CLUSTER}: pods requesting GPUs waiting for "))
+            && summary.contains("matches no pool"),
+        "{summary}"
+    );
+    let metrics = crate::common::text_of(&format!("{}/metrics", d.base)).await;
+    let gauge = |name: &str| -> f64 {
+        let prefix = format!("{name}{{cluster=\"{CLUSTER}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap_or_else(|| panic!("no {prefix}:\n{metrics}"))
+            .parse()
+            .unwrap()
+    };
+    assert!(gauge("spotboard_waiting_gpus") >= 8.0);
+    assert!(gauge("spotboard_waiting_pods") >= 1.0);
+    assert!(gauge("spotboard_waiting_gpu_oldest_seconds") >= 0.0);
+    pods.delete("train-b300", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(Duration::from_secs(20), "pending-work resolved", || async {
+        received
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|a| a["key"] == firing["key"] && a["status"] == "resolved")
+            .then_some(())
+    })
+    .await;
+    // The other cluster's seeded GPU work still waits, and its episode goes on.
+    let other = received
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|a| a["key"] == "pending-work/spotboard-us-central-07a")
+        .map(|a| a["status"].clone())
+        .collect::<Vec<_>>();
+    assert_eq!(other, [json!("firing")]);
 }

@@ -16,7 +16,12 @@
 //!   ([`crate::domain::preemption::evictions`]);
 //! - **condition**: a NodePool's `Quota` or `Capacity` condition False for longer than
 //!   `--alert-condition-minutes` (15), timed from the condition's own lastTransitionTime (a
-//!   condition without one is not judged: its age is unknown).
+//!   condition without one is not judged: its age is unknown);
+//! - **pending-work**: a cluster with a pod requesting GPUs that has waited for a node
+//!   (unschedulable or gated) longer than `--alert-pending-minutes` (15: Cast AI's "Risks and
+//!   detection" page advises alerting on pods pending 15 minutes or more), timed from its
+//!   `PodScheduled` condition's lastTransitionTime; one episode per cluster, whose summary gives the cluster's waiting
+//!   work and its commonest cause.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,7 +30,9 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::domain::preemption::evictions::{EvictionCounts, counts};
 use crate::domain::preemption::rates::{RateBy, RateRow, Window};
-use crate::model::{ALERT_SCHEMA, Alert, AlertKind, AlertStatus, PoolRow, PreemptionView, Wave};
+use crate::model::{
+    ALERT_SCHEMA, Alert, AlertKind, AlertStatus, PoolRow, PreemptionView, WaitingPool, Wave,
+};
 use crate::nodepool::ConditionType;
 
 /// The thresholds alerts are judged against.
@@ -41,6 +48,8 @@ pub struct Thresholds {
     pub eviction_window: Duration,
     /// `--alert-condition-minutes`: Quota or Capacity False for longer than this alerts.
     pub condition_after: Duration,
+    /// `--alert-pending-minutes`: a pod requesting GPUs waiting longer than this alerts.
+    pub pending_after: Duration,
 }
 
 impl Default for Thresholds {
@@ -51,6 +60,7 @@ impl Default for Thresholds {
             latency_s: 90.0,
             eviction_window: Duration::minutes(15),
             condition_after: Duration::minutes(15),
+            pending_after: Duration::minutes(15),
         }
     }
 }
@@ -64,6 +74,8 @@ pub struct Inputs<'a> {
     pub preemptions: &'a [PreemptionView],
     /// Shared with the server's hub, which holds them: read every second, not copied.
     pub pools: &'a [Arc<PoolRow>],
+    /// The waiting work as last published; the clusters' rows (`pool: None`) are judged.
+    pub waiting: &'a [WaitingPool],
 }
 
 fn firing(
@@ -76,6 +88,8 @@ fn firing(
 ) -> Alert {
     let path = match pool {
         Some(p) if kind == AlertKind::Condition => format!("/pools/{cluster}/{p}"),
+        // The pools table's waiting column and the pool pages say which pool and why.
+        _ if kind == AlertKind::PendingWork => "/".to_string(),
         _ => "/preemptions".to_string(),
     };
     Alert {
@@ -204,6 +218,23 @@ pub fn now_wrong(inputs: Inputs<'_>, t: &Thresholds, now: DateTime<Utc>) -> Vec<
                 Some(since),
             ));
         }
+    }
+    for w in inputs.waiting.iter().filter(|w| w.pool.is_none()) {
+        let Some(since) = w.oldest_gpu_since.filter(|s| now - *s > t.pending_after) else {
+            continue;
+        };
+        let minutes = (now - since).num_minutes();
+        out.push(firing(
+            AlertKind::PendingWork,
+            format!("pending-work/{}", w.cluster),
+            (&w.cluster, None),
+            format!(
+                "{}: pods requesting GPUs waiting for {minutes} min ({} pod(s), {} GPUs waiting; {})",
+                w.cluster, w.pods, w.gpus, w.cause
+            ),
+            (minutes as f64, t.pending_after.num_minutes() as f64),
+            Some(since),
+        ));
     }
     out
 }

@@ -244,3 +244,73 @@ fn quota_or_capacity_false_fires_after_the_minutes_from_its_own_transition() {
     assert_eq!(wrong[0].started, Some(t(0)));
     assert_eq!(wrong[0].path, "/pools/c1/a");
 }
+
+/// The pending-work alert: judged on each cluster's row by its oldest pod requesting GPUs,
+/// from the minutes of `--alert-pending-minutes`; a pool's row is not judged (the cluster's
+/// row counts each pod once); it resolves when the pod is placed.
+#[test]
+fn gpu_work_pending_past_the_minutes_fires_once_per_cluster() {
+    let row = |cluster: &str, pool: Option<&str>, gpu_since: Option<i64>| {
+        WaitingPool {
+        cluster: cluster.into(),
+        pool: pool.map(Into::into),
+        pods: 3,
+        gpus: 16,
+        oldest_since: Some(t(-3600)),
+        oldest_gpu_since: gpu_since.map(t),
+        cause: "waiting for spot capacity in US-EAST-04A since 10:00 (Capacity: QueuedAwaitingCapacity)".into(),
+        no_pool: 0,
+    }
+    };
+    let waiting = [
+        row("c1", None, Some(0)),
+        row("c1", Some("h100"), Some(0)),
+        // Only CPU pods have waited an hour: not judged.
+        row("c2", None, None),
+        row("c3", None, Some(10 * 60)),
+    ];
+    let th = Thresholds {
+        pending_after: Duration::minutes(15),
+        ..Thresholds::default()
+    };
+    let at = |waiting: &[WaitingPool], now: i64| {
+        now_wrong(
+            Inputs {
+                waiting,
+                ..Inputs::default()
+            },
+            &th,
+            t(now),
+        )
+    };
+    assert!(
+        at(&waiting, 15 * 60).is_empty(),
+        "not longer than 15 min yet"
+    );
+    let wrong = at(&waiting, 20 * 60);
+    assert_eq!(
+        keys(&wrong),
+        [("pending-work/c1".to_string(), AlertStatus::Firing)]
+    );
+    let a = &wrong[0];
+    assert_eq!(
+        a.summary,
+        "c1: pods requesting GPUs waiting for 20 min (3 pod(s), 16 GPUs waiting; waiting for spot \
+         capacity in US-EAST-04A since 10:00 (Capacity: QueuedAwaitingCapacity))"
+    );
+    assert_eq!((a.value, a.threshold), (20.0, 15.0));
+    assert_eq!(
+        (a.started, a.path.as_str(), a.pool.as_deref()),
+        (Some(t(0)), "/", None)
+    );
+    assert_eq!(at(&waiting, 26 * 60).len(), 2, "c3 from 25 min");
+    // One episode: announced once, resolved when the cluster has no such pod left.
+    let mut ep = Episodes::default();
+    assert_eq!(ep.step(at(&waiting, 20 * 60), t(20 * 60)).len(), 1);
+    assert!(ep.step(at(&waiting, 21 * 60), t(21 * 60)).is_empty());
+    let gone = ep.step(at(&[], 22 * 60), t(22 * 60));
+    assert_eq!(
+        keys(&gone),
+        [("pending-work/c1".to_string(), AlertStatus::Resolved)]
+    );
+}

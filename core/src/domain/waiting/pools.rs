@@ -23,8 +23,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::CapacityType;
-use crate::domain::selector::{Requirement, Selector};
 use crate::Provider;
+use crate::domain::selector::{Requirement, Selector};
 use crate::labels;
 use crate::model::{PoolRow, Toleration, WaitKind, WaitingPod, WaitingPool};
 use crate::nodepool::ConditionType;
@@ -131,7 +131,10 @@ fn holds(r: &Requirement, have: &BTreeMap<String, Vec<String>>) -> bool {
 }
 
 /// The first requirement of `term` that does not hold on the pool's nodes.
-fn failing<'a>(term: &'a Selector, have: &BTreeMap<String, Vec<String>>) -> Option<&'a Requirement> {
+fn failing<'a>(
+    term: &'a Selector,
+    have: &BTreeMap<String, Vec<String>>,
+) -> Option<&'a Requirement> {
     term.0.iter().find(|r| !holds(r, have))
 }
 
@@ -159,7 +162,9 @@ fn fit_labelled(
         }
     }
     if !w.node_affinity.is_empty()
-        && w.node_affinity.iter().all(|term| failing(term, have).is_some())
+        && w.node_affinity
+            .iter()
+            .all(|term| failing(term, have).is_some())
     {
         let first = failing(&w.node_affinity[0], have)
             .map(ToString::to_string)
@@ -233,8 +238,7 @@ fn no_pool(w: &WaitingPod, misfits: &[Misfit]) -> String {
     if let Some(Misfit::Taint(t)) = misfits.iter().find(|m| matches!(m, Misfit::Taint(_))) {
         return format!("no pool tolerates taint {t}");
     }
-    if let Some(Misfit::Affinity(r)) = misfits.iter().find(|m| matches!(m, Misfit::Affinity(_)))
-    {
+    if let Some(Misfit::Affinity(r)) = misfits.iter().find(|m| matches!(m, Misfit::Affinity(_))) {
         return format!("node affinity {r} matches no pool");
     }
     let selector: Vec<String> = w
@@ -313,6 +317,7 @@ pub fn per_pool(pods: &[WaitingPod], pools: &[&PoolRow]) -> Vec<WaitingPool> {
                 pods: mine.len() as u32,
                 gpus: mine.iter().map(|w| w.gpus).sum(),
                 oldest_since: mine.iter().filter_map(|w| w.since).min(),
+                oldest_gpu_since: oldest_gpu_since(mine),
                 cause: pool_cause(p, mine),
                 no_pool: 0,
             })
@@ -322,6 +327,14 @@ pub fn per_pool(pods: &[WaitingPod], pools: &[&PoolRow]) -> Vec<WaitingPool> {
     // A cluster's row (`None`) sorts before its pools'.
     out.sort_by(|a, b| (&a.cluster, &a.pool).cmp(&(&b.cluster, &b.pool)));
     out
+}
+
+/// The longest wait's start among `pods` requesting GPUs.
+fn oldest_gpu_since(pods: &[&WaitingPod]) -> Option<chrono::DateTime<chrono::Utc>> {
+    pods.iter()
+        .filter(|w| w.gpus > 0)
+        .filter_map(|w| w.since)
+        .min()
 }
 
 /// Each cluster's waiting work, each pod once: its commonest cause, and how many pods no
@@ -344,6 +357,7 @@ fn per_cluster(pods: &[WaitingPod]) -> Vec<WaitingPool> {
                 pods: mine.len() as u32,
                 gpus: mine.iter().map(|w| w.gpus).sum(),
                 oldest_since: mine.iter().filter_map(|w| w.since).min(),
+                oldest_gpu_since: oldest_gpu_since(&mine),
                 cause: causes
                     .into_iter()
                     .max_by_key(|(c, n)| (*n, std::cmp::Reverse(*c)))

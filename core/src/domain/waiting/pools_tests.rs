@@ -170,14 +170,30 @@ fn required_node_affinity_is_judged_term_by_term_for_every_provider() {
     assert!(!ok(&only_small, &karp), "every node would be excluded");
     assert!(ok(&only_small, &cks));
     // DoesNotExist excludes a pool whose nodes all carry the key.
-    let not_spot = with_affinity(vec![term(&[("cloud.google.com/gke-spot", "DoesNotExist", &[])])]);
+    let not_spot = with_affinity(vec![term(&[(
+        "cloud.google.com/gke-spot",
+        "DoesNotExist",
+        &[],
+    )])]);
     assert!(!ok(&not_spot, &gke));
-    assert!(ok(&not_spot, &pool(Provider::Gke, "std", "n2-standard-8", false)));
+    assert!(ok(
+        &not_spot,
+        &pool(Provider::Gke, "std", "n2-standard-8", false)
+    ));
     // Gt and Lt compare integers of the pool's labels.
     let mut generation = cks.clone();
-    generation.detail.node_labels.insert("gpu.generation".into(), "9".into());
-    assert!(ok(&with_affinity(vec![term(&[("gpu.generation", "Gt", &["8"])])]), &generation));
-    assert!(!ok(&with_affinity(vec![term(&[("gpu.generation", "Lt", &["8"])])]), &generation));
+    generation
+        .detail
+        .node_labels
+        .insert("gpu.generation".into(), "9".into());
+    assert!(ok(
+        &with_affinity(vec![term(&[("gpu.generation", "Gt", &["8"])])]),
+        &generation
+    ));
+    assert!(!ok(
+        &with_affinity(vec![term(&[("gpu.generation", "Lt", &["8"])])]),
+        &generation
+    ));
     // Keys every node has are not judged.
     assert!(ok(
         &with_affinity(vec![term(&[("kubernetes.io/hostname", "In", &["g1"])])]),

@@ -52,7 +52,10 @@ impl Placement {
             .affinity
             .as_ref()
             .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref())
+            .and_then(|n| {
+                n.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
             .map(|r| {
                 r.node_selector_terms
                     .iter()
@@ -70,7 +73,8 @@ impl Placement {
                     .collect()
             })
             .unwrap_or_default();
-        (!tolerations.is_empty() || !terms.is_empty()).then(|| Box::new(Placement { tolerations, terms }))
+        (!tolerations.is_empty() || !terms.is_empty())
+            .then(|| Box::new(Placement { tolerations, terms }))
     }
 
     /// The first of `taints` with effect `NoSchedule` or `NoExecute` that no toleration
@@ -99,21 +103,24 @@ impl Placement {
         p.terms.iter().any(|term| {
             // An empty term matches no node (Kubernetes: "null or empty
             // NodeSelectorTerm matches no objects").
-            !term.is_empty()
-                && term.iter().all(|e| {
-                    let have = labels.get(&e.key);
-                    let number = |v: &str| v.parse::<i64>().ok();
-                    let bound = e.values.first().and_then(|v| number(v));
-                    match e.operator.as_str() {
-                        "In" => have.is_some_and(|v| e.values.contains(v)),
-                        "NotIn" => have.is_none_or(|v| !e.values.contains(v)),
-                        "Exists" => have.is_some(),
-                        "DoesNotExist" => have.is_none(),
-                        "Gt" => matches!((have.and_then(|v| number(v)), bound), (Some(v), Some(b)) if v > b),
-                        "Lt" => matches!((have.and_then(|v| number(v)), bound), (Some(v), Some(b)) if v < b),
-                        _ => false,
+            !term.is_empty() && term.iter().all(|e| {
+                let have = labels.get(&e.key);
+                let number = |v: &str| v.parse::<i64>().ok();
+                let bound = e.values.first().and_then(|v| number(v));
+                match e.operator.as_str() {
+                    "In" => have.is_some_and(|v| e.values.contains(v)),
+                    "NotIn" => have.is_none_or(|v| !e.values.contains(v)),
+                    "Exists" => have.is_some(),
+                    "DoesNotExist" => have.is_none(),
+                    "Gt" => {
+                        matches!((have.and_then(|v| number(v)), bound), (Some(v), Some(b)) if v > b)
                     }
-                })
+                    "Lt" => {
+                        matches!((have.and_then(|v| number(v)), bound), (Some(v), Some(b)) if v < b)
+                    }
+                    _ => false,
+                }
+            })
         })
     }
 }
@@ -137,7 +144,10 @@ mod tests {
 
     #[test]
     fn a_pod_with_neither_keeps_nothing() {
-        assert_eq!(Placement::from_spec(&spec(serde_json::json!({"containers": []}))), None);
+        assert_eq!(
+            Placement::from_spec(&spec(serde_json::json!({"containers": []}))),
+            None
+        );
     }
 
     /// The cases of Kubernetes' "Taints and Tolerations" page.
@@ -148,7 +158,9 @@ mod tests {
             taint("is_gpu", Some("true"), "PreferNoSchedule"),
         ];
         let with = |tolerations: serde_json::Value| {
-            Placement::from_spec(&spec(serde_json::json!({"containers": [], "tolerations": tolerations})))
+            Placement::from_spec(&spec(
+                serde_json::json!({"containers": [], "tolerations": tolerations}),
+            ))
         };
         assert_eq!(
             Placement::untolerated(None, &taints).map(|t| t.key.as_str()),
@@ -160,28 +172,41 @@ mod tests {
             serde_json::json!([{"key": "dedicated", "operator": "Exists"}]),
             serde_json::json!([{"operator": "Exists"}]),
         ] {
-            assert_eq!(Placement::untolerated(with(ok.clone()).as_deref(), &taints), None, "{ok}");
+            assert_eq!(
+                Placement::untolerated(with(ok.clone()).as_deref(), &taints),
+                None,
+                "{ok}"
+            );
         }
         for refused in [
             serde_json::json!([{"key": "dedicated", "value": "training", "effect": "NoSchedule"}]),
             serde_json::json!([{"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}]),
             serde_json::json!([{"key": "other", "operator": "Exists"}]),
         ] {
-            assert!(Placement::untolerated(with(refused.clone()).as_deref(), &taints).is_some(), "{refused}");
+            assert!(
+                Placement::untolerated(with(refused.clone()).as_deref(), &taints).is_some(),
+                "{refused}"
+            );
         }
     }
 
     #[test]
     fn affinity_terms_are_ored_and_their_expressions_anded() {
-        let p = Placement::from_spec(&spec(serde_json::json!({"containers": [], "affinity": {"nodeAffinity": {
+        let p = Placement::from_spec(&spec(
+            serde_json::json!({"containers": [], "affinity": {"nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
                 {"matchExpressions": [{"key": "type", "operator": "In", "values": ["a", "b"]},
                                       {"key": "gen", "operator": "Gt", "values": ["8"]}]},
-                {"matchExpressions": [{"key": "spot", "operator": "Exists"}]}]}}}})));
+                {"matchExpressions": [{"key": "spot", "operator": "Exists"}]}]}}}}),
+        ));
         let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
         };
-        let holds = |pairs: &[(&str, &str)]| Placement::affinity_holds(p.as_deref(), &labels(pairs));
+        let holds =
+            |pairs: &[(&str, &str)]| Placement::affinity_holds(p.as_deref(), &labels(pairs));
         assert!(holds(&[("type", "a"), ("gen", "9")]));
         assert!(!holds(&[("type", "a"), ("gen", "8")]));
         assert!(!holds(&[("type", "c"), ("gen", "9")]));

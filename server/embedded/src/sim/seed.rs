@@ -140,8 +140,18 @@ pub async fn seed(
     }
 
     let jobs = [
-        (WAITING_JOB, "x7k2p", "nvcr.io/nvidia/pytorch:24.08-py3", ("96", "1600Gi", "8")),
-        (TAINTED_JOB, "q4m9z", "vllm/vllm-openai:v0.6.3", ("8", "64Gi", "1")),
+        (
+            WAITING_JOB,
+            "x7k2p",
+            "nvcr.io/nvidia/pytorch:24.08-py3",
+            ("96", "1600Gi", "8"),
+        ),
+        (
+            TAINTED_JOB,
+            "q4m9z",
+            "vllm/vllm-openai:v0.6.3",
+            ("8", "64Gi", "1"),
+        ),
     ];
     for ((pool, namespace, job), suffix, image, (cpu, memory, gpus)) in jobs {
         if !scenario.pools.iter().any(|p| p.name == pool) {

@@ -15,7 +15,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use rust_decimal::prelude::ToPrimitive;
 use spotboard_core::domain::preemption::rates::{RateBy, RateRow};
-use spotboard_core::model::{Lifetime, PoolRow, RunRate};
+use spotboard_core::model::{Lifetime, PoolRow, RunRate, WaitingPool};
 use spotboard_core::{CapacityType, Provider};
 
 mod labels;
@@ -52,6 +52,9 @@ pub struct Metrics {
     rates: Family<RateLabels, FloatGauge>,
     pools_with_problem: Family<ClusterLabels, Gauge>,
     under_notice: Family<ClusterLabels, Gauge>,
+    waiting_pods: Family<ClusterLabels, Gauge>,
+    waiting_gpus: Family<ClusterLabels, Gauge>,
+    waiting_gpu_oldest: Family<ClusterLabels, Gauge>,
     savings: FloatGauge,
     spot_cost: FloatGauge,
     baseline: FloatGauge,
@@ -121,6 +124,24 @@ impl Default for Metrics {
             "Nodes under their provider's preemption notice now, per cluster",
             under_notice.clone(),
         );
+        let waiting_pods = Family::<ClusterLabels, Gauge>::default();
+        registry.register(
+            "waiting_pods",
+            "Pods waiting for a node now (PodScheduled=False/Unschedulable, or scheduling gates), per cluster",
+            waiting_pods.clone(),
+        );
+        let waiting_gpus = Family::<ClusterLabels, Gauge>::default();
+        registry.register(
+            "waiting_gpus",
+            "GPUs (nvidia.com/gpu) requested by the pods waiting for a node now, per cluster",
+            waiting_gpus.clone(),
+        );
+        let waiting_gpu_oldest = Family::<ClusterLabels, Gauge>::default();
+        registry.register(
+            "waiting_gpu_oldest_seconds",
+            "Seconds the longest-waiting pod requesting GPUs has waited for a node (since its PodScheduled condition's lastTransitionTime), per cluster; 0 when none waits",
+            waiting_gpu_oldest.clone(),
+        );
         let savings = FloatGauge::default();
         registry.register(
             "savings_usd_per_hour",
@@ -152,6 +173,9 @@ impl Default for Metrics {
             rates,
             pools_with_problem,
             under_notice,
+            waiting_pods,
+            waiting_gpus,
+            waiting_gpu_oldest,
             savings,
             spot_cost,
             baseline,
@@ -214,6 +238,40 @@ impl Metrics {
                 .get_or_create(&cluster)
                 .inc_by(i64::from(p.nodes_preempting));
             self.touch_event_series(p);
+        }
+    }
+
+    /// Sets the waiting-work gauges from each cluster's row as last published: every cluster
+    /// of `pools` gets its series, at 0 when nothing of it waits.
+    pub fn set_waiting(
+        &self,
+        pools: &[PoolRow],
+        waiting: &[WaitingPool],
+        now: chrono::DateTime<chrono::Utc>,
+    ) {
+        self.waiting_pods.clear();
+        self.waiting_gpus.clear();
+        self.waiting_gpu_oldest.clear();
+        let label = |cluster: &str| ClusterLabels {
+            cluster: cluster.into(),
+        };
+        for p in pools {
+            for family in [
+                &self.waiting_pods,
+                &self.waiting_gpus,
+                &self.waiting_gpu_oldest,
+            ] {
+                drop(family.get_or_create(&label(&p.cluster)));
+            }
+        }
+        for w in waiting.iter().filter(|w| w.pool.is_none()) {
+            let l = label(&w.cluster);
+            self.waiting_pods.get_or_create(&l).set(i64::from(w.pods));
+            self.waiting_gpus.get_or_create(&l).set(i64::from(w.gpus));
+            let oldest = w
+                .oldest_gpu_since
+                .map_or(0, |s| (now - s).num_seconds().max(0));
+            self.waiting_gpu_oldest.get_or_create(&l).set(oldest);
         }
     }
 
