@@ -14,6 +14,9 @@
 //!   dashboard memory each of those streams costs (KiB per stream);
 //! - node change → stream latency again with those 1,000 streams open (fan-out), with the
 //!   dashboard on one core when `--one-core` (the default) and `taskset` is there;
+//! - with `--pending-pods N` (default 10,000) a runaway Job's pending pods (`pending.rs`):
+//!   the dashboard's RSS once it lists them, and node change → stream latency again with
+//!   them waiting, beside the same run's figures without them;
 //! - the baselines (`baseline.rs`): a plain reflector's RSS over the same objects, and the
 //!   embedded cluster's objects' serialized size (MB).
 //!
@@ -34,6 +37,7 @@
 //! - `sse.rs`: the browser stand-in: one SSE stream, counting bytes and keeping node deltas.
 //! - `baseline.rs`: what the memory figures are compared with: a plain kube-rs reflector (run
 //!   as a child of this binary) and the serialized size of the embedded cluster's objects.
+//! - `pending.rs`: the runaway Job's pending pods.
 //! - `report.rs`: the figures as one JSON object (`--json`).
 //!
 //! `churn.rs` and `sse.rs` are also compiled into the server's integration tests
@@ -42,6 +46,7 @@
 
 mod baseline;
 mod churn;
+mod pending;
 mod procs;
 mod report;
 mod sse;
@@ -73,11 +78,16 @@ struct Args {
     /// minutes more with 1,000 dashboards open.
     #[arg(long, default_value_t = 10)]
     fan_out_seconds: u64,
+    /// Pending pods of one runaway Job created after the fan-out run (0: none): the dashboard's
+    /// RSS with them and the latency run again.
+    #[arg(long, default_value_t = 10_000)]
+    pending_pods: usize,
     /// Browser streams opened for the watch-count and memory-per-viewer checks.
     #[arg(long, default_value_t = 1000)]
     streams: usize,
-    /// A figure table in about a minute: 1,000 nodes, 5 s of churn each time, 100 streams
-    /// (overrides `--nodes`, `--seconds`, `--fan-out-seconds` and `--streams`).
+    /// A figure table in about a minute: 1,000 nodes, 5 s of churn each time, 100 streams,
+    /// 1,000 pending pods (overrides `--nodes`, `--seconds`, `--fan-out-seconds`, `--streams`
+    /// and `--pending-pods`).
     #[arg(long)]
     quick: bool,
     /// Also write the figures to this file as JSON.
@@ -102,6 +112,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.seconds = 5;
         args.fan_out_seconds = 5;
         args.streams = 100;
+        args.pending_pods = 1_000;
     }
     let mut report = report::Report::new(&args);
     let dir = tempfile_dir()?;
@@ -307,6 +318,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         &mut report,
     )
     .await?;
+    if args.pending_pods > 0 {
+        pending_pods(
+            &args,
+            &admin,
+            &dash,
+            &nodes,
+            &mut cordoned,
+            (&cluster_name, &pool),
+            &mut report,
+        )
+        .await?;
+    }
     if let Some(path) = &args.json {
         report.write(path)?;
         println!("figures written to {}", path.display());
@@ -367,6 +390,65 @@ async fn fan_out(
     latency_figures(
         "fanout_latency",
         "  node change → pool page latency meanwhile",
+        &churn::latencies(&sent, &pool_stream.deltas()),
+        report,
+    );
+    Ok(())
+}
+
+/// A runaway Job's `--pending-pods` pending pods: the dashboard's RSS before and once it
+/// lists them (what the hub holds per pending pod), and the latency run again with them
+/// waiting (the waiting rows are made again every second from all of them), to read beside
+/// the first latency run's figures.
+async fn pending_pods(
+    args: &Args,
+    admin: &kube::Client,
+    dash: &procs::Dashboard,
+    nodes: &[(String, String)],
+    cordoned: &mut std::collections::HashMap<String, bool>,
+    (cluster, pool): (&str, &str),
+    report: &mut report::Report,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let n = args.pending_pods;
+    let before = procs::settled_rss_kib(dash.pid()).await? as f64;
+    let created = pending::create(admin, n).await?;
+    let listed = pending::wait_listed(&dash.base, cluster, n).await?;
+    let after = procs::settled_rss_kib(dash.pid()).await? as f64;
+    report.add("pending_pods", n as f64);
+    report.add("pending_rss_before_mb", before / 1024.0);
+    report.add("pending_rss_listed_mb", after / 1024.0);
+    report.add(
+        "pending_bytes_per_pod",
+        (after - before) * 1024.0 / n as f64,
+    );
+    println!(
+        "pending pods: {n} of one Job created in {:.1} s, on /api/v1/waiting {:.1} s later; RSS dashboard {:.1} → {:.1} MB ({:.0} bytes per pending pod)",
+        created.as_secs_f64(),
+        listed.as_secs_f64(),
+        before / 1024.0,
+        after / 1024.0,
+        (after - before) * 1024.0 / n as f64
+    );
+    let pool_stream = sse::Counter::open(&format!(
+        "{}/api/v1/stream?cluster={cluster}&pool={pool}",
+        dash.base
+    ))
+    .await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let sent = churn::run(
+        admin,
+        nodes,
+        cordoned,
+        args.rate,
+        Duration::from_secs(args.seconds),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    latency_figures(
+        "pending_latency",
+        &format!(
+            "  node change → stream latency with {n} pods pending (without: stream_latency above)"
+        ),
         &churn::latencies(&sent, &pool_stream.deltas()),
         report,
     );

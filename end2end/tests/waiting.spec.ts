@@ -48,6 +48,15 @@ spec:
   await expect
     .poll(async () => Number(await page.getByTestId("fleet-waiting").locator(".value").innerText()), { timeout: 5_000 })
     .toBeGreaterThanOrEqual(1);
+  // The pools table's Waiting column says it of the pool: pods (GPUs) and the longest wait,
+  // the cause in its title, as the API gives them.
+  const cell = page.locator(`tr[data-cluster="${CKS}"][data-pool="${POOL}"] td[data-col="waiting"]`);
+  await expect(async () => {
+    const api = await (await request.get(`/api/v1/waiting?cluster=${CKS}`)).json();
+    const row: Row = api.pools.find((r: Row) => r.pool === POOL);
+    expect(await cell.innerText()).toMatch(new RegExp(`^${row.pods} \\(${row.gpus} GPU\\) \\d+[smhd]$`));
+    expect(await cell.getAttribute("title")).toContain(row.cause);
+  }).toPass({ timeout: 10_000 });
 
   kubectl(CKS, ["delete", "pod", name, "-n", "default", "--wait=false"]);
   await expect
@@ -59,4 +68,13 @@ spec:
       { timeout: 5_000 },
     )
     .toBe(false);
+  // And the pool's cell follows: "—" once nothing waits for it, else what still waits (a
+  // preempted node's pods may, for a moment).
+  await expect(async () => {
+    const api = await (await request.get(`/api/v1/waiting?cluster=${CKS}`)).json();
+    const row: Row | undefined = api.pools.find((r: Row) => r.pool === POOL);
+    const text = await cell.innerText();
+    if (row) expect(text).toMatch(new RegExp(`^${row.pods} `));
+    else expect(text).toBe("—");
+  }).toPass({ timeout: 5_000 });
 });

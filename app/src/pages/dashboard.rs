@@ -413,6 +413,7 @@ where
                             {header("Target", SortKey::Target, "target")}
                             {header("Current", SortKey::Current, "current")}
                             {header("Queued", SortKey::Queued, "queued")}
+                            <th scope="col" data-col="waiting" title="Pods waiting for a node that could land on this pool: pods (GPUs) and the longest wait">"Waiting"</th>
                             {header("Starting", SortKey::InProgress, "inprogress")}
                             <th scope="col" data-col="minmax">"Min / max"</th>
                             <th scope="col" data-col="conditions">"Conditions"</th>
@@ -446,6 +447,45 @@ fn type_title(r: &PoolRow) -> String {
         ));
     }
     title
+}
+
+/// The work waiting for the pool (its row on the stream, `cluster/pool`): `pods (GPUs)` and
+/// the longest wait, kubectl-style; the cause in the title; `—` when nothing waits.
+#[component]
+fn WaitingCell(row: RwSignal<PoolRow>) -> impl IntoView {
+    let live = expect_context::<LiveStore>();
+    let now = use_now();
+    let key = row.with_untracked(|r| format!("{}/{}", r.cluster, r.name));
+    let waiting = {
+        let key = key.clone();
+        move || live.waiting.get(&key).map(|w| w.get())
+    };
+    let title = {
+        let waiting = waiting.clone();
+        move || {
+            waiting().map(|w| {
+                format!(
+                    "{} pod{} waiting ({} GPUs){}: {}",
+                    w.pods,
+                    if w.pods == 1 { "" } else { "s" },
+                    w.gpus,
+                    w.oldest_since
+                        .map(|t| format!(" since {}", crate::components::time::minute(t)))
+                        .unwrap_or_default(),
+                    w.cause
+                )
+            })
+        }
+    };
+    view! {
+        <td class="num waiting" data-col="waiting" title=title>
+            {move || match waiting() {
+                None => "—".to_string(),
+                Some(w) if w.gpus > 0 => format!("{} ({} GPU) {}", w.pods, w.gpus, age(w.oldest_since, now.get())),
+                Some(w) => format!("{} {}", w.pods, age(w.oldest_since, now.get())),
+            }}
+        </td>
+    }
 }
 
 fn count(v: Option<i32>) -> String {
@@ -503,6 +543,7 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
             <td class="num" data-col="target">{move || row.with(|r| r.target_nodes.to_string())}</td>
             <td class="num" data-col="current">{move || row.with(|r| count(r.current_nodes))}</td>
             <td class="num" data-col="queued">{move || row.with(|r| count(r.queued_nodes))}</td>
+            <WaitingCell row />
             <td class="num" data-col="inprogress">{move || row.with(|r| count(r.in_progress))}</td>
             <td class="num" data-col="minmax">
                 {move || row.with(|r| match (r.min_nodes, r.max_nodes) {

@@ -65,7 +65,7 @@ impl SortKey {
 
 /// The pools table's columns a person may hide (`hide=` in the URL), with their headings. The
 /// pool's name is always shown.
-pub const OPTIONAL_COLUMNS: [(&str, &str); 13] = [
+pub const OPTIONAL_COLUMNS: [(&str, &str); 14] = [
     ("where", "Zone / cluster"),
     ("provider", "Provider"),
     ("capacity", "Capacity type"),
@@ -74,6 +74,7 @@ pub const OPTIONAL_COLUMNS: [(&str, &str); 13] = [
     ("target", "Target"),
     ("current", "Current"),
     ("queued", "Queued"),
+    ("waiting", "Waiting pods"),
     ("inprogress", "In progress"),
     ("minmax", "Min / max"),
     ("conditions", "Conditions"),
