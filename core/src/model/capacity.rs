@@ -86,6 +86,23 @@ pub struct CapacityCell {
     /// Median seconds from a pool falling below target (AtTarget False) to reaching it again,
     /// over recent observations in this zone for this type.
     pub median_fulfil_seconds: Option<u64>,
+    /// The 95th percentile (nearest rank) of the same samples.
+    #[serde(default)]
+    pub p95_fulfil_seconds: Option<u64>,
+    /// This fleet's own history here, from the ledger's condition history (`None` without a
+    /// ledger or before it is read): the longest any of these spot pools sat with Capacity
+    /// reason `QueuedAwaitingCapacity` in the last 24 h, seconds.
+    #[serde(default)]
+    pub queued_seconds_24h: Option<u64>,
+    /// The same over the last 7 d.
+    #[serde(default)]
+    pub queued_seconds_7d: Option<u64>,
+    /// Times these pools fell below `targetNodes` (AtTarget False) in the last 7 d, and how
+    /// many of those reached it again.
+    #[serde(default)]
+    pub scale_ups_7d: Option<u32>,
+    #[serde(default)]
+    pub fulfilled_7d: Option<u32>,
     /// The ledger's 24 h preemption rate of this type in this zone, percent: spot nodes
     /// preempted in the window over spot nodes that ran in it (the definition of
     /// [`crate::domain::preemption::rates`]); `None` when the ledger has no such node.
@@ -184,6 +201,15 @@ pub struct ZoneScore {
     pub score: f64,
     pub parts: Vec<ScorePart>,
     pub confidential: bool,
+    /// This fleet's own history in the zone for the type, in one line ("queued 40 min in
+    /// 24 h, 2.1 h in 7 d; 3 of 4 scale-ups fulfilled"); `None` when it has none.
+    #[serde(default)]
+    pub history: Option<String>,
+    /// Set when the score ranks the zone well (70 or more) but this fleet's pools waited
+    /// 10 minutes or more for capacity here in the last 24 h: the two disagree, and the page
+    /// says so.
+    #[serde(default)]
+    pub history_warning: Option<String>,
 }
 
 /// `GET /api/v1/capacity-finder`: zones ranked for `instance_type` × `count`.

@@ -32,7 +32,15 @@ pub struct Capacity {
     hub: Hub,
     feeds: FeedStates,
     tracker: Arc<std::sync::Mutex<FulfilTracker>>,
+    /// Each pool's queued time and scale-ups from the ledger, as last read.
+    history: std::sync::Mutex<Option<Arc<PoolHistories>>>,
 }
+
+/// [`spotboard_core::domain::capacity::obtainability::per_pool`]'s answer.
+type PoolHistories = std::collections::BTreeMap<
+    (String, String),
+    spotboard_core::domain::capacity::obtainability::PoolHistory,
+>;
 
 impl Capacity {
     /// Starts the feed pollers and the fulfilment tracker; returns the reader and the tasks.
@@ -51,6 +59,7 @@ impl Capacity {
             hub,
             feeds,
             tracker,
+            history: std::sync::Mutex::new(None),
         });
         let c = capacity.clone();
         let tracking = tokio::spawn(async move {
@@ -84,26 +93,35 @@ impl Capacity {
         (capacity, tasks)
     }
 
-    /// Reads the last 7 days of AtTarget transitions into the tracker; a ledger that cannot
-    /// be read leaves the figures as they were.
+    /// Reads the last 7 days of AtTarget and Capacity transitions: AtTarget's episodes into
+    /// the tracker (time to fulfil), both into each pool's queued time and scale-ups (this
+    /// fleet's obtainability). A ledger that cannot be read leaves the figures as they were.
     async fn read_history(&self, ledger: &crate::ledger::Ledger) {
+        use spotboard_core::nodepool::ConditionType;
         let now = Utc::now();
-        let read = ledger
-            .transitions_of(
-                spotboard_core::nodepool::ConditionType::AtTarget.as_str(),
-                now - chrono::Duration::days(7),
-                now,
-            )
-            .await;
-        match read {
-            Ok(transitions) => {
+        let from = now - chrono::Duration::days(7);
+        let read = async {
+            let at_target = ledger
+                .transitions_of(ConditionType::AtTarget.as_str(), from, now)
+                .await?;
+            let capacity = ledger
+                .transitions_of(ConditionType::Capacity.as_str(), from, now)
+                .await?;
+            Ok::<_, crate::Error>((at_target, capacity))
+        };
+        match read.await {
+            Ok((at_target, capacity)) => {
                 let episodes =
-                    spotboard_core::domain::conditions_history::false_episodes(&transitions);
+                    spotboard_core::domain::conditions_history::false_episodes(&at_target);
                 let pools = self.hub.capacity_inputs().pools;
                 self.tracker
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .set_history(&episodes, &pools);
+                let per_pool = spotboard_core::domain::capacity::obtainability::per_pool(
+                    &capacity, &at_target, now,
+                );
+                *self.history.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(per_pool));
             }
             Err(e) => tracing::debug!(error = %e, "capacity: condition history not read"),
         }
@@ -135,11 +153,17 @@ impl Capacity {
             .samples()
             .clone();
         let feeds = self.feeds.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let history = self
+            .history
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         build_grid(&GridInputs {
             clusters: &inputs.clusters,
             pools: &inputs.pools,
             rates: &inputs.rates,
             fulfil: &fulfil,
+            history: history.as_deref(),
             feeds: &feeds,
             now: Utc::now(),
         })

@@ -78,8 +78,10 @@ impl Ledger {
             .collect())
     }
 
-    /// Every pool's transitions of condition `type_` with `since` in `[from, to]`, oldest
-    /// first (for the capacity grid's time from queued to current, over all pools at once).
+    /// Every pool's transitions of condition `type_` with `since` in `[from, to]` and, per
+    /// pool, the last one before `from` (which held at the window's start), oldest first: for
+    /// the capacity grid's time from queued to current and queued time, over all pools at
+    /// once.
     ///
     /// Errors: the database could not be read.
     pub async fn transitions_of(
@@ -89,8 +91,11 @@ impl Ledger {
         to: DateTime<Utc>,
     ) -> Result<Vec<ConditionTransition>> {
         let rows = sqlx::query(
-            "SELECT cluster, pool, since, status, reason FROM pool_conditions
-             WHERE condition_type = $1 AND since >= $2 AND since <= $3
+            "SELECT cluster, pool, since, status, reason FROM pool_conditions c
+             WHERE condition_type = $1 AND since <= $3
+               AND (since >= $2 OR since = (SELECT MAX(since) FROM pool_conditions p
+                    WHERE p.cluster = c.cluster AND p.pool = c.pool
+                      AND p.condition_type = c.condition_type AND p.since < $2))
              ORDER BY since",
         )
         .bind(type_)

@@ -206,7 +206,10 @@ async fn the_embedded_feed_needs_a_token_and_a_feed_file_is_read_and_marked_conf
 
 /// The time from queued to current comes from the ledger's condition history, so a restart
 /// keeps it: a ledger holding five hour-long AtTarget=False episodes of a pool gives its cell
-/// a median of an hour as soon as the dashboard has listed the pool.
+/// a median of an hour as soon as the dashboard has listed the pool. The same history gives
+/// this fleet's obtainability (issue 36 item 5): two hours QueuedAwaitingCapacity, five
+/// scale-ups asked and fulfilled, and the Finder's history line beside the score (with the
+/// warning exactly when the score is good).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_time_from_queued_to_current_is_read_from_the_condition_history() {
     use spotboard_core::model::ConditionView;
@@ -235,6 +238,21 @@ async fn the_time_from_queued_to_current_is_read_from_the_condition_history() {
                 ledger.condition(cluster, pool, &c, at).await.unwrap();
             }
         }
+        for (status, reason, hours_ago) in [
+            ("False", "QueuedAwaitingCapacity", 3),
+            ("True", "Sufficient", 1),
+        ] {
+            let c = ConditionView {
+                type_: ConditionType::Capacity,
+                status: status.into(),
+                reason: reason.into(),
+                ..Default::default()
+            };
+            ledger
+                .condition(cluster, pool, &c, now - chrono::Duration::hours(hours_ago))
+                .await
+                .unwrap();
+        }
     }
     let d = common::start_with(&[ZONES[0]], 60.0, |a| a.ledger = file.clone()).await;
     let pools = get(&format!("{}/api/v1/pools", d.base)).await;
@@ -250,4 +268,33 @@ async fn the_time_from_queued_to_current_is_read_from_the_condition_history() {
         (cell(&g, ZONES[0], &t)["median_fulfil_seconds"] == 3600).then_some(())
     })
     .await;
+    let g = get(&format!("{}/api/v1/capacity", d.base)).await;
+    let c = cell(&g, ZONES[0], &t);
+    assert_eq!(c["p95_fulfil_seconds"], 3600);
+    assert_eq!(c["queued_seconds_24h"], 7200, "{c}");
+    assert_eq!(c["queued_seconds_7d"], 7200);
+    assert_eq!(
+        (&c["scale_ups_7d"], &c["fulfilled_7d"]),
+        (&serde_json::json!(5), &serde_json::json!(5))
+    );
+    let f = get(&format!(
+        "{}/api/v1/capacity-finder?instanceType={t}&count=1",
+        d.base
+    ))
+    .await;
+    let zone = f["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|z| z["zone"] == ZONES[0])
+        .unwrap();
+    assert_eq!(
+        zone["history"],
+        "queued 2.0 h in 24 h, 2.0 h in 7 d; 5 of 5 scale-ups fulfilled, p95 60 min"
+    );
+    assert_eq!(
+        zone["history_warning"].is_string(),
+        zone["score"].as_f64().unwrap() >= 70.0,
+        "{zone}"
+    );
 }

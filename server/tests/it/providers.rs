@@ -34,6 +34,7 @@ fn preemption<'a>(p: &'a Value, node: &str) -> Option<&'a Value> {
     p["nodes"].as_array()?.iter().find(|n| n["node"] == node)
 }
 
+/// A node of `selector` under no provider notice yet.
 async fn node_of(nodes: &Api<Node>, selector: &str) -> String {
     nodes
         .list(&ListParams::default().labels(selector))
@@ -45,7 +46,8 @@ async fn node_of(nodes: &Api<Node>, selector: &str) -> String {
             n.spec
                 .as_ref()
                 .and_then(|s| s.taints.as_ref())
-                .is_none_or(|t| t.is_empty())
+                // GKE's own GPU taint is there from the start: any other is a notice.
+                .is_none_or(|t| t.iter().all(|t| t.key == "nvidia.com/gpu"))
         })
         .map(|n| n.name_any())
         .expect("an untouched node")

@@ -345,3 +345,111 @@ async fn gpu_work_pending_past_the_minutes_alerts_and_resolves_when_it_leaves() 
         .collect::<Vec<_>>();
     assert_eq!(other, [json!("firing")]);
 }
+
+/// Pending pods as kubectl, a client spotboard did not write, lists them from the same
+/// cluster: `{namespace/name: (kind, message, since)}` for pods on no node that the scheduler
+/// reported Unschedulable or that carry scheduling gates.
+async fn pending_per_kubectl(
+    kubeconfig: &std::path::Path,
+) -> std::collections::BTreeMap<String, (String, String, String)> {
+    let out = tokio::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(kubeconfig.with_file_name("kubectl-cache"))
+        .args(["get", "pods", "--all-namespaces", "-o", "json"])
+        .output()
+        .await
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl get pods: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut pending = std::collections::BTreeMap::new();
+    for p in list["items"].as_array().unwrap() {
+        if p["spec"]["nodeName"].is_string() || p["metadata"]["deletionTimestamp"].is_string() {
+            continue;
+        }
+        let key = format!(
+            "{}/{}",
+            p["metadata"]["namespace"].as_str().unwrap(),
+            p["metadata"]["name"].as_str().unwrap()
+        );
+        let gated = p["spec"]["schedulingGates"]
+            .as_array()
+            .is_some_and(|g| !g.is_empty());
+        let scheduled = p["status"]["conditions"].as_array().and_then(|c| {
+            c.iter()
+                .find(|c| c["type"] == "PodScheduled" && c["status"] == "False")
+        });
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        if gated {
+            pending.insert(
+                key,
+                ("scheduling-gated".into(), String::new(), String::new()),
+            );
+        } else if let Some(c) = scheduled.filter(|c| c["reason"] == "Unschedulable") {
+            pending.insert(
+                key,
+                (
+                    "unschedulable".into(),
+                    text(&c["message"]),
+                    text(&c["lastTransitionTime"]),
+                ),
+            );
+        }
+    }
+    pending
+}
+
+/// The done-when of issue 36: kubectl against the embedded cluster shows the same Pending
+/// pods, with the same scheduler messages and since-times, as `/api/v1/waiting`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_lists_the_same_pending_pods_and_conditions() {
+    let d = crate::common::start_with(&[CKS], 60.0, |_| {}).await;
+    // The scenario's two waiting pods are there first; then both sides are read in turn until
+    // they agree (a preempted node's pods may wait for a moment between the two reads).
+    eventually(
+        Duration::from_secs(10),
+        "kubectl and spotboard agree",
+        || async {
+            let kubectl = pending_per_kubectl(&d.kubeconfig).await;
+            let w = get(&d.base, &format!("/api/v1/waiting?cluster={CLUSTER}")).await;
+            let spotboard: std::collections::BTreeMap<String, (String, String, String)> = w["pods"]
+                .as_array()?
+                .iter()
+                .map(|p| {
+                    let since = p["since"]
+                        .as_str()
+                        .map(|s| {
+                            chrono::DateTime::parse_from_rfc3339(s)
+                                .unwrap()
+                                .to_utc()
+                                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                        })
+                        .unwrap_or_default();
+                    (
+                        format!(
+                            "{}/{}",
+                            p["namespace"].as_str().unwrap(),
+                            p["name"].as_str().unwrap()
+                        ),
+                        (
+                            p["kind"].as_str().unwrap().to_string(),
+                            p["message"].as_str().unwrap().to_string(),
+                            since,
+                        ),
+                    )
+                })
+                .collect();
+            let seeded = [
+                "ml-training/flux-video-pretrain-0-x7k2p",
+                "inference/llm-eval-0-q4m9z",
+            ];
+            (seeded.iter().all(|k| kubectl.contains_key(*k)) && kubectl == spotboard).then_some(())
+        },
+    )
+    .await;
+}

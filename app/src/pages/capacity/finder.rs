@@ -191,6 +191,7 @@ fn result_view(r: FinderResult) -> impl IntoView {
                     <th scope="col">"Price"</th>
                     <th scope="col">"Time to fulfil"</th>
                     <th scope="col">"Freshness"</th>
+                    <th scope="col" title="This fleet's own pools of the type in the zone, from the ledger's condition history">"This fleet here"</th>
                     <th scope="col"></th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
@@ -225,6 +226,10 @@ fn zone_row(rank: usize, z: ZoneScore, instance_type: &str, count: u32) -> impl 
             <td class="zone"><strong>{z.zone.clone()}</strong><div class="small muted">{z.cluster.clone()}</div></td>
             <td class="num score" data-testid="score">{format!("{:.1}", z.score)}</td>
             {parts}
+            <td class="history" data-testid="history" title=z.history.clone().unwrap_or_default()>
+                {z.history_warning.clone().map(|w| view! { <div class="history-warning" data-testid="history-warning" title=w.clone()>{format!("⚠ {w}")}</div> })}
+                <div class="small muted why">{z.history.clone().unwrap_or_else(|| "no history of its own".into())}</div>
+            </td>
             <td><a class="button" href=create>"Create Spot Node Pool here"</a></td>
         </tr>
     }

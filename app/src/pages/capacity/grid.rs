@@ -143,7 +143,21 @@ fn cell_view(c: CapacityCell) -> impl IntoView {
                 </div>
             })}
             {c.median_fulfil_seconds.map(|s| view! {
-                <div class="small" title="median time from falling below target to at target">{format!("fulfil {}", human(s))}</div>
+                <div class="small" title=format!(
+                    "median time from falling below target to at target{}",
+                    c.p95_fulfil_seconds.map(|p| format!("; p95 {}", human(p))).unwrap_or_default()
+                )>{format!("fulfil {}", human(s))}</div>
+            })}
+            {c.queued_seconds_24h.filter(|s| *s > 0).map(|s| view! {
+                <div class="small" data-testid="queued-24h" title=format!(
+                    "this fleet's pools of the type here sat QueuedAwaitingCapacity for {} in 24 h, {} in 7 d{}",
+                    human(s),
+                    human(c.queued_seconds_7d.unwrap_or(s)),
+                    match (c.scale_ups_7d, c.fulfilled_7d) {
+                        (Some(a), Some(f)) if a > 0 => format!("; {f} of {a} scale-ups fulfilled in 7 d"),
+                        _ => String::new(),
+                    }
+                )>{format!("queued {} in 24 h", human(s))}</div>
             })}
             {c.preemption_rate_pct.map(|r| view! {
                 <div class="small" title=format!("24 h: {r:.1} % of {} spot nodes that ran", c.spot_nodes) data-rate=format!("{r:.1}")>{format!("preempted {}", band(r))}</div>

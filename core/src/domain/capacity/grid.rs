@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::Provider;
 use crate::catalog;
+use crate::domain::capacity::obtainability::{PoolHistory, percentile};
 use crate::domain::cost::unit_prices;
 use crate::domain::preemption::rates::{RateRow, zone_type_24h};
 use crate::model::{CapacityCell, CapacityFeed, CapacityGrid, FeedEntry, PoolRow, SourceStatus};
@@ -22,6 +23,9 @@ pub struct GridInputs<'a> {
     pub rates: &'a [RateRow],
     /// Seconds from AtTarget False to True, per `(zone, instance type)`.
     pub fulfil: &'a BTreeMap<(String, String), Vec<u64>>,
+    /// The ledger's history per `(cluster, pool)` ([`super::obtainability::per_pool`]);
+    /// `None` without a ledger or before it is read.
+    pub history: Option<&'a BTreeMap<(String, String), PoolHistory>>,
     /// Each feed's status and its last good document.
     pub feeds: &'a [(SourceStatus, Option<CapacityFeed>)],
     pub now: DateTime<Utc>,
@@ -126,6 +130,18 @@ pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
                 .filter(|p| p.capacity_type == crate::CapacityType::Spot)
                 .map(|p| &**p)
                 .collect();
+            if let Some(history) = inp.history {
+                let mine: Vec<&PoolHistory> = spot_pools
+                    .iter()
+                    .filter_map(|p| history.get(&(p.cluster.clone(), p.name.clone())))
+                    .collect();
+                cell.queued_seconds_24h =
+                    Some(mine.iter().map(|h| h.queued_24h_s).max().unwrap_or(0));
+                cell.queued_seconds_7d =
+                    Some(mine.iter().map(|h| h.queued_7d_s).max().unwrap_or(0));
+                cell.scale_ups_7d = Some(mine.iter().map(|h| h.scale_ups_7d).sum());
+                cell.fulfilled_7d = Some(mine.iter().map(|h| h.fulfilled_7d).sum());
+            }
             for p in &spot_pools {
                 cell.pools += 1;
                 cell.queued_nodes += i64::from(p.queued_nodes.unwrap_or(0));
@@ -142,10 +158,9 @@ pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
                 cell.preemption_rate_pct = Some(r.rate_pct);
                 cell.spot_nodes = i64::from(r.spot_nodes);
             }
-            cell.median_fulfil_seconds = inp
-                .fulfil
-                .get(&(zone.clone(), t.clone()))
-                .and_then(|v| median(v));
+            let samples = inp.fulfil.get(&(zone.clone(), t.clone()));
+            cell.median_fulfil_seconds = samples.and_then(|v| median(v));
+            cell.p95_fulfil_seconds = samples.and_then(|v| percentile(v, 0.95));
             if let Some((e, at, confidential)) = feeds.get(&(zone.to_ascii_uppercase(), t.clone()))
             {
                 cell.available_nodes = Some(e.available_nodes);

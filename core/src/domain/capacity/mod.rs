@@ -3,9 +3,11 @@
 //! capacity feeds say.
 //!
 //! - `grid`: the zones × instance types grid.
+//! - `obtainability`: this fleet's own history of getting capacity in a zone.
 //! - `score`: the documented score, its parts, ranking and score-against-count curves.
 
 mod grid;
+pub mod obtainability;
 pub mod score;
 
 pub use grid::{GridInputs, build_grid, median};

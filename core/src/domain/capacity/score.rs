@@ -154,13 +154,55 @@ pub fn score(
     } else {
         100.0 * parts.iter().map(|p| p.value * p.weight).sum::<f64>()
     };
+    let score = (total * 10.0).round() / 10.0;
     ZoneScore {
         cluster: cell.cluster.clone(),
         zone: cell.zone.clone(),
-        score: (total * 10.0).round() / 10.0,
+        score,
         parts,
         confidential: cell.confidential,
+        history: history(cell),
+        history_warning: history_warning(cell, score),
     }
+}
+
+/// A score from which the Finder calls a zone good.
+pub const GOOD_SCORE: f64 = 70.0;
+
+/// Queued time in the last 24 h from which a good score is contradicted, seconds.
+pub const WAITED_WARNING_S: u64 = 600;
+
+/// The fleet's own history of `cell` in one line, when there is one to tell.
+fn history(cell: &CapacityCell) -> Option<String> {
+    let (Some(day), Some(week)) = (cell.queued_seconds_24h, cell.queued_seconds_7d) else {
+        return None;
+    };
+    let mut s = if week == 0 {
+        "never queued for capacity in 7 d".to_string()
+    } else {
+        format!("queued {} in 24 h, {} in 7 d", human(day), human(week))
+    };
+    if let (Some(asked), Some(done)) = (cell.scale_ups_7d, cell.fulfilled_7d)
+        && asked > 0
+    {
+        s.push_str(&format!("; {done} of {asked} scale-ups fulfilled"));
+    }
+    if let Some(p95) = cell.p95_fulfil_seconds {
+        s.push_str(&format!(", p95 {}", human(p95)));
+    }
+    Some(s)
+}
+
+/// "The score says good, the history says it waited" (see [`ZoneScore::history_warning`]).
+fn history_warning(cell: &CapacityCell, score: f64) -> Option<String> {
+    let waited = cell.queued_seconds_24h.filter(|s| *s >= WAITED_WARNING_S)?;
+    (score >= GOOD_SCORE).then(|| {
+        format!(
+            "scores {score:.0}, but this fleet's {} pools here waited {} for capacity in the last 24 h",
+            cell.instance_type,
+            human(waited)
+        )
+    })
 }
 
 fn ratio(a: Decimal, b: Decimal) -> f64 {

@@ -188,6 +188,24 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         ("US-EAST-04A".to_string(), "gd-8xh100ib-i128".to_string()),
         vec![300, 60, 120],
     );
+    // The ledger's history: pool a queued 20 min in 24 h, b 45 min; the cell gives the longest,
+    // and the scale-ups of both.
+    let ph = |day: u64, week: u64, asked: u32, done: u32| {
+        crate::domain::capacity::obtainability::PoolHistory {
+            queued_24h_s: day,
+            queued_7d_s: week,
+            scale_ups_7d: asked,
+            fulfilled_7d: done,
+        }
+    };
+    let history = BTreeMap::from([
+        (("c1".to_string(), "a".to_string()), ph(1200, 4000, 3, 3)),
+        (("c1".to_string(), "b".to_string()), ph(2700, 2700, 1, 0)),
+        (
+            ("c2".to_string(), "elsewhere".to_string()),
+            ph(9999, 9999, 9, 9),
+        ),
+    ]);
     let feed = |free: u32, minutes_ago: i64, confidential: bool| CapacityFeed {
         source: "test".into(),
         generated_at: now() - Duration::minutes(minutes_ago),
@@ -209,6 +227,7 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         pools: &pools,
         rates: &rates,
         fulfil: &fulfil,
+        history: Some(&history),
         feeds: &feeds,
         now: now(),
     });
@@ -230,6 +249,16 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         (1, 4, 25.0)
     );
     assert_eq!(c.median_fulfil_seconds, Some(120));
+    assert_eq!(c.p95_fulfil_seconds, Some(300));
+    assert_eq!(
+        (
+            c.queued_seconds_24h,
+            c.queued_seconds_7d,
+            c.scale_ups_7d,
+            c.fulfilled_7d
+        ),
+        (Some(2700), Some(4000), Some(4), Some(3))
+    );
     assert_eq!(c.available_nodes, Some(4), "the newer feed figure wins");
     assert!(c.confidential && g.confidential);
     assert_eq!(c.spot_usd_h.as_deref(), Some("19.71"));
@@ -265,6 +294,7 @@ fn the_grid_is_a_cks_grid() {
         pools: &pools,
         rates: &[],
         fulfil: &BTreeMap::new(),
+        history: None,
         feeds: &[],
         now: now(),
     });
@@ -321,4 +351,44 @@ fn a_grid_from_streamed_cells_has_the_servers_columns_and_rows() {
     );
     assert!(g.confidential, "a confidential cell marks the grid");
     assert!(g.cell("EU-SOUTH-04A", "zz-custom").is_some());
+}
+
+/// Where the score says good and this fleet's own history says it waited, the Finder says
+/// so; a zone that never queued gets its history line and no warning.
+#[test]
+fn a_good_score_against_a_long_wait_is_flagged() {
+    let mut waited = cell("A", Some("Sufficient"), Some(10), "19.71");
+    waited.queued_seconds_24h = Some(40 * 60);
+    waited.queued_seconds_7d = Some(3 * 3600);
+    waited.scale_ups_7d = Some(4);
+    waited.fulfilled_7d = Some(3);
+    waited.p95_fulfil_seconds = Some(720);
+    let s = score::score(&waited, 2, "19.71".parse().ok(), now());
+    assert!(s.score >= score::GOOD_SCORE, "{}", s.score);
+    assert_eq!(
+        s.history.as_deref(),
+        Some("queued 40 min in 24 h, 3.0 h in 7 d; 3 of 4 scale-ups fulfilled, p95 12 min")
+    );
+    assert_eq!(
+        s.history_warning.as_deref(),
+        Some(&*format!(
+            "scores {:.0}, but this fleet's gd-8xh100ib-i128 pools here waited 40 min for capacity in the last 24 h",
+            s.score
+        ))
+    );
+    let mut calm = waited.clone();
+    calm.queued_seconds_24h = Some(0);
+    calm.queued_seconds_7d = Some(0);
+    let c = score::score(&calm, 2, "19.71".parse().ok(), now());
+    assert_eq!(c.history_warning, None);
+    assert!(
+        c.history
+            .unwrap()
+            .starts_with("never queued for capacity in 7 d")
+    );
+    // Without a ledger there is no history to tell.
+    assert_eq!(
+        score::score(&cell("A", None, Some(10), "19.71"), 2, None, now()).history,
+        None
+    );
 }

@@ -8,7 +8,10 @@
 //!   provider labels it (GKE `cloud.google.com/gke-spot=true`, Karpenter
 //!   `karpenter.sh/capacity-type`) and a CKS NodePool's `nodeLabels`;
 //! - taints: a CKS NodePool's `nodeTaints` (`NoSchedule` and `NoExecute` keep out a pod that
-//!   does not tolerate them; `PreferNoSchedule` does not).
+//!   does not tolerate them; `PreferNoSchedule` does not), and on a GKE pool of GPU machines
+//!   the `nvidia.com/gpu=present:NoSchedule` GKE puts on every GPU node (GKE: "Run GPUs in
+//!   Standard node pools"; GKE gives pods that request GPUs the toleration, so it keeps out
+//!   only pods that request none).
 //!
 //! A selector key a node has but no pool spells out (`kubernetes.io/hostname`,
 //! `kubernetes.io/os`, `kubernetes.io/arch`, the region) is not judged: it neither matches nor
@@ -36,6 +39,9 @@ pub const SELECTOR_REASON: &str = "didn't match Pod's node affinity/selector";
 /// The start of kube-scheduler's reason for a node with a taint the pod does not tolerate
 /// (`node(s) had untolerated taint {key: value}`).
 pub const TAINT_REASON: &str = "node(s) had untolerated taint";
+
+/// The taint GKE gives its GPU nodes, as a pool row writes taints.
+pub const GKE_GPU_TAINT: &str = "nvidia.com/gpu=present:NoSchedule";
 
 /// Labels every node carries that a pool does not spell out: not judged.
 const NOT_JUDGED: [&str; 6] = [
@@ -171,12 +177,20 @@ fn fit_labelled(
             .unwrap_or_default();
         return Err(Misfit::Affinity(first));
     }
-    for t in &p.detail.node_taints {
+    let gke_gpu = (p.provider == Provider::Gke && p.gpus_per_node.is_some_and(|g| g > 0))
+        .then_some(GKE_GPU_TAINT);
+    for t in p
+        .detail
+        .node_taints
+        .iter()
+        .map(String::as_str)
+        .chain(gke_gpu)
+    {
         let (key, value, effect) = taint(t);
         if matches!(effect, "NoSchedule" | "NoExecute")
             && !tolerated(&w.tolerations, key, value, effect)
         {
-            return Err(Misfit::Taint(t.clone()));
+            return Err(Misfit::Taint(t.to_string()));
         }
     }
     Ok(())

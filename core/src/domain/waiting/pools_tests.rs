@@ -217,6 +217,27 @@ fn an_affinity_no_pool_meets_is_the_cause() {
     );
 }
 
+/// A GKE pool of GPU machines keeps out a pod that requests no GPU and has no toleration
+/// (GKE taints its GPU nodes; a GPU pod gets the toleration from GKE); a CPU pool does not.
+#[test]
+fn a_gke_gpu_pool_keeps_out_pods_without_the_gpu_toleration() {
+    let mut l4 = pool(Provider::Gke, "spot-l4", "g2-standard-24", true);
+    l4.gpus_per_node = Some(2);
+    let cpu = pool(Provider::Gke, "default-pool", "e2-standard-8", false);
+    let web = pod(&[]);
+    assert_eq!(fit(&web, &l4), Err(Misfit::Taint(GKE_GPU_TAINT.into())));
+    assert!(fit(&web, &cpu).is_ok());
+    let gpu_pod = WaitingPod {
+        tolerations: vec![tol("nvidia.com/gpu", true, "", "NoSchedule")],
+        ..pod(&[])
+    };
+    assert!(fit(&gpu_pod, &l4).is_ok());
+    // A CKS pool of GPU machines has no such taint.
+    let mut cks = pool(Provider::Cks, "h100", "gd-8xh100ib-i128", true);
+    cks.gpus_per_node = Some(8);
+    assert!(fit(&web, &cks).is_ok());
+}
+
 /// Kubernetes' toleration rules, each case from its documentation's table.
 #[test]
 fn tolerations_follow_kubernetes_rules() {

@@ -183,7 +183,11 @@ async fn seed_zone(f: &Fleet) -> kube::Result<()> {
         let nodes = &by_pool.iter().find(|(p, _)| *p == w.pool).expect("pool").1;
         for i in 0..w.replicas {
             let suffix = format!("{:05x}", hash(&format!("{}{i}", w.name)) & 0xfffff);
-            run_pod(f, objects::pod(w, i, &suffix, &nodes[i % nodes.len()])).await?;
+            run_pod(
+                f,
+                objects::pod(f.flavor, w, i, &suffix, &nodes[i % nodes.len()]),
+            )
+            .await?;
         }
     }
     Ok(())

@@ -248,11 +248,18 @@ pub fn node(
                 json!(instance_type.split('.').next().unwrap_or_default());
         }
     }
+    // GKE taints its GPU nodes `nvidia.com/gpu=present:NoSchedule` and adds the matching
+    // toleration to pods that request GPUs (GKE: "Run GPUs in Standard node pools").
+    let spec = if flavor == Flavor::Gke && machine.gpus > 0 {
+        json!({"taints": [{"key": GPU_TAINT_KEY, "value": "present", "effect": "NoSchedule"}]})
+    } else {
+        json!({})
+    };
     json!({
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": name, "labels": l},
-        "spec": {},
+        "spec": spec,
         "status": {
             "capacity": capacity,
             "allocatable": allocatable,
@@ -305,8 +312,12 @@ fn app_label(w: &WorkloadPlan) -> &'static str {
     }
 }
 
-/// Pod `index` of workload `w`, bound to `node`, Running.
-pub fn pod(w: &WorkloadPlan, index: usize, suffix: &str, node: &str) -> Value {
+/// The key of the taint GKE puts on GPU nodes, and of the toleration it gives GPU pods.
+pub const GPU_TAINT_KEY: &str = "nvidia.com/gpu";
+
+/// Pod `index` of workload `w`, bound to `node`, Running; on GKE a pod requesting GPUs carries
+/// the toleration GKE adds to such pods.
+pub fn pod(flavor: Flavor, w: &WorkloadPlan, index: usize, suffix: &str, node: &str) -> Value {
     let name = match w.kind {
         "StatefulSet" => format!("{}-{index}", w.name),
         "Pod" => w.name.to_string(),
@@ -342,6 +353,10 @@ pub fn pod(w: &WorkloadPlan, index: usize, suffix: &str, node: &str) -> Value {
     });
     if w.system {
         spec["priorityClassName"] = json!("system-cluster-critical");
+    }
+    if flavor == Flavor::Gke && w.gpus > 0 {
+        spec["tolerations"] =
+            json!([{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]);
     }
     json!({
         "apiVersion": "v1",
@@ -458,6 +473,47 @@ mod tests {
         assert!(!spot(Flavor::Gke, &karpenter_spot));
     }
 
+    /// GKE taints GPU nodes and gives GPU pods the toleration; CPU nodes and Karpenter's
+    /// nodes carry no such taint.
+    #[test]
+    fn gke_gpu_nodes_are_tainted_and_their_gpu_pods_tolerate_it() {
+        let gpu_pool = pools(Flavor::Gke)
+            .iter()
+            .find(|p| p.instance_types[0] == "g2-standard-24")
+            .unwrap();
+        let n = node(
+            Flavor::Gke,
+            "us-central1-a",
+            gpu_pool,
+            "n1",
+            "g2-standard-24",
+            true,
+        );
+        assert_eq!(
+            n["spec"]["taints"],
+            json!([{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}])
+        );
+        let cpu = node(
+            Flavor::Gke,
+            "us-central1-a",
+            gpu_pool,
+            "n2",
+            "e2-standard-8",
+            true,
+        );
+        assert!(cpu["spec"]["taints"].is_null());
+        let w = workloads(Flavor::Gke).iter().find(|w| w.gpus > 0).unwrap();
+        let p = pod(Flavor::Gke, w, 0, "abcde", "n1");
+        assert_eq!(p["spec"]["tolerations"][0]["key"], "nvidia.com/gpu");
+        let karpenter = workloads(Flavor::Karpenter)
+            .iter()
+            .find(|w| w.gpus > 0)
+            .unwrap();
+        assert!(
+            pod(Flavor::Karpenter, karpenter, 0, "abcde", "n1")["spec"]["tolerations"].is_null()
+        );
+    }
+
     #[test]
     fn karpenter_spreads_over_sibling_zones_and_gke_stays_zonal() {
         let z: Vec<String> = (0..4)
@@ -475,7 +531,7 @@ mod tests {
             for w in workloads(flavor) {
                 let pool = pools(flavor).iter().find(|p| p.name == w.pool).unwrap();
                 assert!(pool.nodes > 0, "{} needs nodes in {}", w.name, w.pool);
-                let p = pod(w, 0, "abcde", "n1");
+                let p = pod(flavor, w, 0, "abcde", "n1");
                 if let Some(b) = pdb(w) {
                     // The whole selector, as the API server would read it: matchLabels and
                     // matchExpressions, every key.
@@ -484,7 +540,7 @@ mod tests {
                     let sel = Selector::try_from(sel).unwrap();
                     assert!(!sel.selects_all(), "{}: a budget over every pod", w.name);
                     assert!(sel.matches(&labels(&p)), "{} misses its pods", w.name);
-                    let other = pod(&workloads(flavor)[0], 0, "zzzzz", "n1");
+                    let other = pod(flavor, &workloads(flavor)[0], 0, "zzzzz", "n1");
                     if workloads(flavor)[0].name != w.name {
                         assert!(
                             !sel.matches(&labels(&other)),

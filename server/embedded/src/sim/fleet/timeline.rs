@@ -45,14 +45,25 @@ fn owner(p: &Pod) -> Option<(String, String)> {
         .map(|o| (o.kind.clone(), o.name.clone()))
 }
 
-/// Marks the node with the provider's notice: taints (replacing the list, as the model
-/// writes lists whole), cordon, and drops the trigger annotation.
+/// Marks the node with the provider's notice: its taint added to the node's own (a merge
+/// patch writes the list whole), cordon, and drops the trigger annotation.
 async fn notice(f: &Fleet, node: &Node, taint: &str, cordon: bool) -> kube::Result<()> {
+    let mut taints: Vec<serde_json::Value> = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.as_ref())
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| serde_json::to_value(t).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    taints.push(json!({"key": taint, "effect": "NoSchedule", "timeAdded": rfc3339(Utc::now())}));
     let patch = json!({
         "metadata": {"annotations": {PREEMPT_ANNOTATION: null}},
         "spec": {
             "unschedulable": cordon || node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
-            "taints": [{"key": taint, "effect": "NoSchedule", "timeAdded": rfc3339(Utc::now())}],
+            "taints": taints,
         },
     });
     Api::<Node>::all(f.client.clone())
@@ -272,7 +283,7 @@ async fn replace(f: &Fleet, pool: Option<&str>, lost: &[Pod]) {
             delete_pod(&f.client, &pod_ref(p), Some(0), "statefulset controller").await;
         }
         let suffix = format!("{:05x}", hash(&format!("{node}{}", p.name_any())) & 0xfffff);
-        if let Err(e) = run_pod(f, objects::pod(w, index, &suffix, &node)).await {
+        if let Err(e) = run_pod(f, objects::pod(f.flavor, w, index, &suffix, &node)).await {
             tracing::warn!(pod = %p.name_any(), "replacing a pod: {e}");
         }
     }
