@@ -178,7 +178,7 @@ fn history(cell: &CapacityCell) -> Option<String> {
         return None;
     };
     let mut s = if week == 0 {
-        "never queued for capacity in 7 d".to_string()
+        "not queued in 7 d".to_string()
     } else {
         format!("queued {} in 24 h, {} in 7 d", human(day), human(week))
     };

@@ -381,11 +381,7 @@ fn a_good_score_against_a_long_wait_is_flagged() {
     calm.queued_seconds_7d = Some(0);
     let c = score::score(&calm, 2, "19.71".parse().ok(), now());
     assert_eq!(c.history_warning, None);
-    assert!(
-        c.history
-            .unwrap()
-            .starts_with("never queued for capacity in 7 d")
-    );
+    assert!(c.history.unwrap().starts_with("not queued in 7 d"));
     // Without a ledger there is no history to tell.
     assert_eq!(
         score::score(&cell("A", None, Some(10), "19.71"), 2, None, now()).history,
