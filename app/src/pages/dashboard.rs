@@ -462,20 +462,7 @@ fn WaitingCell(row: RwSignal<PoolRow>) -> impl IntoView {
     };
     let title = {
         let waiting = waiting.clone();
-        move || {
-            waiting().map(|w| {
-                format!(
-                    "{} pod{} waiting ({} GPUs){}: {}",
-                    w.pods,
-                    if w.pods == 1 { "" } else { "s" },
-                    w.gpus,
-                    w.oldest_since
-                        .map(|t| format!(" since {}", crate::components::time::minute(t)))
-                        .unwrap_or_default(),
-                    w.cause
-                )
-            })
-        }
+        move || waiting().map(|w| super::pool_parts::waiting_sentence(&w))
     };
     view! {
         <td class="num waiting" data-col="waiting" title=title>

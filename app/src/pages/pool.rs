@@ -74,18 +74,7 @@ fn PoolWaiting(row: RwSignal<PoolRow>) -> impl IntoView {
             view! {
                 <section class="problems-box" aria-label="Waiting for this pool" data-testid="pool-waiting">
                     <h2>"Waiting for this pool"</h2>
-                    <p>
-                        {format!(
-                            "{} pod{} ({} GPUs){}: {}",
-                            w.pods,
-                            if w.pods == 1 { "" } else { "s" },
-                            w.gpus,
-                            w.oldest_since
-                                .map(|t| format!(" since {}", crate::components::time::minute(t)))
-                                .unwrap_or_default(),
-                            w.cause
-                        )}
-                    </p>
+                    <p>{super::pool_parts::waiting_sentence(&w)}</p>
                     <p class="hint">"Every pod on GET /api/v1/waiting, with the scheduler's reasons."</p>
                 </section>
             }

@@ -8,6 +8,21 @@ use crate::{
     model::{GpuSource, NodeRow, PoolRow},
 };
 
+/// The work waiting for a pool in one sentence: "2 pods (16 GPUs) since 09:12: waiting for
+/// spot capacity in …" (the pools table's Waiting cell on hover, the pool page's section).
+pub fn waiting_sentence(w: &crate::model::WaitingPool) -> String {
+    format!(
+        "{} pod{} ({} GPUs){}: {}",
+        w.pods,
+        if w.pods == 1 { "" } else { "s" },
+        w.gpus,
+        w.oldest_since
+            .map(|t| format!(" since {}", crate::components::time::minute(t)))
+            .unwrap_or_default(),
+        w.cause
+    )
+}
+
 /// The pool's spec and configuration status as a definition list.
 #[component]
 pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {

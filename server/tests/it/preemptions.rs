@@ -249,22 +249,7 @@ async fn a_cks_preemption_plays_its_phases_with_its_blast_radius() {
 /// capacity longer than `--alert-condition-minutes` fires its condition alert.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_preemptions_raise_one_wave_alert_firing_then_resolved() {
-    use std::sync::{Arc, Mutex};
-    let received: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let sink = received.clone();
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |axum::Json(v): axum::Json<Value>| {
-            let sink = sink.clone();
-            async move {
-                sink.lock().unwrap().push(v);
-                "ok"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (hook, received) = common::webhook_sink().await;
 
     let d = common::start_with(&[ZONE], 120.0, |a| {
         a.alert_webhook = Some(hook);

@@ -258,21 +258,7 @@ async fn the_seeded_pod_without_the_pools_toleration_waits_on_the_taint() {
 /// deleting the pod (no controller brings a bare pod back) resolves it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gpu_work_pending_past_the_minutes_alerts_and_resolves_when_it_leaves() {
-    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
-    let sink = received.clone();
-    let app = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |axum::Json(v): axum::Json<Value>| {
-            let sink = sink.clone();
-            async move {
-                sink.lock().unwrap().push(v);
-                "ok"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (hook, received) = crate::common::webhook_sink().await;
     // Two zones: the scenario's own waiting pods go to the second (group 1), so nothing
     // else waits in the first.
     let d = crate::common::start_with(&[CKS, "US-CENTRAL-07A"], 60.0, |a| {

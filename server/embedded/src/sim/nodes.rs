@@ -194,7 +194,8 @@ pub fn node_object(n: &NewNode<'_>) -> Node {
     }
 }
 
-fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
+/// A taint as a node's `spec.taints` holds it.
+pub(crate) fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
     Taint {
         key: key.into(),
         value: value.map(Into::into),

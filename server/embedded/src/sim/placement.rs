@@ -128,18 +128,10 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::nodes::taint;
 
     fn spec(v: serde_json::Value) -> PodSpec {
         serde_json::from_value(v).unwrap()
-    }
-
-    fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
-        Taint {
-            key: key.into(),
-            value: value.map(Into::into),
-            effect: effect.into(),
-            time_added: None,
-        }
     }
 
     #[test]

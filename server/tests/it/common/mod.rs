@@ -76,6 +76,30 @@ impl Dashboard {
 }
 
 /// `GET /api/v1/preemptions` as JSON; panics when spotboard does not answer.
+/// A webhook receiver on loopback for `--alert-webhook`: its URL, and every body POSTed to
+/// it, in order.
+pub async fn webhook_sink() -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+) {
+    let received: std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>> = Default::default();
+    let sink = received.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(v): axum::Json<serde_json::Value>| {
+            let sink = sink.clone();
+            async move {
+                sink.lock().unwrap().push(v);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (hook, received)
+}
+
 pub async fn preemptions(base: &str) -> serde_json::Value {
     reqwest::get(format!("{base}/api/v1/preemptions"))
         .await
