@@ -95,17 +95,19 @@ test("the fleet summary adds up the pools table and moves with it", async ({ pag
 test("columns can be hidden, and the choice lives in the URL", async ({ page }) => {
   await page.goto("/");
   await expect(page.getByTestId("conn")).toHaveText("live");
-  const providerCells = page.locator('table.pools td[data-col="provider"]');
-  await expect(providerCells.first()).toBeVisible();
+  // The instance type: a column every width shows (Provider and computeClass give their
+  // room to Waiting below 1360 px).
+  const typeCells = page.locator('table.pools td[data-col="type"]');
+  await expect(typeCells.first()).toBeVisible();
   await page.locator("details.columns > summary").click();
-  await page.locator('input[name="col-provider"]').uncheck();
+  await page.locator('input[name="col-type"]').uncheck();
   await page.locator('input[name="col-age"]').uncheck();
-  await expect(page).toHaveURL(/hide=provider%2Cage|hide=provider,age/);
-  await expect(providerCells.first()).toBeHidden();
+  await expect(page).toHaveURL(/hide=type%2Cage|hide=type,age/);
+  await expect(typeCells.first()).toBeHidden();
   await expect(page.locator('table.pools th[data-col="age"]')).toBeHidden();
   await expect(page.locator('table.pools th[data-col="target"]')).toBeVisible();
   await page.reload();
-  await expect(page.locator('table.pools td[data-col="provider"]').first()).toBeHidden();
+  await expect(page.locator('table.pools td[data-col="type"]').first()).toBeHidden();
   await expect(page.locator("table.pools tbody tr").first()).toBeVisible();
 });
 
