@@ -76,7 +76,8 @@ impl Requirement {
     }
 }
 
-/// As `kubectl` writes a selector: `k in (a,b)`, `k notin (a)`, `k`, `!k`, `k>3`, `k<3`.
+/// In the label selector's text form (`kubectl get -l`): `k in (a,b)`, `k=a` for one value,
+/// `k notin (a)`, `k`, `!k`, `k>3`, `k<3`.
 impl std::fmt::Display for Requirement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -332,17 +332,22 @@ impl Views {
         }
     }
 
-    /// Every pool row, shared (not copied), sorted by cluster then name (alerts that start
+    /// Each cluster's waiting row as last published, sorted by cluster (alerts that start
     /// together are announced in that order).
     pub fn waiting_clusters(&self) -> Vec<spotboard_core::model::WaitingPool> {
-        self.derived
+        let mut rows: Vec<spotboard_core::model::WaitingPool> = self
+            .derived
             .waiting
             .values()
             .filter(|w| w.pool.is_none())
             .cloned()
-            .collect()
+            .collect();
+        rows.sort_by(|a, b| a.cluster.cmp(&b.cluster));
+        rows
     }
 
+    /// Every pool row, shared (not copied), sorted by cluster then name (alerts that start
+    /// together are announced in that order).
     pub fn pool_rows(&self) -> Vec<Arc<PoolRow>> {
         let mut rows: Vec<Arc<PoolRow>> = self.pools.values().cloned().collect();
         rows.sort_by(|a, b| (&a.cluster, &a.name).cmp(&(&b.cluster, &b.name)));

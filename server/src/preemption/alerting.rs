@@ -123,13 +123,17 @@ impl Alerting {
 }
 
 /// Logs an announced message.
+///
+/// The summary goes in as a quoted field, never spliced into the message: a pending-work
+/// summary carries a cause built from pod authors' text (selector and affinity values, gate
+/// names), whose newlines and control characters must not forge log lines.
 pub fn log(a: &Alert) {
     match a.status {
         AlertStatus::Firing => {
-            tracing::warn!(alert = %a.key, kind = a.kind.as_str(), "alert firing: {}", a.summary)
+            tracing::warn!(alert = %a.key, kind = a.kind.as_str(), summary = ?a.summary, "alert firing")
         }
         AlertStatus::Resolved => {
-            tracing::info!(alert = %a.key, kind = a.kind.as_str(), "alert resolved: {}", a.summary)
+            tracing::info!(alert = %a.key, kind = a.kind.as_str(), summary = ?a.summary, "alert resolved")
         }
     }
 }

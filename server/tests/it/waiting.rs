@@ -266,6 +266,7 @@ async fn gpu_work_pending_past_the_minutes_alerts_and_resolves_when_it_leaves() 
         a.alert_pending_minutes = 0;
     })
     .await;
+    let started = std::time::Instant::now();
     let pods: Api<Pod> = Api::namespaced(d.admin(CKS), "default");
     create(
         &pods,
@@ -308,7 +309,12 @@ async fn gpu_work_pending_past_the_minutes_alerts_and_resolves_when_it_leaves() 
     };
     assert!(gauge("spotboard_waiting_gpus") >= 8.0);
     assert!(gauge("spotboard_waiting_pods") >= 1.0);
-    assert!(gauge("spotboard_waiting_gpu_oldest_seconds") >= 0.0);
+    // Seconds since the pod was found unschedulable, in this test: not an epoch, not negative.
+    let oldest = gauge("spotboard_waiting_gpu_oldest_seconds");
+    assert!(
+        (0.0..=started.elapsed().as_secs_f64() + 2.0).contains(&oldest),
+        "{oldest}"
+    );
     pods.delete("train-b300", &DeleteParams::default())
         .await
         .unwrap();

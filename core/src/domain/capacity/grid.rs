@@ -130,7 +130,8 @@ pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
                 .filter(|p| p.capacity_type == crate::CapacityType::Spot)
                 .map(|p| &**p)
                 .collect();
-            if let Some(history) = inp.history {
+            // A zone where the fleet runs no spot pool of the type has no history of its own.
+            if let Some(history) = inp.history.filter(|_| !spot_pools.is_empty()) {
                 let mine: Vec<&PoolHistory> = spot_pools
                     .iter()
                     .filter_map(|p| history.get(&(p.cluster.clone(), p.name.clone())))

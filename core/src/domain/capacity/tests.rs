@@ -259,6 +259,9 @@ fn the_grid_sums_pools_counts_preemptions_and_takes_the_latest_feed_figure() {
         ),
         (Some(2700), Some(4000), Some(4), Some(3))
     );
+    // A type the fleet runs no spot pool of here has no history of its own.
+    let none = g.cell("US-EAST-04A", "gd-8xl40s-i128").unwrap();
+    assert_eq!((none.queued_seconds_24h, none.scale_ups_7d), (None, None));
     assert_eq!(c.available_nodes, Some(4), "the newer feed figure wins");
     assert!(c.confidential && g.confidential);
     assert_eq!(c.spot_usd_h.as_deref(), Some("19.71"));

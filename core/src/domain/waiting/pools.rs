@@ -43,6 +43,25 @@ pub const TAINT_REASON: &str = "node(s) had untolerated taint";
 /// The taint GKE gives its GPU nodes, as a pool row writes taints.
 pub const GKE_GPU_TAINT: &str = "nvidia.com/gpu=present:NoSchedule";
 
+/// Whether a scheduler reason is an untolerated taint other than one a node gets in its
+/// life: Kubernetes' `node.kubernetes.io/*` (not-ready, unreachable, pressure, unschedulable)
+/// and the providers' preemption notices (GKE `cloud.google.com/impending-node-termination`,
+/// Karpenter `karpenter.sh/disrupted`).
+fn other_pools_taint(reason: &str) -> bool {
+    let Some(rest) = reason.strip_prefix(TAINT_REASON) else {
+        return false;
+    };
+    let key = rest
+        .trim_start()
+        .trim_start_matches('{')
+        .split(':')
+        .next()
+        .unwrap_or_default();
+    !(key.starts_with("node.kubernetes.io/")
+        || key == labels::GKE_TERMINATION_TAINT
+        || key == labels::KARPENTER_DISRUPTED_TAINT)
+}
+
 /// Labels every node carries that a pool does not spell out: not judged.
 const NOT_JUDGED: [&str; 6] = [
     "kubernetes.io/hostname",
@@ -293,14 +312,15 @@ pub fn pool_cause(p: &PoolRow, waiting: &[&WaitingPod]) -> String {
     if let Some(g) = waiting.iter().find(|w| w.kind == WaitKind::SchedulingGated) {
         return format!("gated by {}", g.gates.join(", "));
     }
-    // The nodes that did not match the selector, or whose taints the pod does not tolerate,
-    // are other pools' nodes (this pool's taints are tolerated, or it would not be placed
-    // here): not this pool's reason.
+    // The nodes that did not match the selector, or whose pool-given taints the pod does not
+    // tolerate, are other pools' nodes (this pool's taints are tolerated, or it would not be
+    // placed here): not this pool's reason. Taints a node gets in its life (not ready, a
+    // preemption notice) may be this pool's own nodes', and stay.
     let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
     for r in waiting
         .iter()
         .flat_map(|w| w.reasons.iter())
-        .filter(|r| !r.reason.contains(SELECTOR_REASON) && !r.reason.starts_with(TAINT_REASON))
+        .filter(|r| !r.reason.contains(SELECTOR_REASON) && !other_pools_taint(&r.reason))
     {
         *counts.entry(r.reason.as_str()).or_default() += r.nodes.max(1);
     }

@@ -421,3 +421,23 @@ fn placing_by_kind_agrees_with_judging_each_pod() {
     }
     assert!(pods.iter().any(|w| w.pools.is_empty()) && pods.iter().any(|w| !w.pools.is_empty()));
 }
+
+/// A taint a node gets in its life (not ready) can be the pool's own nodes' reason and stays;
+/// other pools' taints do not.
+#[test]
+fn a_lifecycle_taint_stays_the_pools_reason() {
+    let full = pool(Provider::Cks, "l40", "gd-8xl40-i128", true);
+    let mut w = WaitingPod {
+        reasons: parse(
+            "0/12 nodes are available: 2 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, \
+             10 node(s) had untolerated taint {dedicated: inference}.",
+        )
+        .reasons,
+        ..pod(&[("compute.coreweave.com/node-pool", "l40")])
+    };
+    place(std::slice::from_mut(&mut w), &[&full]);
+    assert_eq!(
+        w.cause,
+        "node(s) had untolerated taint {node.kubernetes.io/not-ready: } on 2 node(s)"
+    );
+}
