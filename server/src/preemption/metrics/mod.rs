@@ -255,13 +255,16 @@ impl Metrics {
         let label = |cluster: &str| ClusterLabels {
             cluster: cluster.into(),
         };
-        for p in pools {
+        // Once per cluster, not per pool: a fleet has thousands of pools in a few clusters.
+        let clusters: std::collections::BTreeSet<&str> =
+            pools.iter().map(|p| p.cluster.as_str()).collect();
+        for cluster in clusters {
             for family in [
                 &self.waiting_pods,
                 &self.waiting_gpus,
                 &self.waiting_gpu_oldest,
             ] {
-                drop(family.get_or_create(&label(&p.cluster)));
+                drop(family.get_or_create(&label(cluster)));
             }
         }
         for w in waiting.iter().filter(|w| w.pool.is_none()) {
