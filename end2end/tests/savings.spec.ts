@@ -154,3 +154,50 @@ test("the dashboard sums up what spot saves now", async ({ page, request }) => {
   expect(html).toContain("run_rate");
   expect(html).not.toContain('lines\\":');
 });
+
+test("a fallback pair shows what its on-demand nodes cost while spot was queued", async ({ page, request }) => {
+  // The scenario's b200-on-demand names b200-spot-burst in spotboard.dev/fallback-for, and
+  // b200-spot-burst waits for B200 Spot capacity from the start.
+  type Pair = {
+    cluster: string;
+    on_demand_pool: string;
+    spot_pools: string[];
+    short_node_hours: string;
+    extra_usd: string;
+    move_back: string;
+  };
+  const b200 = async (): Promise<Pair | undefined> =>
+    ((await (await request.get("/api/v1/fallback?range=24h")).json()).pairs as Pair[]).find(
+      (p) => p.on_demand_pool === "b200-on-demand",
+    );
+  await expect.poll(async () => Number((await b200())?.extra_usd ?? 0), { timeout: 30_000 }).toBeGreaterThan(0);
+  const before = (await b200())!;
+  expect(before.spot_pools).toEqual(["b200-spot-burst"]);
+  expect(before.move_back).toBe("wait");
+
+  await page.goto("/savings?range=24h");
+  const row = page.getByTestId("fallback").locator('tr[data-pair="b200-on-demand"]');
+  await expect(row).toBeVisible();
+  await expect(row.locator("td").nth(1)).toHaveText("b200-spot-burst");
+  await expect(row.getByTestId("move-back")).toHaveText("keep");
+  await expect(row.locator("td.advice")).toHaveAttribute(
+    "title",
+    "keep the 2 on-demand nodes: spot pool b200-spot-burst is short (Capacity: QueuedAwaitingCapacity)",
+  );
+  const shown = amount(await row.locator('td[data-col="extra"]').innerText());
+  const after = (await b200())!;
+  // The page priced the hours at its own instant, between the two API readings.
+  expect(shown).toBeGreaterThanOrEqual(Number(before.extra_usd) - 0.0051);
+  expect(shown).toBeLessThanOrEqual(Number(after.extra_usd) + 0.0051);
+  await expect(page.getByTestId("fig-fallback")).toHaveText(/^\$[\d,]+\.\d\d$/);
+  // One line per row: the advice is cut to its column, not wrapped.
+  const box = await row.boundingBox();
+  expect(box!.height, "one line of text and its padding").toBeLessThan(40);
+
+  // Both pools' pages show the pair live, from the stream's 24-hour rows.
+  await page.goto(`/pools/${after.cluster}/b200-on-demand`);
+  await expect(page.getByTestId("pool-fallback")).toContainText("Stands in for b200-spot-burst. Last 24 h:");
+  await expect(page.getByTestId("pool-fallback")).toContainText("Keep the 2 on-demand nodes: spot pool b200-spot-burst is short");
+  await page.goto(`/pools/${after.cluster}/b200-spot-burst`);
+  await expect(page.getByTestId("pool-fallback")).toContainText("b200-on-demand stands in for this pool.");
+});

@@ -301,6 +301,17 @@ pub struct ServeArgs {
     )]
     pub alert_condition_minutes: u32,
 
+    /// Advise moving a fallback pair's on-demand nodes back to spot once its spot pools have
+    /// had capacity (Capacity True, no queued nodes) for this many minutes and the Capacity
+    /// Finder ranks their zone well.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_FALLBACK_MOVE_BACK_MINUTES",
+        default_value_t = crate::ledger::MOVE_BACK_AFTER_MINUTES
+    )]
+    pub fallback_move_back_minutes: u32,
+
     /// A pod requesting GPUs waiting for a node (unschedulable or gated) for longer than
     /// this many minutes (by its PodScheduled condition's lastTransitionTime) is a
     /// `pending-work` alert for its cluster.

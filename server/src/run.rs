@@ -222,8 +222,17 @@ pub async fn start(
     let savings = Arc::new(
         Savings::new(ledger.clone(), prices)
             .with_hub(hub.clone())
-            .with_reserved_discount(args.reserved_discount_pct),
+            .with_reserved_discount(args.reserved_discount_pct)
+            .with_fallback(
+                capacity.clone(),
+                chrono::Duration::minutes(i64::from(args.fallback_move_back_minutes)),
+            ),
     );
+    watchers.push(ledger::fallback::spawn_publisher(
+        savings.clone(),
+        hub.clone(),
+        ledger::fallback::FALLBACK_EVERY,
+    ));
     let drill_reads = clients.clone();
     let (preemptions, preemption_task) = PreemptionWatch::start(
         hub.clone(),

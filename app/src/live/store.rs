@@ -209,6 +209,8 @@ pub struct LiveStore {
     pub sources: Keyed<SourceStatus>,
     /// The waiting work of clusters and pools.
     pub waiting: Keyed<crate::model::WaitingPool>,
+    /// The fallback pairs over the last 24 h.
+    pub fallback: Keyed<crate::model::FallbackRow>,
 }
 
 impl Default for LiveStore {
@@ -240,6 +242,7 @@ impl LiveStore {
             cells: Keyed::new(),
             sources: Keyed::new(),
             waiting: Keyed::new(),
+            fallback: Keyed::new(),
         }
     }
 
@@ -275,6 +278,8 @@ impl LiveStore {
         self.sources.replace(snap.sources, |s| s.name.clone());
         self.waiting
             .replace(snap.waiting, crate::model::WaitingPool::key);
+        self.fallback
+            .replace(snap.fallback, crate::model::FallbackRow::key);
         self.rev.set(snap.rev);
         self.epoch.set(snap.epoch);
     }
@@ -303,6 +308,7 @@ impl LiveStore {
             RowKind::Cell => self.cells.apply(&delta.key, &delta.change),
             RowKind::Source => self.sources.apply(&delta.key, &delta.change),
             RowKind::Waiting => self.waiting.apply(&delta.key, &delta.change),
+            RowKind::Fallback => self.fallback.apply(&delta.key, &delta.change),
         };
         self.rev.set(delta.rev);
         r

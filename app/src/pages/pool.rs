@@ -82,6 +82,36 @@ fn PoolWaiting(row: RwSignal<PoolRow>) -> impl IntoView {
     }
 }
 
+/// The fallback pair this pool is in (as its on-demand or a spot side), live from the
+/// stream's 24-hour rows, when it is in one.
+#[component]
+fn PoolFallback(row: RwSignal<PoolRow>) -> impl IntoView {
+    let live = expect_context::<crate::live::LiveStore>();
+    let (cluster, name) = row.with_untracked(|r| (r.cluster.clone(), r.name.clone()));
+    move || {
+        let pairs: Vec<crate::model::FallbackRow> = live
+            .fallback
+            .values()
+            .into_iter()
+            .filter(|f| {
+                f.pair.cluster == cluster
+                    && (f.pair.on_demand_pool == name || f.pair.spot_pools.contains(&name))
+            })
+            .collect();
+        (!pairs.is_empty()).then(|| {
+            view! {
+                <section class="problems-box" aria-label="Fallback to on-demand" data-testid="pool-fallback">
+                    <h2>"Fallback to on-demand"</h2>
+                    {pairs.iter().map(|f| view! {
+                        <p>{super::pool_parts::fallback_sentence(f, &name)}</p>
+                    }).collect_view()}
+                    <p class="hint">"Every pair, for any range, on Cost savings and GET /api/v1/fallback."</p>
+                </section>
+            }
+        })
+    }
+}
+
 #[component]
 fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
     let f = move |g: fn(&PoolRow) -> Option<i32>| {
@@ -116,6 +146,7 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
             <div><span class="label">"Preempting"</span><span class="value" data-count="preempting">{move || row.with(|r| r.nodes_preempting.to_string())}</span></div>
         </section>
         <PoolWaiting row />
+        <PoolFallback row />
         {move || {
             let p = row.with(|r| r.problems.clone());
             (!p.is_empty()).then(|| view! {

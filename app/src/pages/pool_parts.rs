@@ -23,6 +23,29 @@ pub fn waiting_sentence(w: &crate::model::WaitingPool) -> String {
     )
 }
 
+/// A fallback pair on the page of `pool` (its on-demand or one of its spot pools), in two
+/// sentences: who stands in for whom and what it ran while spot was short in the last
+/// 24 h, then the advice.
+pub fn fallback_sentence(f: &crate::model::FallbackRow, pool: &str) -> String {
+    let who = match f.pair.kind {
+        crate::model::PairKind::Karpenter => {
+            "This NodePool allows spot and on-demand: Karpenter launches on-demand here when spot is unavailable".to_string()
+        }
+        _ if f.pair.on_demand_pool == pool => format!("Stands in for {}", f.pair.spot_pools.join(", ")),
+        _ => format!("{} stands in for this pool", f.pair.on_demand_pool),
+    };
+    let mut advice = f.note.clone();
+    if let Some(first) = advice.get(..1) {
+        advice = first.to_uppercase() + &advice[1..];
+    }
+    format!(
+        "{who}. Last 24 h: {} of {} on-demand node-hours while spot was short, {} beyond spot. {advice}.",
+        f.short_node_hours,
+        f.on_demand_node_hours,
+        crate::domain::cost::usd(Some(f.extra_usd)),
+    )
+}
+
 /// The pool's spec and configuration status as a definition list.
 #[component]
 pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {

@@ -127,6 +127,14 @@ pub struct PoolRow {
     /// `on-demand`); GKE and Karpenter: from the nodes' labels.
     #[serde(default)]
     pub capacity_type: CapacityType,
+    /// The spot pools this on-demand NodePool stands in for: its `spotboard.dev/fallback-for`
+    /// annotation ([`super::FALLBACK_FOR_ANNOTATION`]), split at commas; empty without one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_for: Vec<String>,
+    /// A Karpenter NodePool whose requirements allow both `spot` and `on-demand`
+    /// (`karpenter.sh/capacity-type`); false for every other pool.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allows_spot_and_on_demand: bool,
     pub cluster: String,
     #[serde(default)]
     pub zone: Option<String>,

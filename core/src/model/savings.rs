@@ -259,6 +259,11 @@ pub struct SavingsReport {
     /// Savings after preemptions, for the whole fleet.
     #[serde(default)]
     pub net: NetSavings,
+    /// Fallback to on-demand over the range: each pair's on-demand node-hours while its spot
+    /// side was short and their cost beyond spot (needs the live pools: empty where the
+    /// report is made without them).
+    #[serde(default)]
+    pub fallback: super::FallbackReport,
     pub run_rate: RunRate,
     pub fleet: Vec<FleetGroup>,
     /// `cluster`, `zone`, `pool`, `instance type`, `capacity type` → rows.

@@ -114,6 +114,13 @@ impl Scope {
         self.preemptions && self.pool.as_ref().is_none_or(|(c, _)| c == cluster)
     }
 
+    /// Whether a row about a whole cluster (its fallback pairs) belongs in this scope: every
+    /// cluster's on fleet pages, the pool's cluster's on a pool page (few rows, which the
+    /// page filters to its pool).
+    pub fn wants_cluster(&self, cluster: &str) -> bool {
+        self.pool.as_ref().is_none_or(|(c, _)| c == cluster)
+    }
+
     /// Whether the fleet-wide preemption rows (waves, rates, undelivered alerts) belong in
     /// this scope: `/preemptions` only.
     pub fn wants_fleet_preemptions(&self) -> bool {
@@ -165,6 +172,9 @@ pub enum RowKind {
     /// The work waiting for a pool or a cluster ([`super::WaitingPool`]), keyed by
     /// [`super::WaitingPool::key`].
     Waiting,
+    /// A fallback pair over the last 24 h ([`super::FallbackRow`]), keyed by
+    /// [`super::FallbackRow::key`].
+    Fallback,
 }
 
 /// Everything in a scope at one revision.
@@ -211,6 +221,9 @@ pub struct Snapshot {
     /// The waiting work of the clusters and pools in scope, by key.
     #[serde(default)]
     pub waiting: Vec<super::WaitingPool>,
+    /// The fallback pairs of the clusters in scope over the last 24 h, by key.
+    #[serde(default)]
+    pub fallback: Vec<super::FallbackRow>,
 }
 
 /// One change to one row. The unit of the live stream.

@@ -155,6 +155,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/api/v1/savings", get(savings::savings))
         .route("/api/v1/savings.csv", get(savings::savings_csv))
+        .route("/api/v1/fallback", get(savings::fallback))
         .route("/api/v1/ledger", get(savings::ledger))
         .route("/api/v1/ledger.csv", get(savings::ledger_csv))
         .route("/api/v1/ledger/pods", get(savings::ledger_pods))

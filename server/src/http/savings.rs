@@ -1,6 +1,7 @@
 //! `GET /api/v1/prices` (the catalog in force, with sources and dates),
 //! `GET /api/v1/savings[.csv]?from=…&to=…` (the report; CSV: its breakdowns) and
-//! `GET /api/v1/ledger[.csv]?from=…&to=…` (the lifetimes behind it).
+//! `GET /api/v1/ledger[.csv]?from=…&to=…` (the lifetimes behind it) and
+//! `GET /api/v1/fallback?range=…` (the fallback pairs).
 //!
 //! `from` and `to` are RFC 3339; `range=1h|24h|7d|30d` is a shorthand ending now. Default: the
 //! last 24 hours.
@@ -84,6 +85,20 @@ pub async fn savings(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuery>)
     match load(&s, &q).await {
         Ok(r) => Json(r).into_response(),
         Err(e) => e,
+    }
+}
+
+/// `GET /api/v1/fallback?range=24h|7d|30d` (or `from`/`to`): the fallback pairs, their
+/// on-demand node-hours while the spot side was short, the extra USD (decimal strings) and
+/// the move-back advice (400 for a bad range, 503 while the ledger is away).
+pub async fn fallback(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuery>) -> Response {
+    let (from, to) = match q.resolve() {
+        Ok(r) => r,
+        Err(e) => return bad(e),
+    };
+    match s.fallback(from, to).await {
+        Ok(r) => Json(r).into_response(),
+        Err(e) => failed(e),
     }
 }
 

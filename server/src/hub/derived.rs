@@ -10,8 +10,8 @@ use serde::Serialize;
 use spotboard_core::{
     domain::preemption::rates::RateRow,
     model::{
-        Alert, CapacityCell, Change, ClusterAudit, PoolReadiness, PreemptionView, RowKind, Scope,
-        SourceStatus, UndeliveredAlert, WaitingPool, Wave,
+        Alert, CapacityCell, Change, ClusterAudit, FallbackRow, PoolReadiness, PreemptionView,
+        RowKind, Scope, SourceStatus, UndeliveredAlert, WaitingPool, Wave,
     },
 };
 
@@ -162,6 +162,22 @@ impl DerivedRow for WaitingPool {
     }
 }
 
+impl DerivedRow for FallbackRow {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.fallback
+    }
+    const KIND: RowKind = RowKind::Fallback;
+    fn key(&self) -> String {
+        FallbackRow::key(self)
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (
+            self.pair.cluster.clone(),
+            Some(self.pair.on_demand_pool.clone()),
+        )
+    }
+}
+
 /// The derived rows as last published, one map per kind.
 #[derive(Default)]
 pub struct Derived {
@@ -175,6 +191,7 @@ pub struct Derived {
     pub sources: HashMap<String, SourceStatus>,
     pub firing: HashMap<String, Alert>,
     pub waiting: HashMap<String, WaitingPool>,
+    pub fallback: HashMap<String, FallbackRow>,
 }
 
 /// The derived rows of one scope, each list in the order its page shows it.
@@ -189,6 +206,7 @@ pub struct DerivedSnapshot {
     pub sources: Vec<SourceStatus>,
     pub firing: Vec<Alert>,
     pub waiting: Vec<WaitingPool>,
+    pub fallback: Vec<FallbackRow>,
 }
 
 /// One change to publish: key, cluster, where (`P`: the pool, or where it moved), change.
@@ -262,6 +280,13 @@ impl Derived {
             .cloned()
             .collect();
         waiting.sort_by_key(WaitingPool::key);
+        let mut fallback: Vec<FallbackRow> = self
+            .fallback
+            .values()
+            .filter(|f| scope.wants_cluster(&f.pair.cluster))
+            .cloned()
+            .collect();
+        fallback.sort_by_key(FallbackRow::key);
         if !scope.wants_fleet_preemptions() {
             return DerivedSnapshot {
                 preemptions,
@@ -274,6 +299,7 @@ impl Derived {
                 sources,
                 firing,
                 waiting,
+                fallback,
             };
         }
         let mut waves: Vec<Wave> = self.waves.values().cloned().collect();
@@ -293,6 +319,7 @@ impl Derived {
             sources,
             firing,
             waiting,
+            fallback,
         }
     }
 }

@@ -72,3 +72,40 @@ fn a_pool_page_gets_its_own_pool_row_and_the_clusters_count_the_notices() {
     assert_eq!(hub.snapshot(&page).clusters[0].nodes_preempting, 1);
     drain(&mut rx);
 }
+
+/// A fallback pair goes to the fleet pages and to every pool page of its cluster (the page
+/// keeps the pair its pool is in), never to another cluster's pool page.
+#[test]
+fn fallback_pairs_go_to_their_clusters_pages() {
+    use spotboard_core::model::{FallbackPair, FallbackRow};
+    let hub = hub();
+    let mut rx = hub.inner.tx.subscribe();
+    hub.publish(vec![FallbackRow {
+        pair: FallbackPair {
+            cluster: "zone-a".into(),
+            spot_pools: vec!["spot-a".into()],
+            on_demand_pool: "od-a".into(),
+            ..Default::default()
+        },
+        ..Default::default()
+    }]);
+    let sent: Vec<Arc<Published>> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+    let pair = sent
+        .iter()
+        .find(|p| p.kind == RowKind::Fallback)
+        .expect("the pair is published");
+    assert!(pair.wanted_by(&Scope::pools()));
+    assert!(pair.wanted_by(&Scope::pool("zone-a", "spot-a")));
+    assert!(!pair.wanted_by(&Scope::pool("zone-b", "spot-a")));
+    assert_eq!(
+        hub.snapshot(&Scope::pool("zone-a", "spot-a"))
+            .fallback
+            .len(),
+        1
+    );
+    assert!(
+        hub.snapshot(&Scope::pool("zone-b", "x"))
+            .fallback
+            .is_empty()
+    );
+}

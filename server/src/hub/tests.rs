@@ -7,6 +7,7 @@ pub(super) fn pool_rec(uid: &str, name: &str) -> PoolRecord {
         name: name.into(),
         generation: Some(1),
         created: None,
+        fallback_for: Vec::new(),
         parsed: Ok((
             serde_json::from_value(serde_json::json!({"instanceType": "gd-8xa100-i128", "targetNodes": 2, "computeClass": "spot"})).unwrap(),
             Default::default(),

@@ -54,6 +54,7 @@ impl Published {
             RowKind::Waiting => {
                 super::derived::waiting_wanted(scope, &self.cluster, self.pool.as_deref())
             }
+            RowKind::Fallback => scope.wants_cluster(&self.cluster),
         }
     }
 }
@@ -234,7 +235,8 @@ impl Views {
                 | RowKind::PoolAudit
                 | RowKind::Cell
                 | RowKind::Source
-                | RowKind::Waiting => {}
+                | RowKind::Waiting
+                | RowKind::Fallback => {}
             }
         }
         let preempting = u32::try_from(preempting.max(0)).unwrap_or(u32::MAX);
@@ -469,6 +471,7 @@ impl Views {
             sources: derived.sources,
             firing: derived.firing,
             waiting: derived.waiting,
+            fallback: derived.fallback,
         }
     }
 

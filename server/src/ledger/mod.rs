@@ -8,9 +8,11 @@
 //! - `recorder`: turns the hub's nodes into lifetimes.
 //! - `pods`: the pods each preemption hit.
 //! - `conditions`: NodePool condition history.
+//! - `fallback`: the fallback pairs of the last 24 h, published on the stream.
 //! - Writes only on the replica that holds the Lease (`crate::leader`).
 
 mod conditions;
+pub mod fallback;
 mod lifetimes;
 mod lock;
 mod migrations;
@@ -22,7 +24,7 @@ mod store;
 mod store_tests;
 
 pub use recorder::{Recorder, Write, lifetime};
-pub use savings::Savings;
+pub use savings::{MOVE_BACK_AFTER_MINUTES, Savings};
 pub use store::{Health, Ledger};
 
 use crate::hub::Hub;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use app::create_api::BoxFuture;
 use app::savings_api::SavingsSource;
 use chrono::{DateTime, Utc};
+use spotboard_core::domain::fallback;
 use spotboard_core::domain::preemption::rates::Window;
 use spotboard_core::domain::prices::PriceCatalog;
 use spotboard_core::domain::savings::{ReportInput, report};
@@ -14,7 +15,7 @@ use spotboard_core::domain::survival::{
     self,
     report::{SurvivalBy, SurvivalReport},
 };
-use spotboard_core::model::{PriceEntry, SavingsHeadline, SavingsReport};
+use spotboard_core::model::{FallbackReport, PriceEntry, SavingsHeadline, SavingsReport};
 
 use super::Ledger;
 
@@ -36,7 +37,15 @@ pub struct Savings {
     hub: Option<crate::hub::Hub>,
     /// The reserved price net savings are weighed against, percent off on-demand.
     reserved_discount_pct: Option<rust_decimal::Decimal>,
+    /// The capacity grid, for the Finder's score in the fallback pairs' move-back advice.
+    capacity: Option<Arc<dyn app::capacity_api::CapacityReader>>,
+    /// How long a pair's spot side must have been fulfilling before a move back is advised
+    /// (`--fallback-move-back-minutes`).
+    move_back_after: chrono::Duration,
 }
+
+/// [`Savings`]' `move_back_after` unless told otherwise.
+pub const MOVE_BACK_AFTER_MINUTES: u32 = 60;
 
 impl Savings {
     pub fn new(ledger: Ledger, prices: Arc<PriceCatalog>) -> Self {
@@ -47,7 +56,21 @@ impl Savings {
             fresh_for: HEADLINE_FRESH_FOR,
             hub: None,
             reserved_discount_pct: None,
+            capacity: None,
+            move_back_after: chrono::Duration::minutes(i64::from(MOVE_BACK_AFTER_MINUTES)),
         }
+    }
+
+    /// Fallback pairs take the Capacity Finder's score from `capacity`'s grid, and advise a
+    /// move back after the spot side has been fulfilling for `move_back_after`.
+    pub fn with_fallback(
+        mut self,
+        capacity: Arc<dyn app::capacity_api::CapacityReader>,
+        move_back_after: chrono::Duration,
+    ) -> Self {
+        self.capacity = Some(capacity);
+        self.move_back_after = move_back_after;
+        self
     }
 
     /// Reports weigh spot against a reserved price `pct` % off on-demand
@@ -112,18 +135,10 @@ impl Savings {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> crate::Result<SavingsReport> {
-        let read = self.ledger.between(from, to).await;
-        let lifetimes = self.ledger.track(read).map_err(|e| {
-            let since = self
-                .ledger
-                .health()
-                .unavailable_since
-                .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-                .unwrap_or_default();
-            crate::Error::Ledger(format!("ledger unavailable since {since}: {e}"))
-        })?;
+        let lifetimes = self.lifetimes(from, to).await?;
         Ok(SavingsReport {
             idle_spot_gpus: self.idle_spot_gpus(),
+            fallback: self.fallback_of(&lifetimes, from, to).await?,
             ..report(&ReportInput {
                 lifetimes: &lifetimes,
                 prices: &self.prices,
@@ -133,6 +148,93 @@ impl Savings {
                 reserved_discount_pct: self.reserved_discount_pct,
             })
         })
+    }
+
+    /// The lifetimes that overlap `[from, to]`.
+    ///
+    /// Errors: the ledger could not be read ("ledger unavailable since …").
+    async fn lifetimes(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> crate::Result<Vec<spotboard_core::model::Lifetime>> {
+        let read = self.ledger.between(from, to).await;
+        self.ledger.track(read).map_err(|e| {
+            let since = self
+                .ledger
+                .health()
+                .unavailable_since
+                .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+                .unwrap_or_default();
+            crate::Error::Ledger(format!("ledger unavailable since {since}: {e}"))
+        })
+    }
+
+    /// The fallback pairs over `[from, to]` (`GET /api/v1/fallback`).
+    ///
+    /// Errors: the ledger could not be read.
+    pub async fn fallback(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> crate::Result<FallbackReport> {
+        let lifetimes = self.lifetimes(from, to).await?;
+        self.fallback_of(&lifetimes, from, to).await
+    }
+
+    /// The fallback pairs among the live pools, priced from `lifetimes` and the ledger's
+    /// Capacity history; empty without the live pools.
+    async fn fallback_of(
+        &self,
+        lifetimes: &[spotboard_core::model::Lifetime],
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> crate::Result<FallbackReport> {
+        let Some(hub) = &self.hub else {
+            return Ok(FallbackReport::default());
+        };
+        let rows = hub.shared_pool_rows();
+        let pairs = fallback::pairs(&rows);
+        // The report reads only the spot sides' rows: a fleet has thousands of pools and
+        // few pairs.
+        let pools: Vec<spotboard_core::model::PoolRow> = rows
+            .iter()
+            .filter(|p| {
+                pairs
+                    .iter()
+                    .any(|q| q.cluster == p.cluster && q.spot_pools.contains(&p.name))
+            })
+            .map(|p| (**p).clone())
+            .collect();
+        if pairs.is_empty() {
+            return Ok(FallbackReport {
+                from: Some(from),
+                to: Some(to),
+                ..Default::default()
+            });
+        }
+        let read = self
+            .ledger
+            .transitions_of(
+                spotboard_core::nodepool::ConditionType::Capacity.as_str(),
+                from,
+                to,
+            )
+            .await;
+        let capacity = self.ledger.track(read)?;
+        let grid = self.capacity.as_ref().map(|c| c.grid());
+        Ok(fallback::report(&fallback::Inputs {
+            pairs: &pairs,
+            pools: &pools,
+            lifetimes,
+            capacity: &capacity,
+            prices: &self.prices,
+            grid: grid.as_ref(),
+            from,
+            to,
+            now: Utc::now(),
+            move_back_after: self.move_back_after,
+        }))
     }
 
     /// The survival curves by `by` of the spot nodes that turned Ready in the trailing

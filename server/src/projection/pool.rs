@@ -39,6 +39,7 @@ pub fn pool_row(
         cluster: cluster.to_string(),
         zone: zone.map(str::to_string).or_else(|| nodes.zone.clone()),
         name: rec.name.clone(),
+        fallback_for: rec.fallback_for.clone(),
         created: rec.created,
         nodes_cordoned: nodes.cordoned,
         nodes_preempting: nodes.preempting,
@@ -194,6 +195,7 @@ mod tests {
             name: "p".into(),
             generation: Some(1),
             created: None,
+            fallback_for: Vec::new(),
             parsed: Ok((
                 serde_json::from_value(spec).unwrap(),
                 serde_json::from_value(status).unwrap(),
@@ -242,6 +244,7 @@ mod tests {
             name: "broken".into(),
             generation: None,
             created: None,
+            fallback_for: Vec::new(),
             parsed: Err("spec.targetNodes: invalid type".into()),
         };
         let row = pool_row(

@@ -111,6 +111,9 @@ fn from_spec(cluster: &str, key: &str, provider: Provider, s: &KarpenterPoolReco
 
 /// The NodePool's conditions, spec lines and problems on a row.
 fn add_spec(row: &mut PoolRow, s: &KarpenterPoolRecord) {
+    row.allows_spot_and_on_demand = ["spot", "on-demand"]
+        .iter()
+        .all(|t| s.capacity_types.iter().any(|c| c == t));
     row.conditions = s.conditions.iter().map(super::condition_view).collect();
     row.problems
         .extend(spotboard_core::domain::conditions::problems(
@@ -240,6 +243,13 @@ mod tests {
             ("spot", Some(0))
         );
         assert_eq!(row.instance_type, "g5.2xlarge");
+        assert!(!row.allows_spot_and_on_demand, "spot only");
+        let both = KarpenterPoolRecord {
+            capacity_types: vec!["on-demand".into(), "spot".into()],
+            ..spec.clone()
+        };
+        let mixed = provider_pool_row("aws", "k", "gpu", Provider::Karpenter, &[], Some(&both));
+        assert!(mixed.is_some_and(|r| r.allows_spot_and_on_demand));
         assert_eq!(row.conditions[0].type_.as_str(), "Ready");
         assert!(
             row.problems

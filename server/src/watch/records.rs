@@ -18,6 +18,9 @@ pub struct PoolRecord {
     pub name: String,
     pub generation: Option<i64>,
     pub created: Option<DateTime<Utc>>,
+    /// The spot pools named by its `spotboard.dev/fallback-for` annotation, trimmed, empty
+    /// names dropped.
+    pub fallback_for: Vec<String>,
     /// The parsed spec and status, or the reason (with the JSON path) the object is malformed.
     pub parsed: Result<(NodePoolSpec, NodePoolStatus), String>,
 }

@@ -44,8 +44,35 @@ pub fn pool(obj: &DynamicObject) -> Option<PoolRecord> {
         name: obj.name_any(),
         generation: obj.metadata.generation,
         created: time(obj.metadata.creation_timestamp.as_ref()),
+        fallback_for: obj
+            .annotations()
+            .get(spotboard_core::model::FALLBACK_FOR_ANNOTATION)
+            .map(|v| fallback_names(v))
+            .unwrap_or_default(),
         parsed,
     })
+}
+
+/// The NodePool names of a `spotboard.dev/fallback-for` value: comma-separated, at most
+/// [`MAX_FALLBACK_NAMES`] (an annotation is user text; the budget keeps a runaway one small).
+fn fallback_names(v: &str) -> Vec<String> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .take(MAX_FALLBACK_NAMES)
+        .map(String::from)
+        .collect()
+}
+
+/// The most spot pools one `spotboard.dev/fallback-for` annotation names.
+pub const MAX_FALLBACK_NAMES: usize = 16;
+
+#[cfg(test)]
+#[test]
+fn fallback_names_are_trimmed_and_bounded() {
+    assert_eq!(fallback_names(" a, b ,,c"), ["a", "b", "c"]);
+    assert_eq!(fallback_names(&"x,".repeat(100)).len(), MAX_FALLBACK_NAMES);
+    assert!(fallback_names(" , ").is_empty());
 }
 
 fn decode<T: serde::de::DeserializeOwned>(root: &str, v: Value) -> Result<T, String> {
@@ -415,6 +442,18 @@ mod tests {
         let rec = pool(&obj).unwrap();
         let err = rec.parsed.unwrap_err();
         assert!(err.starts_with("spec.targetNodes:"), "{err}");
+        assert!(rec.fallback_for.is_empty());
+    }
+
+    #[test]
+    fn the_fallback_annotation_names_spot_pools() {
+        let obj = dyn_pool(serde_json::json!({
+            "apiVersion": "compute.coreweave.com/v1alpha1", "kind": "NodePool",
+            "metadata": {"name": "od", "uid": "u1",
+                "annotations": {"spotboard.dev/fallback-for": "spot-a, spot-b"}},
+            "spec": {"instanceType": "gd-8xa100-i128", "targetNodes": 1}
+        }));
+        assert_eq!(pool(&obj).unwrap().fallback_for, ["spot-a", "spot-b"]);
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod dashboard;
 mod demo;
 mod drill;
 mod evictions;
+mod fallback;
 mod faults;
 mod gpus;
 mod leader;

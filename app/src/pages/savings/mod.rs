@@ -1,6 +1,7 @@
 //! `/savings`: spot against the on-demand baseline, from the ledger and the price catalog.
 
 pub mod chart;
+mod fallback;
 mod whatif;
 
 use leptos::prelude::*;
@@ -172,6 +173,16 @@ fn summary_view(r: SavingsReport, query: String) -> impl IntoView {
             "net",
         ),
         (
+            "Fallback to on-demand",
+            usd(Some(r.fallback.extra_usd)),
+            format!(
+                "{} on-demand node-hours of {} fallback pairs ran while their spot pools were short, × (on-demand − spot price)",
+                r.fallback.short_node_hours,
+                r.fallback.pairs.len()
+            ),
+            "fallback",
+        ),
+        (
             "Idle spot GPUs now",
             format!("{}/h", usd(Some(r.idle_spot_gpus.usd_h))),
             format!(
@@ -230,6 +241,7 @@ fn details_view(r: SavingsReport) -> impl IntoView {
     let fleet = r.fleet.clone();
     view! {
         <whatif::WhatIf fleet />
+        {fallback::section(r.fallback)}
         {r.breakdowns.into_iter().map(|(by, rows)| breakdown(by, rows)).collect_view()}
         <details class="section" open>
             <summary><h2>"Price sources"</h2></summary>

@@ -42,6 +42,8 @@ pub struct PoolPlan {
     /// controller requests the rest (`targetNodes - nodes.len()`).
     pub nodes: Vec<String>,
     pub workload: Workload,
+    /// The NodePool's `metadata.annotations`.
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// The plan of one zone.
@@ -81,7 +83,7 @@ type Row = (
     usize,
     Workload,
 );
-const LAYOUT: [Row; 13] = [
+const LAYOUT: [Row; 14] = [
     (
         None,
         "cpu-control-plane",
@@ -152,6 +154,15 @@ const LAYOUT: [Row; 13] = [
         "b200-8x",
         2,
         0,
+        Workload::Training,
+    ),
+    (
+        Some(1),
+        "b200-on-demand",
+        "default",
+        "b200-8x",
+        2,
+        2,
         Workload::Training,
     ),
     (
@@ -241,6 +252,20 @@ fn customize(name: &str, s: &mut NodePoolSpec) {
     }
 }
 
+/// The pool's annotations: `b200-on-demand` names `b200-spot-burst` as the spot pool it stands
+/// in for (spotboard's documented `spotboard.dev/fallback-for`), the fallback pair a user who
+/// keeps on-demand nodes for a queued spot pool declares.
+fn annotations(name: &str) -> BTreeMap<String, String> {
+    match name {
+        "b200-on-demand" => [(
+            "spotboard.dev/fallback-for".to_string(),
+            "b200-spot-burst".to_string(),
+        )]
+        .into(),
+        _ => BTreeMap::new(),
+    }
+}
+
 /// The Capacity Finder's showcase: spot capacity of this instance type (no pool uses it) is
 /// this many free nodes in zone 0 and scarce (baseline 0) in every other zone, so the Finder's
 /// best zone for it is zone 0 whatever the seed.
@@ -253,7 +278,7 @@ pub const FINDER_SHOWCASE: (&str, u32) = ("b300-8x", 16);
 /// |---|---|
 /// | every | `cpu-control-plane` (default, cd-gp-i64-erapids, 2/2) |
 /// | 0 | `example-nodepool` (the Node Pool reference's example: default, gd-8xa100-i128, 1/1, IdleOnly); `h100-spot-train` (spot, H100, 4/4); `cpu-spot-batch` (spot, cd-gp-a192-genoa, autoscaling 1..6, 3/3); `l40s-inference` (default, L40S, 2/2) |
-/// | 1 | `h200-spot-train` (spot, H200, 3/3); `l40s-spot-inference` (spot, L40S, tainted, 2/2); `b200-spot-burst` (spot, B200, 2/0: no free B200 Spot, so `QueuedAwaitingCapacity`); `h100-reserved` (default, H100, 2/2) |
+/// | 1 | `h200-spot-train` (spot, H200, 3/3); `l40s-spot-inference` (spot, L40S, tainted, 2/2); `b200-spot-burst` (spot, B200, 2/0: no free B200 Spot, so `QueuedAwaitingCapacity`); `b200-on-demand` (default, B200, 2/2, annotated as its fallback); `h100-reserved` (default, H100, 2/2) |
 /// | 2 | `a100-spot-eval` (spot, A100, 3/3); `rtxpro-render` (default, RTX PRO 6000, 3/2, quota 2: `Over`); `gb200-nvl72` (default, gb200-4x, 2/0, no quota: `NotSet`); `turin-cpu` (default, turin-gp, 2/2) |
 /// | 3+ | a seeded Spot GPU pool (2–3 nodes) and a small CPU pool |
 ///
@@ -346,6 +371,7 @@ pub fn plan(
             let gpu = catalog::instance_type(&spec.instance_type).is_some_and(|t| t.gpus > 0);
             PoolPlan {
                 nodes: (0..at_start).map(|_| namer.next(gpu)).collect(),
+                annotations: annotations(&name),
                 name,
                 spec,
                 workload,

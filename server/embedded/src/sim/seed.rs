@@ -97,10 +97,13 @@ pub async fn seed(
     let pools: Api<NodePool> = Api::all(ctx.client.clone());
     for p in &scenario.pools {
         match pools
-            .create(
-                &PostParams::default(),
-                &NodePool::new(&p.name, p.spec.clone()),
-            )
+            .create(&PostParams::default(), &{
+                let mut np = NodePool::new(&p.name, p.spec.clone());
+                if !p.annotations.is_empty() {
+                    np.metadata.annotations = Some(p.annotations.clone());
+                }
+                np
+            })
             .await
         {
             Ok(created) => {

@@ -153,6 +153,17 @@ async fn a_database_outage_loses_nothing_and_duplicates_nothing() {
     assert_eq!(savings_status, 503);
     let why = savings.text().await.unwrap();
     assert!(why.contains("ledger unavailable since"), "{why}");
+    // Not counted with the others: the fault suite's figure is the savings report's one 503.
+    let fallback = client
+        .get(format!("{base}/api/v1/fallback?range=24h"))
+        .send()
+        .await
+        .expect("fallback answers during the outage");
+    assert_eq!(
+        fallback.status().as_u16(),
+        503,
+        "the fallback pairs need the ledger"
+    );
 
     link.set(true);
     let restored = std::time::Instant::now();
