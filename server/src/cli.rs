@@ -302,7 +302,7 @@ pub struct ServeArgs {
     pub alert_condition_minutes: u32,
 
     /// Advise moving a fallback pair's on-demand nodes back to spot once its spot pools have
-    /// had capacity (Capacity True, no queued nodes) for this many minutes and the Capacity
+    /// had Capacity True for this many minutes (and no queued nodes now) and the Capacity
     /// Finder ranks their zone well.
     #[arg(
         global = true,

@@ -17,8 +17,8 @@ pub const FALLBACK_FOR_ANNOTATION: &str = "spotboard.dev/fallback-for";
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum PairKind {
-    /// A spot pool and an on-demand pool of the same instanceType in the same cluster (and
-    /// zone, where both give one): CKS and GKE.
+    /// A CKS spot NodePool and an on-demand one of the same instanceType in the same cluster
+    /// (and zone, where both give one).
     #[default]
     SameInstanceType,
     /// The on-demand NodePool's [`FALLBACK_FOR_ANNOTATION`] names the spot pool.
@@ -80,9 +80,10 @@ pub struct FallbackRow {
     /// Hours in the range the spot side was short; `None` for a Karpenter pair (Karpenter
     /// NodePools have no capacity condition).
     pub spot_short_hours: Option<Decimal>,
-    /// USD, to the cent: each on-demand node's hours while short × (on-demand − spot USD per
-    /// instance-hour of its instanceType, zone and cluster), from the price catalog (source
-    /// and date on `/api/v1/prices`). A node whose two prices are not both known is left
+    /// USD, to the cent: each on-demand node's hours while short × (its on-demand price − the
+    /// spot price of the pair's instanceType, USD per instance-hour in its zone and cluster;
+    /// a Karpenter node's own type), from the price catalog (source and date on
+    /// `/api/v1/prices`). A node whose two prices are not both known is left
     /// out and counted in `unpriced_nodes`: never guessed.
     pub extra_usd: Decimal,
     /// On-demand nodes that ran while short whose hours could not be priced.

@@ -159,15 +159,18 @@ impl Savings {
         to: DateTime<Utc>,
     ) -> crate::Result<Vec<spotboard_core::model::Lifetime>> {
         let read = self.ledger.between(from, to).await;
-        self.ledger.track(read).map_err(|e| {
-            let since = self
-                .ledger
-                .health()
-                .unavailable_since
-                .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-                .unwrap_or_default();
-            crate::Error::Ledger(format!("ledger unavailable since {since}: {e}"))
-        })
+        self.ledger.track(read).map_err(|e| self.unavailable(e))
+    }
+
+    /// A failed read as the pages and the API say it: "ledger unavailable since …".
+    fn unavailable(&self, e: crate::Error) -> crate::Error {
+        let since = self
+            .ledger
+            .health()
+            .unavailable_since
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+            .unwrap_or_default();
+        crate::Error::Ledger(format!("ledger unavailable since {since}: {e}"))
     }
 
     /// The fallback pairs over `[from, to]` (`GET /api/v1/fallback`).
@@ -221,8 +224,18 @@ impl Savings {
                 to,
             )
             .await;
-        let capacity = self.ledger.track(read)?;
+        let capacity = self.ledger.track(read).map_err(|e| self.unavailable(e))?;
         let grid = self.capacity.as_ref().map(|c| c.grid());
+        let now = Utc::now();
+        // The advice counts the on-demand nodes running now: a range that ended before now
+        // holds only the lifetimes that began by its end.
+        let until_now;
+        let lifetimes = if to < now - chrono::Duration::minutes(1) {
+            until_now = self.lifetimes(from, now).await?;
+            &until_now[..]
+        } else {
+            lifetimes
+        };
         Ok(fallback::report(&fallback::Inputs {
             pairs: &pairs,
             pools: &pools,
@@ -232,7 +245,7 @@ impl Savings {
             grid: grid.as_ref(),
             from,
             to,
-            now: Utc::now(),
+            now,
             move_back_after: self.move_back_after,
         }))
     }

@@ -54,11 +54,18 @@ pub fn pool(obj: &DynamicObject) -> Option<PoolRecord> {
 }
 
 /// The NodePool names of a `spotboard.dev/fallback-for` value: comma-separated, at most
-/// [`MAX_FALLBACK_NAMES`] (an annotation is user text; the budget keeps a runaway one small).
+/// [`MAX_FALLBACK_NAMES`], each a possible object name (lowercase letters, digits, `-` and
+/// `.`, at most 253 characters). An annotation is user text of up to 256 KiB that every
+/// viewer's pool row would carry; anything else is dropped.
 fn fallback_names(v: &str) -> Vec<String> {
     v.split(',')
         .map(str::trim)
-        .filter(|n| !n.is_empty())
+        .filter(|n| {
+            !n.is_empty()
+                && n.len() <= 253
+                && n.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        })
         .take(MAX_FALLBACK_NAMES)
         .map(String::from)
         .collect()
@@ -73,6 +80,11 @@ fn fallback_names_are_trimmed_and_bounded() {
     assert_eq!(fallback_names(" a, b ,,c"), ["a", "b", "c"]);
     assert_eq!(fallback_names(&"x,".repeat(100)).len(), MAX_FALLBACK_NAMES);
     assert!(fallback_names(" , ").is_empty());
+    let long = "a".repeat(254);
+    assert_eq!(
+        fallback_names(&format!("{long},Spot A,spot_b,ok.pool")),
+        ["ok.pool"]
+    );
 }
 
 fn decode<T: serde::de::DeserializeOwned>(root: &str, v: Value) -> Result<T, String> {

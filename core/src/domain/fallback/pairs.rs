@@ -11,8 +11,8 @@ use crate::{CapacityType, Provider};
 /// 1. a Karpenter NodePool that allows both capacity types pairs with itself;
 /// 2. an on-demand NodePool whose `spotboard.dev/fallback-for` annotation names spot pools of
 ///    its cluster pairs with those (names of no such pool are dropped; none left, no pair);
-/// 3. any other on-demand CKS or GKE pool pairs with the spot pools of the same provider,
-///    cluster and instanceType (and zone, where both give one).
+/// 3. any other on-demand CKS NodePool pairs with the CKS spot pools of the same cluster and
+///    instanceType (and zone, where both give one).
 ///
 /// Malformed pools are left out.
 pub fn pairs<P: Borrow<PoolRow>>(pools: &[P]) -> Vec<FallbackPair> {
@@ -43,7 +43,9 @@ pub fn pairs<P: Borrow<PoolRow>>(pools: &[P]) -> Vec<FallbackPair> {
             continue;
         }
         let (spot, kind): (BTreeSet<&str>, PairKind) = if p.fallback_for.is_empty() {
-            if !matches!(p.provider, Provider::Cks | Provider::Gke) {
+            // CKS only: "short" is read from a NodePool's Capacity condition, which GKE node
+            // pools (no Kubernetes object) do not have.
+            if p.provider != Provider::Cks {
                 continue;
             }
             let same = ok

@@ -26,7 +26,8 @@ pub struct Inputs<'a> {
     /// The pools as they are now (the pairs' spot pools at least): the spot side's current
     /// Capacity condition and queued nodes.
     pub pools: &'a [PoolRow],
-    /// Node lifetimes that overlap `[from, to)` (the ledger's).
+    /// Node lifetimes that overlap `[from, to)` (the ledger's), and those running now (the
+    /// advice counts them).
     pub lifetimes: &'a [Lifetime],
     /// `Capacity` transitions of any pools in `[from, to)`, with each pool's last one before
     /// `from` (so a pool short since before the range counts from its start).
@@ -146,15 +147,22 @@ fn row(inp: &Inputs, pair: &FallbackPair) -> FallbackRow {
         }
         let h = Decimal::from(short_s) / Decimal::from(3600);
         r.short_node_hours += h;
-        let look = |c| {
-            inp.prices.lookup(
-                &l.cluster,
-                l.zone.as_deref(),
-                l.instance_type.as_deref().unwrap_or_default(),
-                c,
-            )
+        let look = |instance_type: &str, c| {
+            inp.prices
+                .lookup(&l.cluster, l.zone.as_deref(), instance_type, c)
         };
-        match (look(CapacityType::OnDemand), look(CapacityType::Spot)) {
+        let own = l.instance_type.as_deref().unwrap_or_default();
+        // Beyond the spot pool's node: its type where an annotation pairs two types (a
+        // Karpenter pool's nodes are each their own type).
+        let spot_type = if karpenter {
+            own
+        } else {
+            pair.instance_type.as_str()
+        };
+        match (
+            look(own, CapacityType::OnDemand),
+            look(spot_type, CapacityType::Spot),
+        ) {
             (Some(od), Some(spot)) => r.extra_usd += h * (od.usd_per_hour - spot.usd_per_hour),
             _ => r.unpriced_nodes += 1,
         }
@@ -167,8 +175,10 @@ fn row(inp: &Inputs, pair: &FallbackPair) -> FallbackRow {
     r
 }
 
-/// The spot side's state now: `Err(sentence)` while a pool of it is short, else since when
-/// all of it has been fulfilling (the latest of its pools' Capacity True transitions).
+/// The spot side's state now: `Err(sentence)` while a pool of it is short (or when it is
+/// not known since when it has capacity), else since when all of it has been fulfilling:
+/// the latest of its pools' Capacity True transitions (queued nodes are judged now only;
+/// their history is not recorded).
 fn spot_state(inp: &Inputs, pair: &FallbackPair) -> Result<Option<DateTime<Utc>>, String> {
     let mut since: Option<DateTime<Utc>> = None;
     for name in &pair.spot_pools {
@@ -185,9 +195,14 @@ fn spot_state(inp: &Inputs, pair: &FallbackPair) -> Result<Option<DateTime<Utc>>
             .find(|c| c.type_ == ConditionType::Capacity);
         let queued = p.queued_nodes.unwrap_or(0);
         match capacity {
-            Some(c) if c.status == "True" && queued == 0 => {
-                since = since.max(c.last_transition);
-            }
+            Some(c) if c.status == "True" && queued == 0 => match c.last_transition {
+                Some(t) => since = since.max(Some(t)),
+                None => {
+                    return Err(format!(
+                        "spot pool {name} has capacity, since a time its Capacity condition does not give"
+                    ));
+                }
+            },
             Some(c) if c.status != "True" => {
                 return Err(format!(
                     "spot pool {name} is short (Capacity: {})",
@@ -270,7 +285,9 @@ fn advise(inp: &Inputs, pair: &FallbackPair, r: &mut FallbackRow) {
                 }
                 Some(s) => {
                     r.note = format!(
-                        "{held}, but the Capacity Finder scores {zone} {s:.0} for {n} × {} (below {MOVE_BACK_SCORE:.0})",
+                        "{held}, but the Capacity Finder scores {zone} {:.0} for {n} × {} (below {MOVE_BACK_SCORE:.0})",
+                        // Down, so 69.7 never reads as 70 below 70.
+                        s.floor(),
                         pair.instance_type
                     );
                 }

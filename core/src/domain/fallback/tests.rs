@@ -106,16 +106,28 @@ fn report_of(
     capacity: &[ConditionTransition],
     grid: Option<&CapacityGrid>,
 ) -> crate::model::FallbackReport {
+    report_with(pools, lifetimes, capacity, grid, &prices(), t(14))
+}
+
+/// The same, with these prices and the range ending at `to` (now is still 14:00).
+fn report_with(
+    pools: &[PoolRow],
+    lifetimes: &[Lifetime],
+    capacity: &[ConditionTransition],
+    grid: Option<&CapacityGrid>,
+    prices: &PriceCatalog,
+    to: DateTime<Utc>,
+) -> crate::model::FallbackReport {
     let pairs = pairs(pools);
     report(&Inputs {
         pairs: &pairs,
         pools,
         lifetimes,
         capacity,
-        prices: &prices(),
+        prices,
         grid,
         from: t(8),
-        to: t(14),
+        to,
         now: t(14),
         move_back_after: Duration::minutes(60),
     })
@@ -132,6 +144,14 @@ fn pairs_by_type_annotation_and_karpenter() {
     broken.malformed = Some("spec is missing".into());
     let mut elsewhere = pool("spot-other-cluster", CapacityType::Spot, "lonely-type");
     elsewhere.cluster = "c2".into();
+    // Same type, another zone of the cluster: not a fallback for `od`.
+    let mut west = pool("spot-west", CapacityType::Spot, TYPE);
+    west.zone = Some("US-WEST-04A".into());
+    // GKE pools have no Capacity condition to say when spot is short: never paired by type.
+    let mut gke_od = pool("gke-od", CapacityType::OnDemand, "g2-standard-24");
+    gke_od.provider = Provider::Gke;
+    let mut gke_spot = pool("gke-spot", CapacityType::Spot, "g2-standard-24");
+    gke_spot.provider = Provider::Gke;
     let pools = [
         pool("spot-a", CapacityType::Spot, TYPE),
         pool("spot-b", CapacityType::Spot, TYPE),
@@ -141,6 +161,9 @@ fn pairs_by_type_annotation_and_karpenter() {
         broken,
         pool("od-lonely", CapacityType::OnDemand, "lonely-type"),
         elsewhere,
+        west,
+        gke_od,
+        gke_spot,
     ];
     let got: Vec<(String, Vec<String>, PairKind)> = pairs(&pools)
         .into_iter()
@@ -289,4 +312,90 @@ fn a_karpenter_pair_counts_every_on_demand_hour() {
     );
     assert_eq!(row.extra_usd, dec!(24.00));
     assert_eq!(row.move_back, MoveBack::Wait);
+}
+
+/// An annotation pairs two types: the extra is the on-demand node's price against the spot
+/// pool's type (20 − 4 USD here, 2 h while short: 32.00).
+#[test]
+fn an_annotated_pair_of_two_types_is_priced_against_the_spot_pools_type() {
+    let mut spot = pool("spot-a", CapacityType::Spot, TYPE);
+    spot.conditions = vec![capacity("False", "QueuedAwaitingCapacity", t(12))];
+    let mut od = pool("od-big", CapacityType::OnDemand, "od-type");
+    od.fallback_for = vec!["spot-a".into()];
+    let mut catalog = prices();
+    catalog = catalog.with_user(vec![PriceEntry {
+        instance_type: "od-type".into(),
+        region: None,
+        cluster: None,
+        on_demand_usd_h: Some(dec!(20.00)),
+        spot_usd_h: None,
+        discount_pct: None,
+        source: "test".into(),
+        as_of: "2026-11-20".into(),
+    }]);
+    let r = report_with(
+        &[spot, od],
+        &[Lifetime {
+            instance_type: Some("od-type".into()),
+            ..node("a", "od-big", 0, None)
+        }],
+        &[transition(
+            "spot-a",
+            "False",
+            "QueuedAwaitingCapacity",
+            t(12),
+        )],
+        None,
+        &catalog,
+        t(14),
+    );
+    let row = &r.pairs[0];
+    assert_eq!(row.pair.kind, PairKind::Annotation);
+    assert_eq!(
+        (row.short_node_hours, row.extra_usd),
+        (dec!(2), dec!(32.00))
+    );
+    assert_eq!(row.unpriced_nodes, 0);
+}
+
+/// A Capacity condition without its lastTransitionTime cannot say how long spot has had
+/// capacity: keep the nodes, never move back on a guess.
+#[test]
+fn capacity_since_an_unknown_time_is_no_move_back() {
+    let mut spot = pool("spot-a", CapacityType::Spot, TYPE);
+    spot.conditions = vec![ConditionView {
+        last_transition: None,
+        ..capacity("True", "Sufficient", t(0))
+    }];
+    let pools = [spot, pool("od", CapacityType::OnDemand, TYPE)];
+    let r = report_of(&pools, &[node("a", "od", 0, None)], &[], Some(&good_grid()));
+    assert_eq!(r.pairs[0].move_back, MoveBack::Wait);
+    assert!(
+        r.pairs[0].note.contains("does not give"),
+        "{}",
+        r.pairs[0].note
+    );
+}
+
+/// A range that ended before now still counts the on-demand nodes running now for its
+/// advice (a node that began after the range adds no hours to it).
+#[test]
+fn a_past_range_counts_the_nodes_running_now() {
+    let mut spot = pool("spot-a", CapacityType::Spot, TYPE);
+    spot.conditions = vec![capacity("False", "QueuedAwaitingCapacity", t(0))];
+    let r = report_with(
+        &[spot, pool("od", CapacityType::OnDemand, TYPE)],
+        &[node("a", "od", 9, None), node("late", "od", 13, None)],
+        &[transition(
+            "spot-a",
+            "False",
+            "QueuedAwaitingCapacity",
+            t(0),
+        )],
+        None,
+        &prices(),
+        t(12),
+    );
+    assert_eq!(r.pairs[0].on_demand_nodes_now, 2);
+    assert_eq!(r.pairs[0].short_node_hours, dec!(3), "node a, 09:00–12:00");
 }
