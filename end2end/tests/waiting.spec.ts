@@ -57,6 +57,14 @@ spec:
     expect(await cell.innerText()).toMatch(new RegExp(`^${row.pods} \\(${row.gpus} GPU\\) \\d+[smhd]$`));
     expect(await cell.getAttribute("title")).toContain(row.cause);
   }).toPass({ timeout: 10_000 });
+  // Sorted by waiting work, descending, the pool with the most waiting GPUs (this pod's 64)
+  // comes first, and the sort is in the URL.
+  const sortButton = page.locator('th[data-col="waiting"] button.sort');
+  await sortButton.click();
+  await sortButton.click();
+  await expect(page).toHaveURL(/sort=waiting&desc=1|desc=1.*sort=waiting/);
+  await expect(page.locator('th[data-col="waiting"]')).toHaveAttribute("aria-sort", "descending");
+  await expect(page.locator("table.pools tbody tr").first()).toHaveAttribute("data-pool", POOL);
 
   kubectl(CKS, ["delete", "pod", name, "-n", "default", "--wait=false"]);
   await expect

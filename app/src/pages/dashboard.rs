@@ -62,7 +62,16 @@ pub fn Dashboard() -> impl IntoView {
             .into_iter()
             .filter(|s| s.with(|r| q.matches(r)))
             .collect();
-        rows.sort_by(|a, b| a.with_untracked(|a| b.with_untracked(|b| q.compare(a, b))));
+        // Sorting by waiting work reads (and so tracks) the waiting rows; any other key
+        // reads none of them.
+        let waiting = |r: &PoolRow| {
+            live.waiting
+                .get(&format!("{}/{}", r.cluster, r.name))
+                .map(|w| w.with(|w| (w.gpus, w.pods, w.oldest_since)))
+        };
+        rows.sort_by(|a, b| {
+            a.with_untracked(|a| b.with_untracked(|b| q.compare_with(a, b, waiting)))
+        });
         rows.into_iter()
             .map(|s| s.with_untracked(|r| r.key.clone()))
             .collect::<Vec<_>>()
@@ -413,7 +422,7 @@ where
                             {header("Target", SortKey::Target, "target")}
                             {header("Current", SortKey::Current, "current")}
                             {header("Queued", SortKey::Queued, "queued")}
-                            <th scope="col" data-col="waiting" title="Pods waiting for a node that could land on this pool: pods (GPUs) and the longest wait">"Waiting"</th>
+                            {header("Waiting", SortKey::Waiting, "waiting")}
                             {header("Starting", SortKey::InProgress, "inprogress")}
                             <th scope="col" data-col="minmax">"Min / max"</th>
                             <th scope="col" data-col="conditions">"Conditions"</th>

@@ -9,6 +9,9 @@ use std::cmp::Ordering;
 use super::paging::{DEFAULT_PAGE_SIZE, Page, page_size};
 use crate::model::PoolRow;
 
+/// A pool's waiting work for [`SortKey::Waiting`]: `(GPUs, pods, since)`.
+pub type WaitingKey = (u32, u32, Option<chrono::DateTime<chrono::Utc>>);
+
 /// Columns the dashboard can sort by.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SortKey {
@@ -23,13 +26,16 @@ pub enum SortKey {
     Current,
     Queued,
     InProgress,
+    /// The work waiting for the pool: its waiting pods' GPUs, then pods, then the longest
+    /// wait (rows from the stream, not the pool's own; see [`PoolQuery::compare_with`]).
+    Waiting,
     Age,
     Problems,
 }
 
 impl SortKey {
     /// Every key with its URL name.
-    pub const ALL: [(SortKey, &'static str); 12] = [
+    pub const ALL: [(SortKey, &'static str); 13] = [
         (SortKey::Name, "name"),
         (SortKey::Cluster, "cluster"),
         (SortKey::Provider, "provider"),
@@ -40,6 +46,7 @@ impl SortKey {
         (SortKey::Current, "current"),
         (SortKey::Queued, "queued"),
         (SortKey::InProgress, "inprogress"),
+        (SortKey::Waiting, "waiting"),
         (SortKey::Age, "age"),
         (SortKey::Problems, "problems"),
     ];
@@ -296,9 +303,29 @@ impl PoolQuery {
     }
 
     /// The order of two pools under this query's sort; ties fall back to cluster then name so
-    /// the order is stable while rows update.
+    /// the order is stable while rows update. Sorting by [`SortKey::Waiting`] needs the
+    /// waiting rows: without them ([`Self::compare_with`]) every pool waits for nothing.
     pub fn compare(&self, a: &PoolRow, b: &PoolRow) -> Ordering {
+        self.compare_with(a, b, |_| None)
+    }
+
+    /// [`Self::compare`], with `waiting` giving a pool's waiting work: `(GPUs, pods, since)`
+    /// of the pods that could land on it, `None` when none wait. More GPUs, then more pods,
+    /// then the longer wait (the earlier since) sorts after, so descending puts the pool with
+    /// the most waiting GPU work first.
+    pub fn compare_with(
+        &self,
+        a: &PoolRow,
+        b: &PoolRow,
+        waiting: impl Fn(&PoolRow) -> Option<WaitingKey>,
+    ) -> Ordering {
         let primary = match self.sort {
+            SortKey::Waiting => {
+                let key = |r: &PoolRow| {
+                    waiting(r).map(|(gpus, pods, since)| (gpus, pods, std::cmp::Reverse(since)))
+                };
+                key(a).cmp(&key(b))
+            }
             SortKey::Name => a.name.cmp(&b.name),
             SortKey::Cluster => a.cluster.cmp(&b.cluster),
             SortKey::Provider => a.provider.as_str().cmp(b.provider.as_str()),
@@ -439,6 +466,43 @@ mod tests {
         // Equal counts fall back to cluster, then name, whichever the direction.
         assert_eq!(sorted(true), ["b", "a", "c"]);
         assert_eq!(sorted(false), ["c", "b", "a"]);
+    }
+
+    /// Descending by waiting work: most GPUs first, then most pods, then the longest wait;
+    /// pools nothing waits for last, by cluster and name.
+    #[test]
+    fn sort_by_waiting_work_puts_the_most_waiting_gpus_first() {
+        use chrono::TimeZone;
+        let at = |h| chrono::Utc.with_ymd_and_hms(2026, 11, 28, h, 0, 0).single();
+        let rows = vec![
+            pool("idle", "z1", "spot", 1, false),
+            pool("cpu", "z1", "spot", 1, false),
+            pool("gpu-new", "z1", "spot", 1, false),
+            pool("gpu-old", "z1", "spot", 1, false),
+            pool("gpu-big", "z1", "spot", 1, false),
+        ];
+        let waiting = |r: &PoolRow| match r.name.as_str() {
+            "cpu" => Some((0, 3, at(8))),
+            "gpu-new" => Some((8, 1, at(9))),
+            "gpu-old" => Some((8, 1, at(7))),
+            "gpu-big" => Some((64, 8, at(9))),
+            _ => None,
+        };
+        let q = PoolQuery {
+            sort: SortKey::Waiting,
+            desc: true,
+            ..Default::default()
+        };
+        let mut r = rows.clone();
+        r.sort_by(|a, b| q.compare_with(a, b, waiting));
+        assert_eq!(
+            r.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            ["gpu-big", "gpu-old", "gpu-new", "cpu", "idle"]
+        );
+        assert_eq!(SortKey::parse("waiting"), SortKey::Waiting);
+        // Without the waiting rows, nothing waits: the tie-break order.
+        r.sort_by(|a, b| q.compare(a, b));
+        assert_eq!(r[0].name, "cpu");
     }
 
     #[test]
