@@ -13,7 +13,7 @@ use crate::{
     },
     domain::{
         paging::{PAGE_SIZES, Page, page_size},
-        pools_view::{Density, OPTIONAL_COLUMNS, PoolQuery, SortKey},
+        pools_view::{Density, OPTIONAL_COLUMNS, PoolQuery, SortKey, WaitingKey},
     },
     live::{LiveStore, use_live},
     model::{PoolRow, Scope, encode_component},
@@ -62,15 +62,24 @@ pub fn Dashboard() -> impl IntoView {
             .into_iter()
             .filter(|s| s.with(|r| q.matches(r)))
             .collect();
-        // Sorting by waiting work reads (and so tracks) the waiting rows; any other key
-        // reads none of them.
-        let waiting = |r: &PoolRow| {
-            live.waiting
-                .get(&format!("{}/{}", r.cluster, r.name))
-                .map(|w| w.with(|w| (w.gpus, w.pods, w.oldest_since)))
+        // Sorting by waiting work reads (and so tracks) the waiting rows, once per pool
+        // before the sort; any other key reads none of them.
+        let waits: std::collections::HashMap<String, WaitingKey> = if q.sort == SortKey::Waiting {
+            rows.iter()
+                .filter_map(|s| {
+                    s.with(|r| {
+                        let w = live.waiting.get(&format!("{}/{}", r.cluster, r.name))?;
+                        Some((r.key.clone(), w.with(|w| (w.gpus, w.pods, w.oldest_since))))
+                    })
+                })
+                .collect()
+        } else {
+            Default::default()
         };
         rows.sort_by(|a, b| {
-            a.with_untracked(|a| b.with_untracked(|b| q.compare_with(a, b, waiting)))
+            a.with_untracked(|a| {
+                b.with_untracked(|b| q.compare_with(a, b, |r| waits.get(&r.key).copied()))
+            })
         });
         rows.into_iter()
             .map(|s| s.with_untracked(|r| r.key.clone()))
@@ -357,7 +366,10 @@ where
     F: Fn(PoolQuery) + Clone + Send + Sync + 'static,
 {
     let live = expect_context::<LiveStore>();
-    let header = move |label: &'static str, key: SortKey, col: &'static str| {
+    let header = move |label: &'static str,
+                       key: SortKey,
+                       col: &'static str,
+                       title: &'static str| {
         let set_query = set_query.clone();
         let aria = move || {
             let q = query.get();
@@ -370,7 +382,7 @@ where
             }
         };
         view! {
-            <th aria-sort=aria scope="col" data-col=col>
+            <th aria-sort=aria scope="col" data-col=col title=(!title.is_empty()).then_some(title)>
                 <button
                     type="button"
                     class="sort"
@@ -413,21 +425,21 @@ where
                 >
                     <thead>
                         <tr>
-                            {header("Name", SortKey::Name, "name")}
-                            {header("Zone", SortKey::Cluster, "where")}
-                            {header("Provider", SortKey::Provider, "provider")}
-                            {header("Capacity", SortKey::CapacityType, "capacity")}
-                            {header("Instance type", SortKey::InstanceType, "type")}
-                            {header("computeClass", SortKey::ComputeClass, "class")}
-                            {header("Target", SortKey::Target, "target")}
-                            {header("Current", SortKey::Current, "current")}
-                            {header("Queued", SortKey::Queued, "queued")}
-                            {header("Waiting", SortKey::Waiting, "waiting")}
-                            {header("Starting", SortKey::InProgress, "inprogress")}
+                            {header("Name", SortKey::Name, "name", "")}
+                            {header("Zone", SortKey::Cluster, "where", "")}
+                            {header("Provider", SortKey::Provider, "provider", "")}
+                            {header("Capacity", SortKey::CapacityType, "capacity", "")}
+                            {header("Instance type", SortKey::InstanceType, "type", "")}
+                            {header("computeClass", SortKey::ComputeClass, "class", "")}
+                            {header("Target", SortKey::Target, "target", "")}
+                            {header("Current", SortKey::Current, "current", "")}
+                            {header("Queued", SortKey::Queued, "queued", "")}
+                            {header("Waiting", SortKey::Waiting, "waiting", "Pods waiting for a node that could land on this pool: pods (GPUs) and the longest wait")}
+                            {header("Starting", SortKey::InProgress, "inprogress", "")}
                             <th scope="col" data-col="minmax">"Min / max"</th>
                             <th scope="col" data-col="conditions">"Conditions"</th>
-                            {header("Problems", SortKey::Problems, "problems")}
-                            {header("Age", SortKey::Age, "age")}
+                            {header("Problems", SortKey::Problems, "problems", "")}
+                            {header("Age", SortKey::Age, "age", "")}
                         </tr>
                     </thead>
                     <tbody>

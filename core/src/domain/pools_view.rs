@@ -321,8 +321,9 @@ impl PoolQuery {
     ) -> Ordering {
         let primary = match self.sort {
             SortKey::Waiting => {
+                // An unknown since (no PodScheduled time) ranks as the shortest wait.
                 let key = |r: &PoolRow| {
-                    waiting(r).map(|(gpus, pods, since)| (gpus, pods, std::cmp::Reverse(since)))
+                    waiting(r).map(|(gpus, pods, since)| (gpus, pods, since.map(std::cmp::Reverse)))
                 };
                 key(a).cmp(&key(b))
             }
@@ -480,12 +481,14 @@ mod tests {
             pool("gpu-new", "z1", "spot", 1, false),
             pool("gpu-old", "z1", "spot", 1, false),
             pool("gpu-big", "z1", "spot", 1, false),
+            pool("gpu-unknown", "z1", "spot", 1, false),
         ];
         let waiting = |r: &PoolRow| match r.name.as_str() {
             "cpu" => Some((0, 3, at(8))),
             "gpu-new" => Some((8, 1, at(9))),
             "gpu-old" => Some((8, 1, at(7))),
             "gpu-big" => Some((64, 8, at(9))),
+            "gpu-unknown" => Some((8, 1, None)),
             _ => None,
         };
         let q = PoolQuery {
@@ -497,7 +500,14 @@ mod tests {
         r.sort_by(|a, b| q.compare_with(a, b, waiting));
         assert_eq!(
             r.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
-            ["gpu-big", "gpu-old", "gpu-new", "cpu", "idle"]
+            [
+                "gpu-big",
+                "gpu-old",
+                "gpu-new",
+                "gpu-unknown",
+                "cpu",
+                "idle"
+            ]
         );
         assert_eq!(SortKey::parse("waiting"), SortKey::Waiting);
         // Without the waiting rows, nothing waits: the tie-break order.
