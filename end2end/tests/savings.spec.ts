@@ -194,10 +194,14 @@ test("a fallback pair shows what its on-demand nodes cost while spot was queued"
   const box = await row.boundingBox();
   expect(box!.height, "one line of text and its padding").toBeLessThan(40);
 
-  // Both pools' pages show the pair live, from the stream's 24-hour rows.
+  // Both pools' pages show the pair live, from the stream's 24-hour rows (read again every
+  // 60 s, so at most a minute behind the API).
   await page.goto(`/pools/${after.cluster}/b200-on-demand`);
   await expect(page.getByTestId("pool-fallback")).toContainText("Stands in for b200-spot-burst. Last 24 h:");
-  await expect(page.getByTestId("pool-fallback")).toContainText("Keep the 2 on-demand nodes: spot pool b200-spot-burst is short");
+  await expect(page.getByTestId("pool-fallback")).toContainText(
+    "Keep the 2 on-demand nodes: spot pool b200-spot-burst is short",
+    { timeout: 70_000 },
+  );
   await page.goto(`/pools/${after.cluster}/b200-spot-burst`);
   await expect(page.getByTestId("pool-fallback")).toContainText("b200-on-demand stands in for this pool.");
 });

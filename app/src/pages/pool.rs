@@ -94,8 +94,7 @@ fn PoolFallback(row: RwSignal<PoolRow>) -> impl IntoView {
             .values()
             .into_iter()
             .filter(|f| {
-                f.pair.cluster == cluster
-                    && (f.pair.on_demand_pool == name || f.pair.spot_pools.contains(&name))
+                f.cluster == cluster && (f.on_demand_pool == name || f.spot_pools.contains(&name))
             })
             .collect();
         (!pairs.is_empty()).then(|| {

@@ -27,12 +27,12 @@ pub fn waiting_sentence(w: &crate::model::WaitingPool) -> String {
 /// sentences: who stands in for whom and what it ran while spot was short in the last
 /// 24 h, then the advice.
 pub fn fallback_sentence(f: &crate::model::FallbackRow, pool: &str) -> String {
-    let who = match f.pair.kind {
+    let who = match f.kind {
         crate::model::PairKind::Karpenter => {
             "This NodePool allows spot and on-demand: Karpenter launches on-demand here when spot is unavailable".to_string()
         }
-        _ if f.pair.on_demand_pool == pool => format!("Stands in for {}", f.pair.spot_pools.join(", ")),
-        _ => format!("{} stands in for this pool", f.pair.on_demand_pool),
+        _ if f.on_demand_pool == pool => format!("Stands in for {}", f.spot_pools.join(", ")),
+        _ => format!("{} stands in for this pool", f.on_demand_pool),
     };
     let mut advice = f.note.clone();
     if let Some(first) = advice.get(..1) {

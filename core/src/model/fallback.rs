@@ -61,12 +61,17 @@ pub struct FallbackPair {
 }
 
 /// One fallback pair over a range. Keyed by cluster and on-demand pool (an on-demand pool
-/// is in at most one pair, so its hours are never counted twice).
+/// is in at most one pair, so its hours are never counted twice). The pair's fields
+/// ([`FallbackPair`]) are repeated flat, not nested or flattened: the browser patches rows
+/// field by field, and only a plain struct can be patched (`super::patch::apply`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FallbackRow {
-    /// Its fields sit beside the figures on the wire.
-    #[serde(flatten)]
-    pub pair: FallbackPair,
+    pub cluster: String,
+    pub zone: Option<String>,
+    pub spot_pools: Vec<String>,
+    pub on_demand_pool: String,
+    pub instance_type: String,
+    pub kind: PairKind,
     /// The range the hours cover, `[from, to)`.
     pub from: Option<DateTime<Utc>>,
     pub to: Option<DateTime<Utc>>,
@@ -104,7 +109,20 @@ pub struct FallbackRow {
 impl FallbackRow {
     /// `cluster/on-demand pool`.
     pub fn key(&self) -> String {
-        format!("{}/{}", self.pair.cluster, self.pair.on_demand_pool)
+        format!("{}/{}", self.cluster, self.on_demand_pool)
+    }
+
+    /// A row of `pair` with no figures yet.
+    pub fn of(pair: &FallbackPair) -> Self {
+        Self {
+            cluster: pair.cluster.clone(),
+            zone: pair.zone.clone(),
+            spot_pools: pair.spot_pools.clone(),
+            on_demand_pool: pair.on_demand_pool.clone(),
+            instance_type: pair.instance_type.clone(),
+            kind: pair.kind,
+            ..Default::default()
+        }
     }
 }
 

@@ -171,10 +171,7 @@ impl DerivedRow for FallbackRow {
         FallbackRow::key(self)
     }
     fn place(&self) -> (String, Option<String>) {
-        (
-            self.pair.cluster.clone(),
-            Some(self.pair.on_demand_pool.clone()),
-        )
+        (self.cluster.clone(), Some(self.on_demand_pool.clone()))
     }
 }
 
@@ -283,7 +280,7 @@ impl Derived {
         let mut fallback: Vec<FallbackRow> = self
             .fallback
             .values()
-            .filter(|f| scope.wants_cluster(&f.pair.cluster))
+            .filter(|f| scope.wants_cluster(&f.cluster))
             .cloned()
             .collect();
         fallback.sort_by_key(FallbackRow::key);

@@ -77,16 +77,13 @@ fn a_pool_page_gets_its_own_pool_row_and_the_clusters_count_the_notices() {
 /// keeps the pair its pool is in), never to another cluster's pool page.
 #[test]
 fn fallback_pairs_go_to_their_clusters_pages() {
-    use spotboard_core::model::{FallbackPair, FallbackRow};
+    use spotboard_core::model::FallbackRow;
     let hub = hub();
     let mut rx = hub.inner.tx.subscribe();
     hub.publish(vec![FallbackRow {
-        pair: FallbackPair {
-            cluster: "zone-a".into(),
-            spot_pools: vec!["spot-a".into()],
-            on_demand_pool: "od-a".into(),
-            ..Default::default()
-        },
+        cluster: "zone-a".into(),
+        spot_pools: vec!["spot-a".into()],
+        on_demand_pool: "od-a".into(),
         ..Default::default()
     }]);
     let sent: Vec<Arc<Published>> = std::iter::from_fn(|| rx.try_recv().ok()).collect();

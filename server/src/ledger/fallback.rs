@@ -13,9 +13,14 @@ use crate::hub::Hub;
 /// lifetime of the last day.
 pub const FALLBACK_EVERY: Duration = Duration::from_secs(60);
 
-/// Publishes the pairs every `every`, once the hub has listed every cluster (the pairs come
-/// from the pools). A ledger that cannot be read leaves the rows as last published, with one
-/// log line until it reads again.
+/// How long after the clusters have listed the first read waits: the recorder writes the
+/// nodes it found at its first steps (one a second), and a pair read before them would say
+/// for a whole [`FALLBACK_EVERY`] that no on-demand node runs.
+pub const FIRST_READ_AFTER: Duration = Duration::from_secs(5);
+
+/// Publishes the pairs every `every`, starting [`FIRST_READ_AFTER`] after the hub has listed
+/// every cluster (the pairs come from the pools). A ledger that cannot be read leaves the
+/// rows as last published, with one log line until it reads again.
 pub fn spawn_publisher(
     savings: Arc<Savings>,
     hub: Hub,
@@ -25,6 +30,7 @@ pub fn spawn_publisher(
         while !hub.ready() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+        tokio::time::sleep(FIRST_READ_AFTER.min(every)).await;
         let mut tick = tokio::time::interval(every);
         let mut failing = false;
         loop {

@@ -48,12 +48,11 @@ fn advice(r: &FallbackRow) -> impl IntoView + use<> {
 }
 
 fn row(r: FallbackRow) -> impl IntoView {
-    let (kind, kind_title) = kind_text(r.pair.kind);
+    let (kind, kind_title) = kind_text(r.kind);
     let spot = r
-        .pair
         .spot_pools
         .iter()
-        .map(|p| pool_link(&r.pair.cluster, p))
+        .map(|p| pool_link(&r.cluster, p))
         .collect_view();
     let short_hours = r
         .spot_short_hours
@@ -67,11 +66,11 @@ fn row(r: FallbackRow) -> impl IntoView {
         String::new()
     };
     view! {
-        <tr data-pair=r.pair.on_demand_pool.clone()>
-            <td class="pool">{pool_link(&r.pair.cluster, &r.pair.on_demand_pool)}</td>
+        <tr data-pair=r.on_demand_pool.clone()>
+            <td class="pool">{pool_link(&r.cluster, &r.on_demand_pool)}</td>
             <td class="pool" title=format!("Paired by {kind}: {kind_title}")>{spot}</td>
-            <td class="where" title=r.pair.cluster.clone()>{r.pair.zone.clone().unwrap_or_else(|| r.pair.cluster.clone())}</td>
-            <td><code>{r.pair.instance_type.clone()}</code></td>
+            <td class="where" title=r.cluster.clone()>{r.zone.clone().unwrap_or_else(|| r.cluster.clone())}</td>
+            <td><code>{r.instance_type.clone()}</code></td>
             <td class="num">{r.on_demand_node_hours.to_string()}</td>
             <td class="num" data-col="short" title=format!("The spot side was short {short_hours} h of the range")>
                 {r.short_node_hours.to_string()}

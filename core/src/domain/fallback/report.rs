@@ -112,7 +112,6 @@ fn row(inp: &Inputs, pair: &FallbackPair) -> FallbackRow {
         merge(spans)
     };
     let mut r = FallbackRow {
-        pair: pair.clone(),
         from: Some(inp.from),
         to: Some(inp.to),
         spot_short_hours: (!karpenter).then(|| {
@@ -123,7 +122,7 @@ fn row(inp: &Inputs, pair: &FallbackPair) -> FallbackRow {
                     .sum::<i64>(),
             ) / Decimal::from(3600)
         }),
-        ..Default::default()
+        ..FallbackRow::of(pair)
     };
     for l in inp.lifetimes.iter().filter(|l| {
         l.cluster == pair.cluster

@@ -350,7 +350,7 @@ fn an_annotated_pair_of_two_types_is_priced_against_the_spot_pools_type() {
         t(14),
     );
     let row = &r.pairs[0];
-    assert_eq!(row.pair.kind, PairKind::Annotation);
+    assert_eq!(row.kind, PairKind::Annotation);
     assert_eq!(
         (row.short_node_hours, row.extra_usd),
         (dec!(2), dec!(32.00))
@@ -398,4 +398,39 @@ fn a_past_range_counts_the_nodes_running_now() {
     );
     assert_eq!(r.pairs[0].on_demand_nodes_now, 2);
     assert_eq!(r.pairs[0].short_node_hours, dec!(3), "node a, 09:00–12:00");
+}
+
+/// The stream patches a pair's row field by field as its hours grow: the patch made on the
+/// server applies to the browser's copy (only a plain struct row can be patched).
+#[test]
+fn a_rows_patch_applies() {
+    use crate::model::patch::{apply, diff};
+    let mut spot = pool("spot-a", CapacityType::Spot, TYPE);
+    spot.conditions = vec![capacity("False", "QueuedAwaitingCapacity", t(0))];
+    let pools = [spot, pool("od", CapacityType::OnDemand, TYPE)];
+    let capacity = [transition(
+        "spot-a",
+        "False",
+        "QueuedAwaitingCapacity",
+        t(0),
+    )];
+    let at = |to| {
+        report_with(
+            &pools,
+            &[node("a", "od", 9, None)],
+            &capacity,
+            None,
+            &prices(),
+            to,
+        )
+    };
+    let (old, new) = (at(t(10)).pairs.remove(0), at(t(12)).pairs.remove(0));
+    let patch = diff(
+        &serde_json::to_value(&old).unwrap(),
+        &serde_json::to_value(&new).unwrap(),
+    )
+    .expect("the hours changed");
+    let mut row = old;
+    apply(&mut row, &patch).expect("a fallback row can be patched");
+    assert_eq!(row, new);
 }
