@@ -122,7 +122,9 @@ impl Savings {
         {
             return Ok(h.clone());
         }
-        let h = SavingsHeadline::from(&self.report(from, to).await?);
+        // The headline carries no fallback pairs: leave out their condition-history read and
+        // the capacity grid they rank against.
+        let h = SavingsHeadline::from(&self.report_of(from, to, false).await?);
         kept.insert(range.to_string(), (Instant::now(), h.clone()));
         Ok(h)
     }
@@ -135,10 +137,25 @@ impl Savings {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> crate::Result<SavingsReport> {
+        self.report_of(from, to, true).await
+    }
+
+    /// The report over `[from, to]`, with its fallback pairs or without (empty).
+    async fn report_of(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        with_fallback: bool,
+    ) -> crate::Result<SavingsReport> {
         let lifetimes = self.lifetimes(from, to).await?;
+        let fallback = if with_fallback {
+            self.fallback_of(&lifetimes, from, to).await?
+        } else {
+            FallbackReport::default()
+        };
         Ok(SavingsReport {
             idle_spot_gpus: self.idle_spot_gpus(),
-            fallback: self.fallback_of(&lifetimes, from, to).await?,
+            fallback,
             ..report(&ReportInput {
                 lifetimes: &lifetimes,
                 prices: &self.prices,
