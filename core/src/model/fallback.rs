@@ -44,10 +44,14 @@ pub enum MoveBack {
     MoveBack,
 }
 
-/// One on-demand pool and the spot pool(s) it stands in for
-/// (`spotboard_core::domain::fallback::pairs`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FallbackPair {
+/// One fallback pair over a range: one on-demand pool and the spot pool(s) it stands in for,
+/// then its figures (`spotboard_core::domain::fallback::pairs` gives the pairs with no
+/// figures yet). Keyed by cluster and on-demand pool (an on-demand pool is in at most one
+/// pair, so its hours are never counted twice). Flat, as every stream row: the browser
+/// patches rows field by field, and only a plain struct can be patched
+/// (`super::patch::apply`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FallbackRow {
     pub cluster: String,
     /// The spot side's zone (CKS clusters are zonal), when its pools give one.
     pub zone: Option<String>,
@@ -56,20 +60,6 @@ pub struct FallbackPair {
     pub spot_pools: Vec<String>,
     pub on_demand_pool: String,
     /// The spot side's instanceType (a Karpenter pool's types, comma-separated).
-    pub instance_type: String,
-    pub kind: PairKind,
-}
-
-/// One fallback pair over a range. Keyed by cluster and on-demand pool (an on-demand pool
-/// is in at most one pair, so its hours are never counted twice). The pair's fields
-/// ([`FallbackPair`]) are repeated flat, not nested or flattened: the browser patches rows
-/// field by field, and only a plain struct can be patched (`super::patch::apply`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct FallbackRow {
-    pub cluster: String,
-    pub zone: Option<String>,
-    pub spot_pools: Vec<String>,
-    pub on_demand_pool: String,
     pub instance_type: String,
     pub kind: PairKind,
     /// The range the hours cover, `[from, to)`.
@@ -110,19 +100,6 @@ impl FallbackRow {
     /// `cluster/on-demand pool`.
     pub fn key(&self) -> String {
         format!("{}/{}", self.cluster, self.on_demand_pool)
-    }
-
-    /// A row of `pair` with no figures yet.
-    pub fn of(pair: &FallbackPair) -> Self {
-        Self {
-            cluster: pair.cluster.clone(),
-            zone: pair.zone.clone(),
-            spot_pools: pair.spot_pools.clone(),
-            on_demand_pool: pair.on_demand_pool.clone(),
-            instance_type: pair.instance_type.clone(),
-            kind: pair.kind,
-            ..Default::default()
-        }
     }
 }
 

@@ -3,11 +3,11 @@
 use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
-use crate::model::{FallbackPair, PairKind, PoolRow};
+use crate::model::{FallbackRow, PairKind, PoolRow};
 use crate::{CapacityType, Provider};
 
-/// The fallback pairs among `pools`, by cluster and on-demand pool. Each on-demand pool is in
-/// at most one pair:
+/// The fallback pairs among `pools`, by cluster and on-demand pool, as rows with no figures
+/// yet ([`super::report`] fills them). Each on-demand pool is in at most one pair:
 /// 1. a Karpenter NodePool that allows both capacity types pairs with itself;
 /// 2. an on-demand NodePool whose `spotboard.dev/fallback-for` annotation names spot pools of
 ///    its cluster pairs with those (names of no such pool are dropped; none left, no pair);
@@ -15,7 +15,7 @@ use crate::{CapacityType, Provider};
 ///    instanceType (and zone, where both give one).
 ///
 /// Malformed pools are left out.
-pub fn pairs<P: Borrow<PoolRow>>(pools: &[P]) -> Vec<FallbackPair> {
+pub fn pairs<P: Borrow<PoolRow>>(pools: &[P]) -> Vec<FallbackRow> {
     let ok: Vec<&PoolRow> = pools
         .iter()
         .map(Borrow::borrow)
@@ -29,13 +29,14 @@ pub fn pairs<P: Borrow<PoolRow>>(pools: &[P]) -> Vec<FallbackPair> {
     let mut out = Vec::new();
     for p in &ok {
         if p.provider == Provider::Karpenter && p.allows_spot_and_on_demand {
-            out.push(FallbackPair {
+            out.push(FallbackRow {
                 cluster: p.cluster.clone(),
                 zone: p.zone.clone(),
                 spot_pools: vec![p.name.clone()],
                 on_demand_pool: p.name.clone(),
                 instance_type: p.instance_type.clone(),
                 kind: PairKind::Karpenter,
+                ..Default::default()
             });
             continue;
         }
@@ -75,7 +76,7 @@ pub fn pairs<P: Borrow<PoolRow>>(pools: &[P]) -> Vec<FallbackPair> {
         let first = ok
             .iter()
             .find(|s| s.cluster == p.cluster && s.name == *first);
-        out.push(FallbackPair {
+        out.push(FallbackRow {
             cluster: p.cluster.clone(),
             zone: first
                 .and_then(|s| s.zone.clone())
@@ -85,6 +86,7 @@ pub fn pairs<P: Borrow<PoolRow>>(pools: &[P]) -> Vec<FallbackPair> {
             instance_type: first
                 .map_or_else(|| p.instance_type.clone(), |s| s.instance_type.clone()),
             kind,
+            ..Default::default()
         });
     }
     out.sort_by(|a, b| (&a.cluster, &a.on_demand_pool).cmp(&(&b.cluster, &b.on_demand_pool)));

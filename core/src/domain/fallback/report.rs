@@ -11,8 +11,8 @@ use crate::domain::cost::cents;
 use crate::domain::prices::PriceCatalog;
 use crate::domain::savings::report::hours;
 use crate::model::{
-    CapacityGrid, ConditionTransition, FallbackPair, FallbackReport, FallbackRow, Lifetime,
-    MoveBack, PairKind, PoolRow,
+    CapacityGrid, ConditionTransition, FallbackReport, FallbackRow, Lifetime, MoveBack, PairKind,
+    PoolRow,
 };
 use crate::nodepool::ConditionType;
 
@@ -22,7 +22,8 @@ pub const MOVE_BACK_SCORE: f64 = GOOD_SCORE;
 
 /// What [`report`] reads.
 pub struct Inputs<'a> {
-    pub pairs: &'a [FallbackPair],
+    /// The pairs as [`super::pairs`] gives them, with no figures yet.
+    pub pairs: &'a [FallbackRow],
     /// The pools as they are now (the pairs' spot pools at least): the spot side's current
     /// Capacity condition and queued nodes.
     pub pools: &'a [PoolRow],
@@ -80,7 +81,7 @@ fn inside(s: DateTime<Utc>, e: DateTime<Utc>, intervals: &[(DateTime<Utc>, DateT
         .sum()
 }
 
-fn row(inp: &Inputs, pair: &FallbackPair) -> FallbackRow {
+fn row(inp: &Inputs, pair: &FallbackRow) -> FallbackRow {
     let (from, to) = (inp.from, inp.to.min(inp.now));
     let karpenter = pair.kind == PairKind::Karpenter;
     // When the spot side was short: any of its pools' Capacity not True. A Karpenter pool
@@ -122,7 +123,7 @@ fn row(inp: &Inputs, pair: &FallbackPair) -> FallbackRow {
                     .sum::<i64>(),
             ) / Decimal::from(3600)
         }),
-        ..FallbackRow::of(pair)
+        ..pair.clone()
     };
     for l in inp.lifetimes.iter().filter(|l| {
         l.cluster == pair.cluster
@@ -178,7 +179,7 @@ fn row(inp: &Inputs, pair: &FallbackPair) -> FallbackRow {
 /// not known since when it has capacity), else since when all of it has been fulfilling:
 /// the latest of its pools' Capacity True transitions (queued nodes are judged now only;
 /// their history is not recorded).
-fn spot_state(inp: &Inputs, pair: &FallbackPair) -> Result<Option<DateTime<Utc>>, String> {
+fn spot_state(inp: &Inputs, pair: &FallbackRow) -> Result<Option<DateTime<Utc>>, String> {
     let mut since: Option<DateTime<Utc>> = None;
     for name in &pair.spot_pools {
         let Some(p) = inp
@@ -220,7 +221,7 @@ fn spot_state(inp: &Inputs, pair: &FallbackPair) -> Result<Option<DateTime<Utc>>
 }
 
 /// Fills the move-back state, the Finder's score and the note.
-fn advise(inp: &Inputs, pair: &FallbackPair, r: &mut FallbackRow) {
+fn advise(inp: &Inputs, pair: &FallbackRow, r: &mut FallbackRow) {
     let n = r.on_demand_nodes_now;
     if n == 0 {
         r.move_back = MoveBack::Nothing;
