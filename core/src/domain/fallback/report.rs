@@ -89,20 +89,18 @@ fn row(inp: &Inputs, pair: &FallbackRow) -> FallbackRow {
     let short = if karpenter {
         vec![(from, to)]
     } else {
-        let mine: Vec<ConditionTransition> = inp
-            .capacity
-            .iter()
-            .filter(|t| {
-                t.type_ == ConditionType::Capacity
-                    && t.cluster == pair.cluster
-                    && pair.spot_pools.contains(&t.pool)
-            })
-            .cloned()
-            .collect();
         let mut spans = Vec::new();
         for pool in &pair.spot_pools {
-            let one: Vec<ConditionTransition> =
-                mine.iter().filter(|t| &t.pool == pool).cloned().collect();
+            let one: Vec<ConditionTransition> = inp
+                .capacity
+                .iter()
+                .filter(|t| {
+                    t.type_ == ConditionType::Capacity
+                        && t.cluster == pair.cluster
+                        && &t.pool == pool
+                })
+                .cloned()
+                .collect();
             spans.extend(
                 held(&one, from, to)
                     .into_iter()
@@ -115,14 +113,7 @@ fn row(inp: &Inputs, pair: &FallbackRow) -> FallbackRow {
     let mut r = FallbackRow {
         from: Some(inp.from),
         to: Some(inp.to),
-        spot_short_hours: (!karpenter).then(|| {
-            Decimal::from(
-                short
-                    .iter()
-                    .map(|(s, e)| (*e - *s).num_seconds())
-                    .sum::<i64>(),
-            ) / Decimal::from(3600)
-        }),
+        spot_short_hours: (!karpenter).then(|| short.iter().map(|&(s, e)| hours(s, e)).sum()),
         ..pair.clone()
     };
     for l in inp.lifetimes.iter().filter(|l| {
