@@ -149,7 +149,7 @@ impl Savings {
     ) -> crate::Result<SavingsReport> {
         let lifetimes = self.lifetimes(from, to).await?;
         let fallback = if with_fallback {
-            self.fallback_of(&lifetimes, from, to).await?
+            self.fallback_of(Some(&lifetimes), from, to).await?
         } else {
             FallbackReport::default()
         };
@@ -198,15 +198,17 @@ impl Savings {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> crate::Result<FallbackReport> {
-        let lifetimes = self.lifetimes(from, to).await?;
-        self.fallback_of(&lifetimes, from, to).await
+        self.fallback_of(None, from, to).await
     }
 
-    /// The fallback pairs among the live pools, priced from `lifetimes` and the ledger's
-    /// Capacity history; empty without the live pools.
+    /// The fallback pairs among the live pools, priced from the ledger's lifetimes and
+    /// Capacity history; empty without the live pools. `known` is the lifetimes of
+    /// `[from, to]` when the caller has them; they are read here otherwise, and read again
+    /// up to now when the range ended before now (the advice counts the on-demand nodes
+    /// running now).
     async fn fallback_of(
         &self,
-        lifetimes: &[spotboard_core::model::Lifetime],
+        known: Option<&[spotboard_core::model::Lifetime]>,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> crate::Result<FallbackReport> {
@@ -215,6 +217,13 @@ impl Savings {
         };
         let rows = hub.shared_pool_rows();
         let pairs = fallback::pairs(&rows);
+        if pairs.is_empty() {
+            return Ok(FallbackReport {
+                from: Some(from),
+                to: Some(to),
+                ..Default::default()
+            });
+        }
         // The report reads only the spot sides' rows: a fleet has thousands of pools and
         // few pairs.
         let pools: Vec<spotboard_core::model::PoolRow> = rows
@@ -226,13 +235,6 @@ impl Savings {
             })
             .map(|p| (**p).clone())
             .collect();
-        if pairs.is_empty() {
-            return Ok(FallbackReport {
-                from: Some(from),
-                to: Some(to),
-                ..Default::default()
-            });
-        }
         let read = self
             .ledger
             .transitions_of(
@@ -244,14 +246,14 @@ impl Savings {
         let capacity = self.ledger.track(read).map_err(|e| self.unavailable(e))?;
         let grid = self.capacity.as_ref().map(|c| c.grid());
         let now = Utc::now();
-        // The advice counts the on-demand nodes running now: a range that ended before now
-        // holds only the lifetimes that began by its end.
-        let until_now;
-        let lifetimes = if to < now - chrono::Duration::minutes(1) {
-            until_now = self.lifetimes(from, now).await?;
-            &until_now[..]
-        } else {
-            lifetimes
+        let ended_before_now = to < now - chrono::Duration::minutes(1);
+        let fresh;
+        let lifetimes = match known {
+            Some(l) if !ended_before_now => l,
+            _ => {
+                fresh = self.lifetimes(from, now.max(to)).await?;
+                &fresh[..]
+            }
         };
         Ok(fallback::report(&fallback::Inputs {
             pairs: &pairs,
