@@ -88,3 +88,51 @@ spec:
     else expect(text).toBe("—");
   }).toPass({ timeout: 5_000 });
 });
+
+test("Kueue queues on / show pending and admitted work by capacity type, and a Workload created with kubectl moves them live", async ({ page, request }) => {
+  const name = `e2e-kueue-${Date.now() % 100000}`;
+  await page.goto("/");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await page.evaluate(() => ((window as any).__noReload = true));
+  const line = page.getByTestId("kueue").locator('tr[data-queue="ml-training"]');
+  await expect(line).toBeVisible({ timeout: 10_000 });
+  // The line says what /api/v1/kueue says of the queue.
+  await expect(async () => {
+    const api = await (await request.get(`/api/v1/kueue?cluster=${CKS}`)).json();
+    const q = api.queues.find((q: { name: string }) => q.name === "ml-training");
+    expect(await line.locator('[data-col="spot"]').innerText()).toBe(`${q.admitted_spot} (${q.admitted_gpus_spot} GPU)`);
+    expect(await line.locator('[data-col="on-demand"]').innerText()).toBe(`${q.admitted_on_demand} (${q.admitted_gpus_on_demand} GPU)`);
+    expect(await line.locator('[data-col="pending"]').innerText()).toBe(`${q.pending_workloads} (${q.pending_gpus} GPU)`);
+    expect(q.admitted_gpus_spot).toBe(32);
+  }).toPass({ timeout: 10_000 });
+  // Each flavor names the pool it lands on.
+  await expect(line.locator("td.flavors .flavor").first()).toHaveText("h100-spot (spot)");
+  await expect(line.locator("td.flavors .flavor").first()).toHaveAttribute("title", /lands on h100-spot-train/);
+  await expect(line.locator("td.note")).toContainText("insufficient unused quota for nvidia.com/gpu in flavor h100-spot");
+  const before = await line.locator('[data-col="pending"]').innerText();
+  const [pendingBefore, gpusBefore] = before.match(/\d+/g)!.map(Number);
+
+  // 8 GPUs: spot is full and on-demand has 4 left, so Kueue leaves it pending.
+  kubectl(CKS, ["apply", "-f", "-"], `apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata:
+  name: ${name}
+  namespace: ml-training
+spec:
+  queueName: team-a
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: main
+          image: registry.example/train:1
+          resources:
+            limits: {nvidia.com/gpu: "8"}
+`);
+  await expect(line.locator('[data-col="pending"]')).toHaveText(`${pendingBefore + 1} (${gpusBefore + 8} GPU)`, { timeout: 10_000 });
+  kubectl(CKS, ["delete", "workload", "-n", "ml-training", name]);
+  await expect(line.locator('[data-col="pending"]')).toHaveText(before, { timeout: 10_000 });
+  expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
+});

@@ -21,6 +21,7 @@
 //! - [`error`]: this crate's error type.
 //! - [`allocator`]: the allocator's settings (set by running the binary again once).
 //! - [`waiting`]: pods waiting for a node, placed on pools, published as rows.
+//! - [`kueue`]: Kueue's ClusterQueues, pending and admitted workloads, published as rows.
 
 pub mod allocator;
 pub mod capacity;
@@ -33,6 +34,7 @@ pub mod drill;
 pub mod error;
 pub mod http;
 pub mod hub;
+pub mod kueue;
 pub mod leader;
 pub mod ledger;
 pub mod logging;

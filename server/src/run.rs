@@ -219,6 +219,7 @@ pub async fn start(
     // The recorder and the tracker follow the hub's typed changes (no copies on a timer).
     watchers.push(ledger::spawn_recorder(ledger.clone(), hub.clone()));
     watchers.push(crate::waiting::spawn_publisher(hub.clone()));
+    watchers.push(crate::kueue::spawn_publisher(hub.clone()));
     let savings = Arc::new(
         Savings::new(ledger.clone(), prices)
             .with_hub(hub.clone())

@@ -211,6 +211,8 @@ pub struct LiveStore {
     pub waiting: Keyed<crate::model::WaitingPool>,
     /// The fallback pairs over the last 24 h.
     pub fallback: Keyed<crate::model::FallbackRow>,
+    /// The Kueue ClusterQueues (none on clusters without Kueue).
+    pub queues: Keyed<crate::model::QueueRow>,
 }
 
 impl Default for LiveStore {
@@ -243,6 +245,7 @@ impl LiveStore {
             sources: Keyed::new(),
             waiting: Keyed::new(),
             fallback: Keyed::new(),
+            queues: Keyed::new(),
         }
     }
 
@@ -280,6 +283,8 @@ impl LiveStore {
             .replace(snap.waiting, crate::model::WaitingPool::key);
         self.fallback
             .replace(snap.fallback, crate::model::FallbackRow::key);
+        self.queues
+            .replace(snap.queues, crate::model::QueueRow::key);
         self.rev.set(snap.rev);
         self.epoch.set(snap.epoch);
     }
@@ -309,6 +314,7 @@ impl LiveStore {
             RowKind::Source => self.sources.apply(&delta.key, &delta.change),
             RowKind::Waiting => self.waiting.apply(&delta.key, &delta.change),
             RowKind::Fallback => self.fallback.apply(&delta.key, &delta.change),
+            RowKind::Queue => self.queues.apply(&delta.key, &delta.change),
         };
         self.rev.set(delta.rev);
         r

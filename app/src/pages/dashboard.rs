@@ -114,6 +114,7 @@ pub fn Dashboard() -> impl IntoView {
                         <Filters query set_query=set_query.clone() />
                         <PoolTable keys=shown query set_query=set_query.clone() />
                         <Pager page query set_query=set_query.clone() />
+                        <crate::pages::queues::KueueQueues />
                     }.into_any()
                 }
             })}

@@ -11,6 +11,7 @@ mod not_found;
 mod pool;
 mod pool_parts;
 pub mod preemptions;
+mod queues;
 pub mod savings;
 pub mod survival;
 

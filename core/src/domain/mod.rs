@@ -9,6 +9,7 @@ pub mod cost;
 pub mod fallback;
 pub mod fleet;
 pub mod form_text;
+pub mod kueue;
 pub mod manifest;
 pub mod numbers;
 pub mod paging;

@@ -175,6 +175,8 @@ pub enum RowKind {
     /// A fallback pair over the last 24 h ([`super::FallbackRow`]), keyed by
     /// [`super::FallbackRow::key`].
     Fallback,
+    /// A Kueue ClusterQueue now ([`super::QueueRow`]), keyed by [`super::QueueRow::key`].
+    Queue,
 }
 
 /// Everything in a scope at one revision.
@@ -224,6 +226,9 @@ pub struct Snapshot {
     /// The fallback pairs of the clusters in scope over the last 24 h, by key.
     #[serde(default)]
     pub fallback: Vec<super::FallbackRow>,
+    /// The Kueue ClusterQueues of the clusters in scope, by key (none without Kueue).
+    #[serde(default)]
+    pub queues: Vec<super::QueueRow>,
 }
 
 /// One change to one row. The unit of the live stream.

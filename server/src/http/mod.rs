@@ -141,6 +141,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/pools", get(api::pools))
         .route("/api/v1/allocation", get(allocation::allocation))
         .route("/api/v1/waiting", get(waiting::waiting))
+        .route("/api/v1/kueue", get(waiting::kueue))
         .route("/api/v1/pools/validate", post(validate::validate))
         .route("/api/v1/pools/{cluster}/{name}", get(api::pool))
         .route(

@@ -1,5 +1,6 @@
 //! `GET /api/v1/waiting[?cluster=C]`: the pods waiting for a node, with the scheduler's
-//! reasons, the pools they could land on and why they wait ([`crate::waiting::now`]).
+//! reasons, the pools they could land on and why they wait ([`crate::waiting::now`]); and
+//! `GET /api/v1/kueue[?cluster=C]`: the work Kueue holds back ([`crate::kueue::now`]).
 
 use axum::{
     Json,
@@ -22,4 +23,14 @@ pub async fn waiting(State(hub): State<Hub>, Query(q): Query<WaitingQuery>) -> R
         return refused;
     }
     Json(crate::waiting::now(&hub, q.cluster.as_deref())).into_response()
+}
+
+/// `GET /api/v1/kueue[?cluster=C]`: every Kueue ClusterQueue's row and every pending
+/// workload, longest waiting first ([`crate::kueue::now`]); both empty where Kueue is not
+/// served; 404 for an unknown cluster.
+pub async fn kueue(State(hub): State<Hub>, Query(q): Query<WaitingQuery>) -> Response {
+    if let Some(refused) = super::api::unknown_cluster(&hub, q.cluster.as_deref()) {
+        return refused;
+    }
+    Json(crate::kueue::now(&hub, q.cluster.as_deref())).into_response()
 }

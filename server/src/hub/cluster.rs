@@ -85,6 +85,8 @@ pub struct ClusterData {
     // node still carries the drill's annotation, so a later consolidation taint on an aborted
     // drill's node is not read as a preemption.
     drill_interrupted: HashSet<String>,
+    /// Kueue's objects, where the cluster serves `kueue.x-k8s.io/v1beta1`.
+    pub kueue: super::kueue::KueueStore,
 }
 
 impl ClusterData {

@@ -11,7 +11,7 @@ use spotboard_core::{
     domain::preemption::rates::RateRow,
     model::{
         Alert, CapacityCell, Change, ClusterAudit, FallbackRow, PoolReadiness, PreemptionView,
-        RowKind, Scope, SourceStatus, UndeliveredAlert, WaitingPool, Wave,
+        QueueRow, RowKind, Scope, SourceStatus, UndeliveredAlert, WaitingPool, Wave,
     },
 };
 
@@ -175,6 +175,19 @@ impl DerivedRow for FallbackRow {
     }
 }
 
+impl DerivedRow for QueueRow {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.queues
+    }
+    const KIND: RowKind = RowKind::Queue;
+    fn key(&self) -> String {
+        QueueRow::key(self)
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (self.cluster.clone(), None)
+    }
+}
+
 /// The derived rows as last published, one map per kind.
 #[derive(Default)]
 pub struct Derived {
@@ -189,6 +202,7 @@ pub struct Derived {
     pub firing: HashMap<String, Alert>,
     pub waiting: HashMap<String, WaitingPool>,
     pub fallback: HashMap<String, FallbackRow>,
+    pub queues: HashMap<String, QueueRow>,
 }
 
 /// The derived rows of one scope, each list in the order its page shows it.
@@ -204,6 +218,7 @@ pub struct DerivedSnapshot {
     pub firing: Vec<Alert>,
     pub waiting: Vec<WaitingPool>,
     pub fallback: Vec<FallbackRow>,
+    pub queues: Vec<QueueRow>,
 }
 
 /// One change to publish: key, cluster, where (`P`: the pool, or where it moved), change.
@@ -284,6 +299,13 @@ impl Derived {
             .cloned()
             .collect();
         fallback.sort_by_key(FallbackRow::key);
+        let mut queues: Vec<QueueRow> = self
+            .queues
+            .values()
+            .filter(|q| scope.wants_cluster(&q.cluster))
+            .cloned()
+            .collect();
+        queues.sort_by_key(QueueRow::key);
         if !scope.wants_fleet_preemptions() {
             return DerivedSnapshot {
                 preemptions,
@@ -297,6 +319,7 @@ impl Derived {
                 firing,
                 waiting,
                 fallback,
+                queues,
             };
         }
         let mut waves: Vec<Wave> = self.waves.values().cloned().collect();
@@ -317,6 +340,7 @@ impl Derived {
             firing,
             waiting,
             fallback,
+            queues,
         }
     }
 }

@@ -19,10 +19,12 @@
 //! - `views`: the publisher: the published rows, diffing, the resume ring and scopes.
 //! - `derived`: the kinds producers publish ([`DerivedRow`]) and where each is kept.
 //! - `facts`: the same changes, typed, for the producers and the ledger.
+//! - `kueue`: each cluster's Kueue objects, for the queue rows' producer.
 
 mod cluster;
 mod derived;
 mod facts;
+pub mod kueue;
 mod pod_nodes;
 mod pod_reads;
 mod pools_seen;

@@ -54,7 +54,7 @@ impl Published {
             RowKind::Waiting => {
                 super::derived::waiting_wanted(scope, &self.cluster, self.pool.as_deref())
             }
-            RowKind::Fallback => scope.wants_cluster(&self.cluster),
+            RowKind::Fallback | RowKind::Queue => scope.wants_cluster(&self.cluster),
         }
     }
 }
@@ -236,7 +236,8 @@ impl Views {
                 | RowKind::Cell
                 | RowKind::Source
                 | RowKind::Waiting
-                | RowKind::Fallback => {}
+                | RowKind::Fallback
+                | RowKind::Queue => {}
             }
         }
         let preempting = u32::try_from(preempting.max(0)).unwrap_or(u32::MAX);
@@ -472,6 +473,7 @@ impl Views {
             firing: derived.firing,
             waiting: derived.waiting,
             fallback: derived.fallback,
+            queues: derived.queues,
         }
     }
 

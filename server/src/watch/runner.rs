@@ -83,6 +83,7 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
             Some(last_error.clone()),
         )),
         tokio::spawn(watch_karpenter(hub.clone(), src.clone())),
+        tokio::spawn(watch_kueue(hub.clone(), src.clone())),
         tokio::spawn(probe(hub, src, last_error)),
     ]
 }
@@ -90,25 +91,35 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
 /// Karpenter's NodePool group and version (Karpenter: NodePools).
 pub const KARPENTER_GV: &str = "karpenter.sh/v1";
 
-/// How often a cluster without Karpenter is asked again whether it serves it now.
-const KARPENTER_RECHECK: Duration = Duration::from_secs(300);
+/// Kueue's group and version (Kueue: API reference, `kueue.x-k8s.io/v1beta1`).
+pub const KUEUE_GV: &str = "kueue.x-k8s.io/v1beta1";
 
-/// The Karpenter NodePool watch, where the cluster serves `karpenter.sh/v1`. Most clusters do
-/// not: they are asked again now and then, quietly, and their Karpenter pools (if any) are
-/// still shown from the nodes' `karpenter.sh/nodepool` label.
-async fn watch_karpenter(hub: Hub, src: ClusterSource) {
-    let ar = ApiResource {
-        group: "karpenter.sh".into(),
-        version: "v1".into(),
-        api_version: KARPENTER_GV.into(),
-        kind: "NodePool".into(),
-        plural: "nodepools".into(),
-    };
-    let api = Api::<DynamicObject>::all_with(src.client.clone(), &ar);
+/// How often a cluster without an optional kind (Karpenter's, Kueue's) is asked again
+/// whether it serves it now.
+const OPTIONAL_RECHECK: Duration = Duration::from_secs(300);
+
+/// An optional kind of `gv` (group/version) named by its `plural`, e.g. `nodepools`.
+fn optional(gv: &str, kind: &str, plural: &str) -> ApiResource {
+    let (group, version) = gv.split_once('/').unwrap_or(("", gv));
+    ApiResource {
+        group: group.into(),
+        version: version.into(),
+        api_version: gv.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+/// Waits until the cluster serves `plural` of `gv` and lets the server's account list it.
+/// Most clusters do not serve Karpenter or Kueue: they are asked again every
+/// [`OPTIONAL_RECHECK`], quietly (one info line when served but not readable), and nothing
+/// of the kind is shown meanwhile.
+async fn until_served(src: &ClusterSource, gv: &str, ar: &ApiResource, what: &str) {
+    let api = Api::<DynamicObject>::all_with(src.client.clone(), ar);
     // Served and readable: discovery is open to everyone, the list needs the RBAC rule.
     loop {
-        let served = match src.client.list_api_group_resources(KARPENTER_GV).await {
-            Ok(list) => list.resources.iter().any(|r| r.name == "nodepools"),
+        let served = match src.client.list_api_group_resources(gv).await {
+            Ok(list) => list.resources.iter().any(|r| r.name == ar.plural),
             Err(kube::Error::Api(_)) => false,
             Err(_) => {
                 // Unreachable: the probe reports it; try again soon.
@@ -118,13 +129,27 @@ async fn watch_karpenter(hub: Hub, src: ClusterSource) {
         };
         if served {
             match api.list(&kube::api::ListParams::default().limit(1)).await {
-                Ok(_) => break,
-                Err(e) => tracing::info!(cluster = %src.name, error = %e,
-                    "Karpenter NodePools are served but not readable; their pools show from node labels"),
+                Ok(_) => return,
+                Err(e) => tracing::info!(cluster = %src.name, error = %e, kind = %ar.plural,
+                    "{what}: served but not readable"),
             }
         }
-        tokio::time::sleep(KARPENTER_RECHECK).await;
+        tokio::time::sleep(OPTIONAL_RECHECK).await;
     }
+}
+
+/// The Karpenter NodePool watch, where the cluster serves `karpenter.sh/v1`; without it,
+/// Karpenter pools (if any) are still shown from the nodes' `karpenter.sh/nodepool` label.
+async fn watch_karpenter(hub: Hub, src: ClusterSource) {
+    let ar = optional(KARPENTER_GV, "NodePool", "nodepools");
+    until_served(
+        &src,
+        KARPENTER_GV,
+        &ar,
+        "Karpenter NodePools (their pools show from node labels)",
+    )
+    .await;
+    let api = Api::<DynamicObject>::all_with(src.client.clone(), &ar);
     watch(
         hub,
         src.name,
@@ -134,6 +159,52 @@ async fn watch_karpenter(hub: Hub, src: ClusterSource) {
         None,
     )
     .await
+}
+
+/// The four Kueue watches (ResourceFlavors, ClusterQueues, LocalQueues, Workloads), once the
+/// cluster serves Kueue's Workloads. A cluster without Kueue shows none of it and logs
+/// nothing above info; Kueue's failures never make the cluster stale.
+async fn watch_kueue(hub: Hub, src: ClusterSource) {
+    let ar = |kind: &str, plural: &str| optional(KUEUE_GV, kind, plural);
+    until_served(&src, KUEUE_GV, &ar("Workload", "workloads"), "Kueue").await;
+    let api = |kind: &str, plural: &str| {
+        Api::<DynamicObject>::all_with(src.client.clone(), &ar(kind, plural))
+    };
+    let c = || src.name.clone();
+    futures::join!(
+        watch(
+            hub.clone(),
+            c(),
+            api("ResourceFlavor", "resourceflavors"),
+            trim::kueue::flavor,
+            Hub::kueue,
+            None,
+        ),
+        watch(
+            hub.clone(),
+            c(),
+            api("ClusterQueue", "clusterqueues"),
+            trim::kueue::cluster_queue,
+            Hub::kueue,
+            None,
+        ),
+        watch(
+            hub.clone(),
+            c(),
+            api("LocalQueue", "localqueues"),
+            trim::kueue::local_queue,
+            Hub::kueue,
+            None,
+        ),
+        watch(
+            hub.clone(),
+            c(),
+            api("Workload", "workloads"),
+            trim::kueue::workload,
+            Hub::kueue,
+            None,
+        ),
+    );
 }
 
 /// The NodePool watch, after checking that the cluster serves the CRD at all: a cluster
@@ -223,7 +294,8 @@ async fn watch<K, R>(
     api: Api<K>,
     trim: fn(&K::Object) -> Option<R>,
     apply: fn(&Hub, &str, Observed<R>),
-    // `None` for an optional kind (Karpenter's): its failures never make the cluster stale.
+    // `None` for an optional kind (Karpenter's, Kueue's): its failures never make the cluster
+    // stale.
     last_error: Option<LastError>,
 ) where
     K: Resource + Watched + Clone + DeserializeOwned + Debug + Send + 'static,

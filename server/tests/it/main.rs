@@ -29,6 +29,7 @@ mod evictions;
 mod fallback;
 mod faults;
 mod gpus;
+mod kueue;
 mod leader;
 mod ledger;
 mod metrics;

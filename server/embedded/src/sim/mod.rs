@@ -23,6 +23,7 @@
 //! - `pods`, `scheduler`, `workloads`, `podspec`: pods on the nodes, the kubelet's
 //!   termination, ReplicaSet/Job/StatefulSet/DaemonSet replacements and their scheduling.
 //! - `watch`: the Node and NodePool watches feeding the shared caches.
+//! - [`kueue`]: Kueue's queues and workloads, and its admission by quota (CKS zones).
 //! - [`capacity`], [`conditions`], [`clock`], [`nodes`]: the pure models underneath.
 //!
 //! # Timings (simulated; divide by `speed` for real time)
@@ -47,6 +48,7 @@ pub mod demo;
 mod events;
 mod eviction;
 pub mod fleet;
+pub mod kueue;
 pub mod nodes;
 pub mod notice;
 mod placement;
@@ -204,6 +206,7 @@ pub async fn start(
     seed::seed(&ctx, &clients.loader, &scenario, opts.pods_per_node)
         .await
         .map_err(kube_err)?;
+    kueue::seed(&ctx).await.map_err(kube_err)?;
     let pods_ready = Arc::new(Notify::new());
     ctx.spawn(watch::nodes(ctx.clone(), node_writer));
     ctx.spawn(watch::pools(ctx.clone(), pool_writer));
@@ -224,6 +227,7 @@ pub async fn start(
     ctx.spawn(controller::run(ctx.clone()));
     ctx.spawn(scheduler::run(ctx.clone()));
     ctx.spawn(pods::node_activity(ctx.clone()));
+    ctx.spawn(kueue::run(ctx.clone()));
     Ok(SimHandle { ctx })
 }
 

@@ -1,6 +1,7 @@
 //! Pure functions from Kubernetes objects to trimmed records: NodePools (CoreWeave's and
-//! Karpenter's), Nodes and Events here, Pods in `pods`.
+//! Karpenter's), Nodes and Events here, Pods in `pods`, Kueue's kinds in `kueue`.
 
+pub mod kueue;
 mod pods;
 
 pub use pods::{DEFAULT_GRACE_S, pending, pod, pod_facts};
