@@ -135,4 +135,10 @@ spec:
   kubectl(CKS, ["delete", "workload", "-n", "ml-training", name]);
   await expect(line.locator('[data-col="pending"]')).toHaveText(before, { timeout: 10_000 });
   expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
+
+  // The pool the spot flavor lands on says so on its page.
+  await page.goto(`/pools/${CKS}/h100-spot-train`);
+  await expect(page.getByTestId("pool-kueue")).toContainText(
+    "ClusterQueue ml-training admits into flavor h100-spot (spot) here: 32 of 32 GPUs admitted.",
+  );
 });

@@ -25,7 +25,10 @@ pub fn now(hub: &Hub, cluster: Option<&str>) -> Waiting {
     let mut pods: Vec<WaitingPod> = hub
         .waiting(cluster)
         .into_iter()
-        .map(|(c, facts, p)| pod(c, &facts, &p))
+        .map(|w| WaitingPod {
+            events: w.events,
+            ..pod(w.cluster, &w.facts, &w.pending)
+        })
         .collect();
     pods.sort_by(|a, b| {
         (

@@ -111,6 +111,41 @@ fn PoolFallback(row: RwSignal<PoolRow>) -> impl IntoView {
     }
 }
 
+/// The Kueue flavors that land on this pool (their `nodeLabels` match its nodes), live: what
+/// each ClusterQueue admitted into them and what it holds back. Absent without Kueue.
+#[component]
+fn PoolKueue(row: RwSignal<PoolRow>) -> impl IntoView {
+    let live = expect_context::<crate::live::LiveStore>();
+    let (cluster, name) = row.with_untracked(|r| (r.cluster.clone(), r.name.clone()));
+    move || {
+        let mut queues: Vec<crate::model::QueueRow> = live
+            .queues
+            .values()
+            .into_iter()
+            .filter(|q| q.cluster == cluster)
+            .collect();
+        queues.sort_by(|a, b| a.name.cmp(&b.name));
+        let lines: Vec<String> = queues
+            .iter()
+            .flat_map(|q| {
+                q.flavors
+                    .iter()
+                    .filter(|f| f.pools.contains(&name))
+                    .map(move |f| crate::domain::kueue::pool_sentence(q, f))
+            })
+            .collect();
+        (!lines.is_empty()).then(|| {
+            view! {
+                <section class="info-box" aria-label="Kueue" data-testid="pool-kueue">
+                    <h2>"Kueue"</h2>
+                    {lines.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
+                    <p class="hint">"Every ClusterQueue on Node Pools and GET /api/v1/kueue, with Kueue's message for what waits."</p>
+                </section>
+            }
+        })
+    }
+}
+
 #[component]
 fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
     let f = move |g: fn(&PoolRow) -> Option<i32>| {
@@ -146,6 +181,7 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
         </section>
         <PoolWaiting row />
         <PoolFallback row />
+        <PoolKueue row />
         {move || {
             let p = row.with(|r| r.problems.clone());
             (!p.is_empty()).then(|| view! {

@@ -61,6 +61,40 @@ pub struct WaitingPod {
     pub pools: Vec<String>,
     /// Why it waits, in one sentence (`spotboard_core::domain::waiting::pools::cause`).
     pub cause: String,
+    /// The scheduler's and the autoscalers' events about it, newest first, at most
+    /// [`SCHEDULING_EVENTS_PER_POD`]: kube-scheduler's `FailedScheduling`, Karpenter's
+    /// `FailedScheduling` ("incompatible with nodepool …") and `Nominated`, the cluster
+    /// autoscaler's `NotTriggerScaleUp` and `TriggeredScaleUp` (GKE). Empty when the cluster
+    /// wrote none, or they expired (Kubernetes keeps events an hour).
+    #[serde(default)]
+    pub events: Vec<SchedulingEvent>,
+}
+
+/// The most events kept per waiting pod.
+pub const SCHEDULING_EVENTS_PER_POD: usize = 4;
+
+/// The event reasons about a pod that say why it is not placed, or what an autoscaler does
+/// about it (kube-scheduler, Karpenter: Troubleshooting, the cluster autoscaler FAQ).
+pub const SCHEDULING_EVENT_REASONS: [&str; 4] = [
+    "FailedScheduling",
+    "Nominated",
+    "NotTriggerScaleUp",
+    "TriggeredScaleUp",
+];
+
+/// One event about a waiting pod.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchedulingEvent {
+    /// Who wrote it: `source.component`, else `reportingComponent` (`default-scheduler`,
+    /// `karpenter`, `cluster-autoscaler`).
+    pub source: String,
+    pub reason: String,
+    /// As written, at most 1 KB.
+    pub message: String,
+    /// How many times it was seen (`count`, aggregated by the writer).
+    pub count: i32,
+    #[serde(default)]
+    pub last_seen: Option<DateTime<Utc>>,
 }
 
 /// A pod's toleration (Kubernetes: Taints and Tolerations).

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use spotboard_core::Provider;
 use spotboard_core::domain::preemption::readiness::PodFacts;
-use spotboard_core::model::RowKind;
+use spotboard_core::model::{RowKind, SCHEDULING_EVENTS_PER_POD, SchedulingEvent};
 use spotboard_core::nodepool::ComputeClass;
 
 use super::pod_nodes::PodNodes;
@@ -25,6 +25,10 @@ use crate::{
 /// Events kept per cluster. Kubernetes itself keeps events for an hour; a dashboard that
 /// keeps them all would grow without bound on a busy cluster.
 pub const EVENTS_PER_CLUSTER: usize = 1000;
+
+/// Scheduling events about pods kept per cluster (the oldest go first): a runaway Job's
+/// 10,000 pending pods each get one from kube-scheduler, and only the newest matter.
+pub const POD_EVENTS_PER_CLUSTER: usize = 2000;
 
 /// A row that may have changed.
 pub type Dirty = (RowKind, String);
@@ -65,6 +69,9 @@ pub struct ClusterData {
     /// pods are here (a runaway Job's 10,000 are 10,000 entries of a few hundred bytes).
     waiting: HashMap<String, (Arc<PodFacts>, Arc<PendingRecord>)>,
     events: HashMap<String, EventRecord>,
+    /// The scheduling events about pods (`SCHEDULING_EVENT_REASONS`), by uid: read only for
+    /// waiting pods, never rows of their own; at most [`POD_EVENTS_PER_CLUSTER`].
+    pod_events: HashMap<String, EventRecord>,
     // Node events put before their node's pool was known, by node name: a watch may deliver
     // an event before the node it is about (two watches, no order between them), and the
     // event's row is projected again once the node names its pool.
@@ -380,11 +387,31 @@ impl ClusterData {
     pub fn events(&mut self, change: Observed<EventRecord>) -> Vec<Dirty> {
         let mut dirty = self.observe(
             change,
-            |s| s.events.keys().cloned().collect(),
+            |s| {
+                s.events
+                    .keys()
+                    .chain(s.pod_events.keys())
+                    .cloned()
+                    .collect()
+            },
             |r| &r.uid,
             Self::put_event,
             Self::drop_event,
         );
+        if self.pod_events.len() > POD_EVENTS_PER_CLUSTER {
+            let mut by_age: Vec<(Option<DateTime<Utc>>, String)> = self
+                .pod_events
+                .values()
+                .map(|e| (e.last_seen, e.uid.clone()))
+                .collect();
+            by_age.sort();
+            for (_, uid) in by_age
+                .into_iter()
+                .take(self.pod_events.len() - POD_EVENTS_PER_CLUSTER)
+            {
+                self.pod_events.remove(&uid);
+            }
+        }
         if self.events.len() > EVENTS_PER_CLUSTER {
             let mut by_age: Vec<(Option<DateTime<Utc>>, String)> = self
                 .events
@@ -404,6 +431,10 @@ impl ClusterData {
     }
 
     fn put_event(&mut self, rec: EventRecord, dirty: &mut Vec<Dirty>) {
+        if rec.kind == "Pod" {
+            self.pod_events.insert(rec.uid.clone(), rec);
+            return;
+        }
         dirty.push((RowKind::Event, rec.uid.clone()));
         let interrupted = if rec.drill {
             &mut self.drill_interrupted
@@ -432,6 +463,9 @@ impl ClusterData {
     }
 
     fn drop_event(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
+        if self.pod_events.remove(uid).is_some() {
+            return;
+        }
         self.forget_event(uid);
         dirty.push((RowKind::Event, uid.to_string()));
     }
@@ -598,8 +632,39 @@ impl ClusterData {
 
     /// The pods of this cluster waiting for a node: their shared facts and why they wait, as
     /// reference counts (the caller reads them after the hub's lock is released).
-    pub fn waiting(&self) -> impl Iterator<Item = (Arc<PodFacts>, Arc<PendingRecord>)> + '_ {
-        self.waiting.values().map(|(f, p)| (f.clone(), p.clone()))
+    pub fn waiting(
+        &self,
+    ) -> impl Iterator<Item = (Arc<PodFacts>, Arc<PendingRecord>, Vec<SchedulingEvent>)> + '_ {
+        // The pods' scheduling events by pod, read once: a scan of at most
+        // POD_EVENTS_PER_CLUSTER, not one per waiting pod.
+        let mut by_pod: HashMap<(&str, &str), Vec<&EventRecord>> = HashMap::new();
+        if !self.waiting.is_empty() {
+            for e in self.pod_events.values() {
+                by_pod
+                    .entry((e.namespace.as_str(), e.object_name.as_str()))
+                    .or_default()
+                    .push(e);
+            }
+        }
+        self.waiting.values().map(move |(f, p)| {
+            let mut events: Vec<&EventRecord> = by_pod
+                .get(&(p.namespace.as_str(), p.name.as_str()))
+                .cloned()
+                .unwrap_or_default();
+            events.sort_by(|a, b| b.last_seen.cmp(&a.last_seen).then(a.uid.cmp(&b.uid)));
+            let events = events
+                .into_iter()
+                .take(SCHEDULING_EVENTS_PER_POD)
+                .map(|e| SchedulingEvent {
+                    source: e.source.clone(),
+                    reason: e.reason.clone(),
+                    message: e.message.clone(),
+                    count: e.count,
+                    last_seen: e.last_seen,
+                })
+                .collect();
+            (f.clone(), p.clone(), events)
+        })
     }
 
     /// The current event row of `uid`, if the event is kept.

@@ -134,6 +134,17 @@ pub struct HubStats {
     pub events: usize,
 }
 
+/// A pod waiting for a node, as [`Hub::waiting`] hands it over.
+pub struct WaitingRecord {
+    pub cluster: String,
+    /// The facts its workload's replicas share.
+    pub facts: Arc<spotboard_core::domain::preemption::readiness::PodFacts>,
+    /// Why it waits.
+    pub pending: Arc<crate::watch::records::PendingRecord>,
+    /// Its scheduling events, newest first.
+    pub events: Vec<spotboard_core::model::SchedulingEvent>,
+}
+
 impl Hub {
     /// A hub for the given clusters: `(name, zone)`.
     pub fn new(clusters: &[(String, Option<String>)]) -> Self {
@@ -474,19 +485,20 @@ impl Hub {
     /// The pods waiting for a node in `cluster` (all with `None`): each one's cluster, shared
     /// facts and why it waits, copied as reference counts under the lock and nothing more
     /// (reading the scheduler's messages happens after, in [`crate::waiting`]).
-    pub fn waiting(
-        &self,
-        cluster: Option<&str>,
-    ) -> Vec<(
-        String,
-        Arc<spotboard_core::domain::preemption::readiness::PodFacts>,
-        Arc<crate::watch::records::PendingRecord>,
-    )> {
+    pub fn waiting(&self, cluster: Option<&str>) -> Vec<WaitingRecord> {
         self.read(|s| {
             s.clusters
                 .iter()
                 .filter(|(name, _)| cluster.is_none_or(|c| c == name.as_str()))
-                .flat_map(|(name, data)| data.waiting().map(|(f, p)| (name.clone(), f, p)))
+                .flat_map(|(name, data)| {
+                    data.waiting()
+                        .map(|(facts, pending, events)| WaitingRecord {
+                            cluster: name.clone(),
+                            facts,
+                            pending,
+                            events,
+                        })
+                })
                 .collect()
         })
     }

@@ -421,6 +421,7 @@ fn a_karpenter_taint_is_a_preemption_only_with_spot_interrupted() {
             count: 1,
             last_seen: None,
             drill: false,
+            ..Default::default()
         }),
     );
     hub.flush();
@@ -569,4 +570,52 @@ fn pods_past_their_grace_period_are_known_by_node_until_they_go() {
     // A pod seen terminating and then not (a namesake's record) is no longer counted.
     hub.pods("zone-a", Observed::Apply(pod("elsewhere", "g2", None)));
     assert!(late(&hub).is_empty());
+}
+
+/// Scheduling events about a waiting pod come with it, newest first, and make no event row
+/// of their own; an event about a pod that does not wait is kept but shown nowhere, and a
+/// deleted one goes.
+#[test]
+fn a_waiting_pods_scheduling_events_come_with_it_and_make_no_rows() {
+    let hub = hub();
+    let waiting = PodRecord {
+        uid: "p1".into(),
+        pending: Some(Box::new(crate::watch::records::PendingRecord {
+            namespace: "ml".into(),
+            name: "train-0".into(),
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    hub.pods("zone-a", Observed::Resync(vec![waiting]));
+    let at =
+        |m: u32| Some(chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 11, 28, 9, m, 0).unwrap());
+    let event = |uid: &str, name: &str, source: &str, reason: &str, m: u32| EventRecord {
+        uid: uid.into(),
+        kind: "Pod".into(),
+        namespace: "ml".into(),
+        object_name: name.into(),
+        source: source.into(),
+        type_: "Warning".into(),
+        reason: reason.into(),
+        message: format!("{reason} at {m}"),
+        count: 1,
+        last_seen: at(m),
+        ..Default::default()
+    };
+    hub.events(
+        "zone-a",
+        Observed::Resync(vec![
+            event("e1", "train-0", "default-scheduler", "FailedScheduling", 1),
+            event("e2", "train-0", "karpenter", "FailedScheduling", 5),
+            event("e3", "other", "default-scheduler", "FailedScheduling", 3),
+        ]),
+    );
+    let got = hub.waiting(None);
+    assert_eq!(got.len(), 1);
+    let sources: Vec<&str> = got[0].events.iter().map(|e| e.source.as_str()).collect();
+    assert_eq!(sources, ["karpenter", "default-scheduler"]);
+    assert!(hub.snapshot(&Scope::pools()).events.is_empty());
+    hub.events("zone-a", Observed::Delete("e2".into()));
+    assert_eq!(hub.waiting(None)[0].events.len(), 1);
 }

@@ -136,9 +136,14 @@ pub struct PendingRecord {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventRecord {
     pub uid: String,
-    /// `NodePool` or `Node`.
+    /// `NodePool`, `Node`, or `Pod` (only the reasons of
+    /// `spotboard_core::model::SCHEDULING_EVENT_REASONS`).
     pub kind: String,
+    /// The involved object's namespace (a pod's; empty for cluster-scoped objects).
+    pub namespace: String,
     pub object_name: String,
+    /// Who wrote it: `source.component`, else `reportingComponent`.
+    pub source: String,
     pub type_: String,
     pub reason: String,
     pub message: String,

@@ -212,6 +212,27 @@ async fn the_seeded_training_job_waits_for_spot_capacity() {
             && cause.ends_with("(Capacity: QueuedAwaitingCapacity)"),
         "{cause}"
     );
+    // kube-scheduler's FailedScheduling event on the pod comes with it (written through
+    // events.k8s.io: no `source`, so its writer is read from `reportingComponent`), and says
+    // what the pod's condition says.
+    let pod = eventually(
+        Duration::from_secs(10),
+        "the pod's FailedScheduling event",
+        || async {
+            let w = get(&d.base, url).await;
+            waiting_pod(&w, "flux-video-pretrain-0-x7k2p")
+                .filter(|p| p["events"].as_array().is_some_and(|e| !e.is_empty()))
+                .cloned()
+        },
+    )
+    .await;
+    let event = &pod["events"][0];
+    assert_eq!(
+        (event["source"].as_str(), event["reason"].as_str()),
+        (Some("default-scheduler"), Some("FailedScheduling"))
+    );
+    assert_eq!(event["message"], pod["message"]);
+    assert!(event["last_seen"].is_string(), "{event}");
 }
 
 /// The embedded cluster's tainted-pool case: an evaluation pod selects the inference pool

@@ -147,6 +147,51 @@ pub fn flavor_pools(f: &ResourceFlavor, pools: &[&PoolRow]) -> (CapacityType, Ve
     )
 }
 
+/// One sentence for the page of a pool that flavor `f` of queue `q` lands on: what Kueue
+/// admitted into it and what the queue holds back. E.g. "ClusterQueue ml-training admits
+/// into flavor h100-spot (spot) here: 32 of 32 GPUs admitted. 1 workload (16 GPUs) waits
+/// for quota in the queue."
+pub fn pool_sentence(q: &QueueRow, f: &QueueFlavor) -> String {
+    let kind = match f.capacity_type {
+        CapacityType::Unknown => String::new(),
+        t => format!(" ({t})"),
+    };
+    let admitted = match f.gpu_quota {
+        Some(quota) => format!("{} of {quota} GPUs admitted", f.gpus_admitted),
+        None => format!("{} GPUs admitted", f.gpus_admitted),
+    };
+    let waiting = match (q.pending_workloads, q.pending_gpus) {
+        (0, _) => "Nothing waits for quota in the queue.".to_string(),
+        (n, 0) => format!(
+            "{n} workload{} wait{} for quota in the queue.",
+            plural(n),
+            verb(n)
+        ),
+        (n, g) => format!(
+            "{n} workload{} ({g} GPUs) wait{} for quota in the queue.",
+            plural(n),
+            verb(n)
+        ),
+    };
+    let inactive = if q.active {
+        ""
+    } else {
+        " The queue is inactive."
+    };
+    format!(
+        "ClusterQueue {} admits into flavor {}{kind} here: {admitted}. {waiting}{inactive}",
+        q.name, f.name
+    )
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn verb(n: u32) -> &'static str {
+    if n == 1 { "s" } else { "" }
+}
+
 /// The ClusterQueue a workload waits in or was admitted to.
 fn queue_of<'a>(w: &'a Workload, local: &'a HashMap<(&str, &str), &str>) -> Option<&'a str> {
     w.cluster_queue.as_deref().or_else(|| {

@@ -361,3 +361,39 @@ fn a_queue_kueue_has_not_reported_on_is_not_active() {
     assert!(rows[0].inactive_reason.is_some());
     assert_eq!(rows[0].gpu_quota(), None);
 }
+
+#[test]
+fn a_pools_sentence_says_what_kueue_admitted_there_and_what_waits() {
+    let f = QueueFlavor {
+        name: "h100-spot".into(),
+        capacity_type: CapacityType::Spot,
+        pools: vec!["h100-spot-train".into()],
+        gpu_quota: Some(32),
+        gpus_admitted: 32,
+    };
+    let mut q = QueueRow {
+        name: "ml-training".into(),
+        active: true,
+        pending_workloads: 1,
+        pending_gpus: 16,
+        flavors: vec![f.clone()],
+        ..Default::default()
+    };
+    assert_eq!(
+        pool_sentence(&q, &f),
+        "ClusterQueue ml-training admits into flavor h100-spot (spot) here: 32 of 32 GPUs admitted. 1 workload (16 GPUs) waits for quota in the queue."
+    );
+    q.pending_workloads = 0;
+    q.active = false;
+    assert_eq!(
+        pool_sentence(
+            &q,
+            &QueueFlavor {
+                gpu_quota: None,
+                capacity_type: CapacityType::Unknown,
+                ..f
+            }
+        ),
+        "ClusterQueue ml-training admits into flavor h100-spot here: 32 GPUs admitted. Nothing waits for quota in the queue. The queue is inactive."
+    );
+}

@@ -2,7 +2,8 @@
 //! CPU), skips cordoned and leaving nodes and nodes whose `NoSchedule`/`NoExecute` taints
 //! the pod does not tolerate, holds pods to their node selector and required node affinity,
 //! and reports `PodScheduled=False/Unschedulable` with the scheduler's kind of message when
-//! none fits. Each node is judged by the first filter it fails, in the default profile's
+//! none fits, with a `FailedScheduling` Warning event on the pod as kube-scheduler writes it
+//! (through `events.k8s.io`: `reportingController` and `eventTime`, no `source` or `count`). Each node is judged by the first filter it fails, in the default profile's
 //! order (NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit), so a message's
 //! counts add up to its node total as kube-scheduler's do. The kubelet part then starts the
 //! containers and reports the pod Running.
@@ -154,7 +155,11 @@ async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<String>, binding: &Arc<Atom
                     bound.push((key.clone(), info.uid.clone(), n));
                 }
                 None if reported.insert(info.uid.clone()) => {
-                    stuck.push((key.clone(), unschedulable_message(nodes.len(), &misfits)));
+                    stuck.push((
+                        key.clone(),
+                        info.uid.clone(),
+                        unschedulable_message(nodes.len(), &misfits),
+                    ));
                 }
                 None => {}
             }
@@ -164,21 +169,41 @@ async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<String>, binding: &Arc<Atom
         bind(ctx.clone(), key, uid, node, binding.clone())
     });
     let report_all = futures::stream::iter(stuck)
-        .for_each_concurrent(16, |(key, msg)| report(ctx.clone(), key, msg));
+        .for_each_concurrent(16, |(key, uid, msg)| report(ctx.clone(), key, uid, msg));
     futures::join!(bind_all, report_all);
 }
 
-async fn report(ctx: Arc<Ctx>, (ns, name): PodKey, message: String) {
+async fn report(ctx: Arc<Ctx>, (ns, name): PodKey, uid: String, message: String) {
     let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let now = chrono::Utc::now();
     let patch = json!({"status": {"conditions": [{
         "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-        "message": message, "lastTransitionTime": rfc3339(chrono::Utc::now()),
+        "message": message, "lastTransitionTime": rfc3339(now),
     }]}});
     if let Err(e) = api
         .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
     {
         tracing::debug!(pod = %name, "unschedulable: {e}");
+    }
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(ctx.client.clone(), &ns);
+    let event: k8s_openapi::api::core::v1::Event = match serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": format!("{name}.{:x}", now.timestamp_nanos_opt().unwrap_or_default()),
+                     "namespace": ns},
+        "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": ns, "name": name,
+                           "uid": uid},
+        "type": "Warning", "reason": "FailedScheduling", "action": "Scheduling",
+        "message": message,
+        "eventTime": now.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        "reportingComponent": "default-scheduler",
+        "reportingInstance": format!("default-scheduler-{}", ctx.zone.to_lowercase()),
+    })) {
+        Ok(e) => e,
+        Err(e) => return tracing::debug!(pod = %name, "FailedScheduling event: {e}"),
+    };
+    if let Err(e) = events.create(&PostParams::default(), &event).await {
+        tracing::debug!(pod = %name, "FailedScheduling event: {e}");
     }
 }
 

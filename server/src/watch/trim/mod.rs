@@ -237,8 +237,21 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
 /// Trims an Event; `None` for events about anything but NodePools and Nodes.
 pub fn event(e: &Event) -> Option<EventRecord> {
     let kind = e.involved_object.kind.clone()?;
-    if kind != "NodePool" && kind != "Node" {
+    let reason = e.reason.clone().unwrap_or_default();
+    let scheduling =
+        kind == "Pod" && spotboard_core::model::SCHEDULING_EVENT_REASONS.contains(&reason.as_str());
+    if kind != "NodePool" && kind != "Node" && !scheduling {
         return None;
+    }
+    // A pod event's message reaches every viewer of the pod's pool: bounded like the
+    // scheduler's condition message is.
+    let mut message = e.message.clone().unwrap_or_default();
+    if scheduling && message.len() > 1024 {
+        let mut end = 1024;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
     }
     let last_seen = time(e.last_timestamp.as_ref())
         .or_else(|| {
@@ -251,10 +264,17 @@ pub fn event(e: &Event) -> Option<EventRecord> {
     Some(EventRecord {
         uid: e.uid()?,
         kind,
+        namespace: e.involved_object.namespace.clone().unwrap_or_default(),
         object_name: e.involved_object.name.clone().unwrap_or_default(),
+        source: e
+            .source
+            .as_ref()
+            .and_then(|s| s.component.clone())
+            .or_else(|| e.reporting_component.clone())
+            .unwrap_or_default(),
         type_: e.type_.clone().unwrap_or_else(|| "Normal".into()),
-        reason: e.reason.clone().unwrap_or_default(),
-        message: e.message.clone().unwrap_or_default(),
+        reason,
+        message,
         count: e.count.unwrap_or(1),
         last_seen,
         drill: e.annotations().contains_key(labels::DRILL),
