@@ -70,6 +70,12 @@ pub const GKE_SPOT: &str = "cloud.google.com/gke-spot";
 pub const GKE_PROVISIONING: &str = "cloud.google.com/gke-provisioning";
 /// The taint GKE puts on a node that received a termination notice.
 pub const GKE_TERMINATION_TAINT: &str = "cloud.google.com/impending-node-termination";
+/// The GPU model GKE labels its GPU nodes with, e.g. `nvidia-l4` (GKE: "Run GPUs in Standard
+/// node pools"); pods select it to get that GPU.
+pub const GKE_ACCELERATOR: &str = "cloud.google.com/gke-accelerator";
+/// The GPU model Karpenter's AWS provider labels its nodes with, e.g. `a10g` (Karpenter:
+/// Scheduling, "Well-Known Labels").
+pub const KARPENTER_GPU_NAME: &str = "karpenter.k8s.aws/instance-gpu-name";
 /// Karpenter's labels (Karpenter: NodePools).
 pub const KARPENTER_NODEPOOL: &str = "karpenter.sh/nodepool";
 pub const KARPENTER_CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";

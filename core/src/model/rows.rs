@@ -219,6 +219,14 @@ impl PoolRow {
 pub struct PoolDetail {
     #[serde(default)]
     pub node_labels: BTreeMap<String, String>,
+    /// Labels a GKE or Karpenter pool's nodes carry, each with the values they may have:
+    /// a Karpenter NodePool's `In` requirements beyond capacity type, instance type and zone
+    /// (e.g. `karpenter.k8s.aws/instance-gpu-name: [a10g]`), and the GPU model its nodes are
+    /// labelled with (GKE `cloud.google.com/gke-accelerator`, Karpenter
+    /// `karpenter.k8s.aws/instance-gpu-name`). A waiting pod's selector is judged against
+    /// them as against `node_labels`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_label_values: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     pub node_annotations: BTreeMap<String, String>,
     /// Taints as `key=value:Effect`.

@@ -151,6 +151,8 @@ fn detail(spec: &NodePoolSpec, status: &NodePoolStatus, generation: Option<i64>)
         .collect();
     PoolDetail {
         node_labels: spec.node_labels.clone(),
+        // A CKS NodePool says its nodes' labels in `nodeLabels`.
+        node_label_values: Default::default(),
         node_annotations: spec.node_annotations.clone(),
         node_taints: spec
             .node_taints

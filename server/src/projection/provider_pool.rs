@@ -75,6 +75,23 @@ pub fn provider_pool_row(
     if let Some(counts) = counts.filter(|c| c.len() == 1) {
         row.gpus_per_node = counts.into_iter().next().filter(|g| *g > 0);
     }
+    // The GPU model its nodes carry, for a waiting pod that selects it.
+    let models: BTreeSet<&str> = nodes
+        .iter()
+        .filter_map(|n| n.accelerator.as_deref())
+        .collect();
+    let model_label = match provider {
+        Provider::Gke => Some(spotboard_core::labels::GKE_ACCELERATOR),
+        Provider::Karpenter => Some(spotboard_core::labels::KARPENTER_GPU_NAME),
+        _ => None,
+    };
+    if let (Some(key), false) = (model_label, models.is_empty()) {
+        let values: Vec<String> = models.into_iter().map(String::from).collect();
+        row.detail
+            .provider_spec
+            .push((format!("node label {key}"), values.join(", ")));
+        row.detail.node_label_values.insert(key.to_string(), values);
+    }
     if let Some(s) = spec {
         add_spec(&mut row, s);
     }
@@ -145,12 +162,28 @@ fn add_spec(row: &mut PoolRow, s: &KarpenterPoolRecord) {
     for (k, v) in &s.limits {
         lines.push((format!("limits.{k}"), v.clone()));
     }
+    for (k, vs) in &s.requirements {
+        lines.push((format!("requirements {k}"), vs.join(", ")));
+        // A requirement is what every node of the pool will carry: it replaces what the
+        // nodes alone were seen to carry.
+        row.detail.node_label_values.insert(k.clone(), vs.clone());
+    }
     if let Some(c) = &s.consolidation {
         lines.push(("disruption.consolidationPolicy".into(), c.clone()));
     }
     if !s.budgets.is_empty() {
         lines.push(("disruption.budgets".into(), s.budgets.join("; ")));
     }
+    // The node label lines read from the nodes stay, after the spec's.
+    let seen: Vec<(String, String)> = std::mem::take(&mut row.detail.provider_spec)
+        .into_iter()
+        .filter(|(line, _)| {
+            !s.requirements
+                .iter()
+                .any(|(key, _)| line.strip_prefix("node label ") == Some(key.as_str()))
+        })
+        .collect();
+    lines.extend(seen);
     row.detail.provider_spec = lines;
 }
 
@@ -262,6 +295,67 @@ mod tests {
             row.detail
                 .provider_spec
                 .contains(&("limits.nvidia.com/gpu".to_string(), "16".to_string()))
+        );
+    }
+
+    /// A pool's GPU model label is what its nodes carry (GKE), or what its NodePool requires
+    /// where it says (Karpenter), so a pod selecting the model finds the pool.
+    #[test]
+    fn the_gpu_model_label_comes_from_the_nodes_or_the_nodepools_requirement() {
+        let mut l4 = node("gke-l4-1", "g2-standard-8", CapacityType::Spot, true, false);
+        l4.provider = Provider::Gke;
+        l4.accelerator = Some("nvidia-l4".into());
+        let row = provider_pool_row("gke", "k", "spot-l4", Provider::Gke, &[&l4], None).unwrap();
+        assert_eq!(
+            row.detail
+                .node_label_values
+                .get(spotboard_core::labels::GKE_ACCELERATOR),
+            Some(&vec!["nvidia-l4".to_string()])
+        );
+        assert!(row.detail.provider_spec.contains(&(
+            "node label cloud.google.com/gke-accelerator".into(),
+            "nvidia-l4".into()
+        )));
+
+        let mut a10g = node("ip-1", "g5.2xlarge", CapacityType::Spot, true, false);
+        a10g.accelerator = Some("a10g".into());
+        let spec = KarpenterPoolRecord {
+            name: "gpu-spot".into(),
+            capacity_types: vec!["spot".into()],
+            requirements: vec![(
+                spotboard_core::labels::KARPENTER_GPU_NAME.into(),
+                vec!["a10g".into(), "l4".into()],
+            )],
+            ..Default::default()
+        };
+        let row = provider_pool_row(
+            "aws",
+            "k",
+            "gpu-spot",
+            Provider::Karpenter,
+            &[&a10g],
+            Some(&spec),
+        )
+        .unwrap();
+        assert_eq!(
+            row.detail
+                .node_label_values
+                .get(spotboard_core::labels::KARPENTER_GPU_NAME),
+            Some(&vec!["a10g".to_string(), "l4".to_string()])
+        );
+        let lines: Vec<&str> = row
+            .detail
+            .provider_spec
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert!(
+            lines.contains(&"requirements karpenter.k8s.aws/instance-gpu-name"),
+            "{lines:?}"
+        );
+        assert!(
+            !lines.iter().any(|l| l.starts_with("node label")),
+            "{lines:?}"
         );
     }
 }

@@ -39,6 +39,9 @@ pub struct KarpenterPoolRecord {
     pub instance_types: Vec<String>,
     /// ... for `topology.kubernetes.io/zone` (empty: any).
     pub zones: Vec<String>,
+    /// Its other `In` requirements (key, values), e.g.
+    /// `karpenter.k8s.aws/instance-gpu-name` → `[a10g]`: at most 32 keys of 32 values.
+    pub requirements: Vec<(String, Vec<String>)>,
     /// `spec.limits`, e.g. `cpu` → `1000`.
     pub limits: Vec<(String, String)>,
     /// `spec.disruption.consolidationPolicy`.
@@ -91,6 +94,9 @@ pub struct NodeRecord {
     /// `status.capacity["nvidia.com/gpu"]` when a positive whole number: the GPUs the NVIDIA
     /// device plugin advertises (absent or 0 while the plugin starts, and on CPU nodes).
     pub gpus: Option<u32>,
+    /// The GPU model label of a GKE (`cloud.google.com/gke-accelerator`) or Karpenter
+    /// (`karpenter.k8s.aws/instance-gpu-name`) node, shared.
+    pub accelerator: Option<Arc<str>>,
     /// `status.allocatable.cpu`, millicores: what pods may request (capacity less the
     /// provider's reservations); `None` when not reported or not a quantity.
     pub cpu_allocatable_m: Option<u64>,

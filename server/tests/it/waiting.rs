@@ -466,3 +466,59 @@ async fn kubectl_lists_the_same_pending_pods_and_conditions() {
     )
     .await;
 }
+
+/// A GKE pod selecting its GPU model (`cloud.google.com/gke-accelerator`, as GKE's GPU guide
+/// has pods do) could land on the pool whose nodes carry that model, and on no other; a model
+/// no node has matches no pool. (Before the pools carried the label, both matched no pool.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gke_pod_selecting_its_gpu_model_finds_the_pool_with_that_model() {
+    let d = start().await;
+    let pods: Api<Pod> = Api::namespaced(d.admin(crate::providers::GKE), "default");
+    let spec = |model: &str| {
+        json!({
+            "nodeSelector": {"cloud.google.com/gke-accelerator": model},
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [{"name": "main", "image": "registry.example/train:1",
+                "resources": {"limits": {"nvidia.com/gpu": "64"}}}],
+        })
+    };
+    // The GKE-style zone runs no scheduler: the test reports each pod unschedulable as
+    // kube-scheduler would.
+    for (name, model, why) in [
+        ("l4-too-big", "nvidia-l4", "Insufficient nvidia.com/gpu"),
+        (
+            "t4-nowhere",
+            "nvidia-tesla-t4",
+            "node(s) didn't match Pod's node affinity/selector",
+        ),
+    ] {
+        create(&pods, name, spec(model)).await;
+        let status = json!({"status": {"conditions": [{"type": "PodScheduled", "status": "False",
+            "reason": "Unschedulable", "lastTransitionTime": "2026-11-28T09:00:00Z",
+            "message": format!("0/7 nodes are available: 7 {why}.")}]}});
+        pods.patch_status(
+            name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&status),
+        )
+        .await
+        .unwrap();
+    }
+    let url = format!("/api/v1/waiting?cluster={}", crate::providers::GKE_CLUSTER);
+    let w = eventually(Duration::from_secs(10), "both GKE pods waiting", || async {
+        let w = get(&d.base, &url).await;
+        (waiting_pod(&w, "l4-too-big").is_some() && waiting_pod(&w, "t4-nowhere").is_some())
+            .then_some(w)
+    })
+    .await;
+    assert_eq!(
+        waiting_pod(&w, "l4-too-big").unwrap()["pools"],
+        json!(["spot-l4"])
+    );
+    let nowhere = waiting_pod(&w, "t4-nowhere").unwrap();
+    assert_eq!(nowhere["pools"], json!([]));
+    assert_eq!(
+        nowhere["cause"],
+        "selector cloud.google.com/gke-accelerator=nvidia-tesla-t4 matches no pool"
+    );
+}

@@ -6,7 +6,9 @@
 //!   `cloud.google.com/gke-nodepool`, Karpenter `karpenter.sh/nodepool`), its instance
 //!   type(s) (`node.kubernetes.io/instance-type`), its zone, its capacity type where the
 //!   provider labels it (GKE `cloud.google.com/gke-spot=true`, Karpenter
-//!   `karpenter.sh/capacity-type`) and a CKS NodePool's `nodeLabels`;
+//!   `karpenter.sh/capacity-type`), a CKS NodePool's `nodeLabels`, and the values a GKE or
+//!   Karpenter pool's nodes are seen or required to carry (`PoolDetail::node_label_values`:
+//!   GPU model labels, a Karpenter NodePool's other `In` requirements);
 //! - taints: a CKS NodePool's `nodeTaints` (`NoSchedule` and `NoExecute` keep out a pod that
 //!   does not tolerate them; `PreferNoSchedule` does not), and on a GKE pool of GPU machines
 //!   the `nvidia.com/gpu=present:NoSchedule` GKE puts on every GPU node (GKE: "Run GPUs in
@@ -97,6 +99,11 @@ pub fn node_labels(p: &PoolRow) -> BTreeMap<String, Vec<String>> {
     }
     for (k, v) in &p.detail.node_labels {
         put(k, v);
+    }
+    for (k, vs) in &p.detail.node_label_values {
+        for v in vs {
+            put(k, v);
+        }
     }
     out
 }

@@ -441,3 +441,36 @@ fn a_lifecycle_taint_stays_the_pools_reason() {
         "node(s) had untolerated taint {node.kubernetes.io/not-ready: } on 2 node(s)"
     );
 }
+
+/// A GKE or Karpenter pool's GPU model label (seen on its nodes, or required by its NodePool)
+/// is judged like any other label: a pod selecting that model fits, another model does not.
+#[test]
+fn a_selector_on_the_gpu_model_label_matches_the_pools_that_carry_it() {
+    let mut l4 = pool(Provider::Gke, "spot-l4", "g2-standard-8", true);
+    l4.detail.node_label_values.insert(
+        crate::labels::GKE_ACCELERATOR.into(),
+        vec!["nvidia-l4".into()],
+    );
+    let cpu = pool(Provider::Gke, "default-pool", "e2-standard-8", false);
+    assert_eq!(
+        fit(&pod(&[(crate::labels::GKE_ACCELERATOR, "nvidia-l4")]), &l4),
+        Ok(())
+    );
+    assert!(
+        fit(
+            &pod(&[(crate::labels::GKE_ACCELERATOR, "nvidia-tesla-t4")]),
+            &l4
+        )
+        .is_err()
+    );
+    assert!(fit(&pod(&[(crate::labels::GKE_ACCELERATOR, "nvidia-l4")]), &cpu).is_err());
+    let mut gpu = pool(Provider::Karpenter, "gpu-spot", "g5.2xlarge", true);
+    gpu.detail.node_label_values.insert(
+        crate::labels::KARPENTER_GPU_NAME.into(),
+        vec!["a10g".into(), "l4".into()],
+    );
+    assert_eq!(
+        fit(&pod(&[(crate::labels::KARPENTER_GPU_NAME, "l4")]), &gpu),
+        Ok(())
+    );
+}

@@ -126,6 +126,9 @@ pub fn karpenter_pool(obj: &DynamicObject) -> Option<KarpenterPoolRecord> {
             (Some(labels::KARPENTER_CAPACITY_TYPE), Some("In")) => rec.capacity_types = values,
             (Some(labels::INSTANCE_TYPE), Some("In")) => rec.instance_types = values,
             (Some(labels::ZONE), Some("In")) => rec.zones = values,
+            (Some(key), Some("In")) if rec.requirements.len() < 32 => rec
+                .requirements
+                .push((key.to_string(), values.into_iter().take(32).collect())),
             _ => {}
         }
     }
@@ -229,6 +232,11 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
             .and_then(|c| c.get(labels::GPU_RESOURCE))
             .and_then(|q| q.0.parse::<u32>().ok())
             .filter(|&g| g > 0),
+        accelerator: match provider {
+            spotboard_core::Provider::Gke => shared(labels::GKE_ACCELERATOR),
+            spotboard_core::Provider::Karpenter => shared(labels::KARPENTER_GPU_NAME),
+            _ => None,
+        },
         cpu_allocatable_m: allocatable("cpu").and_then(quantity::millicores),
         memory_allocatable_b: allocatable("memory").and_then(quantity::bytes),
     })
