@@ -432,6 +432,12 @@ impl Hub {
         self.read(|s| s.views.waiting_clusters())
     }
 
+    /// Each Kueue ClusterQueue's row as last published by `crate::kueue::spawn_publisher`,
+    /// for `/metrics`.
+    pub fn queue_rows(&self) -> Vec<spotboard_core::model::QueueRow> {
+        self.read(|s| s.views.queue_rows())
+    }
+
     /// Clusters with a known zone, every pool, and the ledger's preemption rates: the
     /// cluster side of the capacity grid.
     pub fn capacity_inputs(&self) -> CapacityInputs {

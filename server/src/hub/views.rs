@@ -335,6 +335,14 @@ impl Views {
         }
     }
 
+    /// Each Kueue ClusterQueue's row as last published, sorted by key, for `/metrics`.
+    pub fn queue_rows(&self) -> Vec<spotboard_core::model::QueueRow> {
+        let mut rows: Vec<spotboard_core::model::QueueRow> =
+            self.derived.queues.values().cloned().collect();
+        rows.sort_by_key(spotboard_core::model::QueueRow::key);
+        rows
+    }
+
     /// Each cluster's waiting row as last published, sorted by cluster (alerts that start
     /// together are announced in that order).
     pub fn waiting_clusters(&self) -> Vec<spotboard_core::model::WaitingPool> {

@@ -82,6 +82,29 @@ async fn queues_show_pending_and_admitted_work_by_capacity_type() {
             ("a100-on-demand", "on-demand", vec!["example-nodepool"]),
         ]
     );
+    // The same figures on /metrics, per ClusterQueue and capacity type, once the queue's row
+    // is published (every 2 s).
+    let cluster = q["cluster"].as_str().unwrap().to_string();
+    let series = |name: &str, extra: &str| {
+        format!(
+            "spotboard_kueue_{name}{{cluster=\"{cluster}\",cluster_queue=\"ml-training\"{extra}}} "
+        )
+    };
+    let want = [
+        (series("pending_gpus", ""), "16"),
+        (series("pending_workloads", ""), "1"),
+        (series("admitted_gpus", ",capacity_type=\"spot\""), "32"),
+        (series("admitted_gpus", ",capacity_type=\"on-demand\""), "4"),
+    ];
+    let metrics = eventually(Duration::from_secs(10), "the Kueue series", || async {
+        let m = common::text_of(&format!("{}/metrics", d.base)).await;
+        want.iter()
+            .all(|(s, v)| m.lines().any(|l| l.strip_prefix(s.as_str()) == Some(*v)))
+            .then_some(m)
+    })
+    .await;
+    assert!(!metrics.contains(&format!("cluster=\"{GKE_CLUSTER}\",cluster_queue")));
+
     // The GKE cluster serves no Kueue: nothing of it shows.
     assert!(
         r["queues"]

@@ -109,6 +109,22 @@ pub struct RateLabels {
     pub window: LabelText,
 }
 
+/// Labels of the per-ClusterQueue gauges (Kueue).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct QueueLabels {
+    pub cluster: LabelText,
+    pub cluster_queue: LabelText,
+}
+
+/// Labels of `spotboard_kueue_admitted_gpus`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct QueueCapacityLabels {
+    pub cluster: LabelText,
+    pub cluster_queue: LabelText,
+    /// `spot`, `on-demand` or `other`.
+    pub capacity_type: LabelText,
+}
+
 /// Labels of the per-cluster gauges.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ClusterLabels {

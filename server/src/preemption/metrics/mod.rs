@@ -15,7 +15,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use rust_decimal::prelude::ToPrimitive;
 use spotboard_core::domain::preemption::rates::{RateBy, RateRow};
-use spotboard_core::model::{Lifetime, PoolRow, RunRate, WaitingPool};
+use spotboard_core::model::{Lifetime, PoolRow, QueueRow, RunRate, WaitingPool};
 use spotboard_core::{CapacityType, Provider};
 
 mod labels;
@@ -55,6 +55,10 @@ pub struct Metrics {
     waiting_pods: Family<ClusterLabels, Gauge>,
     waiting_gpus: Family<ClusterLabels, Gauge>,
     waiting_gpu_oldest: Family<ClusterLabels, Gauge>,
+    kueue_pending_workloads: Family<QueueLabels, Gauge>,
+    kueue_pending_gpus: Family<QueueLabels, Gauge>,
+    kueue_oldest_pending: Family<QueueLabels, Gauge>,
+    kueue_admitted_gpus: Family<QueueCapacityLabels, Gauge>,
     savings: FloatGauge,
     spot_cost: FloatGauge,
     baseline: FloatGauge,
@@ -142,6 +146,30 @@ impl Default for Metrics {
             "Seconds the longest-waiting pod requesting GPUs has waited for a node (since its PodScheduled condition's lastTransitionTime), per cluster; 0 when none waits",
             waiting_gpu_oldest.clone(),
         );
+        let kueue_pending_workloads = Family::<QueueLabels, Gauge>::default();
+        registry.register(
+            "kueue_pending_workloads",
+            "Kueue Workloads without quota reserved now, per cluster and ClusterQueue (none without Kueue)",
+            kueue_pending_workloads.clone(),
+        );
+        let kueue_pending_gpus = Family::<QueueLabels, Gauge>::default();
+        registry.register(
+            "kueue_pending_gpus",
+            "GPUs (nvidia.com/gpu, each pod set's count times its pod's) of the Kueue Workloads without quota reserved now, per cluster and ClusterQueue",
+            kueue_pending_gpus.clone(),
+        );
+        let kueue_oldest_pending = Family::<QueueLabels, Gauge>::default();
+        registry.register(
+            "kueue_oldest_pending_seconds",
+            "Seconds the longest-waiting Kueue Workload of a ClusterQueue has waited for quota (since its QuotaReserved=False transition, else its creation); 0 when none waits",
+            kueue_oldest_pending.clone(),
+        );
+        let kueue_admitted_gpus = Family::<QueueCapacityLabels, Gauge>::default();
+        registry.register(
+            "kueue_admitted_gpus",
+            "GPUs of the admitted Kueue Workloads, per cluster, ClusterQueue and the capacity type of the ResourceFlavor their GPUs were given (spot, on-demand, other)",
+            kueue_admitted_gpus.clone(),
+        );
         let savings = FloatGauge::default();
         registry.register(
             "savings_usd_per_hour",
@@ -176,6 +204,10 @@ impl Default for Metrics {
             waiting_pods,
             waiting_gpus,
             waiting_gpu_oldest,
+            kueue_pending_workloads,
+            kueue_pending_gpus,
+            kueue_oldest_pending,
+            kueue_admitted_gpus,
             savings,
             spot_cost,
             baseline,
@@ -275,6 +307,45 @@ impl Metrics {
                 .oldest_gpu_since
                 .map_or(0, |s| (now - s).num_seconds().max(0));
             self.waiting_gpu_oldest.get_or_create(&l).set(oldest);
+        }
+    }
+
+    /// Sets the Kueue gauges from the ClusterQueue rows as last published: every queue gets
+    /// its series (at 0 when nothing waits), and a queue that is gone loses them.
+    pub fn set_kueue(&self, queues: &[QueueRow], now: chrono::DateTime<chrono::Utc>) {
+        self.kueue_pending_workloads.clear();
+        self.kueue_pending_gpus.clear();
+        self.kueue_oldest_pending.clear();
+        self.kueue_admitted_gpus.clear();
+        for q in queues {
+            let l = QueueLabels {
+                cluster: q.cluster.as_str().into(),
+                cluster_queue: q.name.as_str().into(),
+            };
+            self.kueue_pending_workloads
+                .get_or_create(&l)
+                .set(i64::from(q.pending_workloads));
+            self.kueue_pending_gpus
+                .get_or_create(&l)
+                .set(i64::from(q.pending_gpus));
+            let oldest = q
+                .oldest_pending_since
+                .filter(|_| q.pending_workloads > 0)
+                .map_or(0, |s| (now - s).num_seconds().max(0));
+            self.kueue_oldest_pending.get_or_create(&l).set(oldest);
+            for (capacity_type, gpus) in [
+                ("spot", q.admitted_gpus_spot),
+                ("on-demand", q.admitted_gpus_on_demand),
+                ("other", q.admitted_gpus_other),
+            ] {
+                self.kueue_admitted_gpus
+                    .get_or_create(&QueueCapacityLabels {
+                        cluster: l.cluster.clone(),
+                        cluster_queue: l.cluster_queue.clone(),
+                        capacity_type: capacity_type.into(),
+                    })
+                    .set(i64::from(gpus));
+            }
         }
     }
 
