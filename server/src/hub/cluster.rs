@@ -30,6 +30,21 @@ pub const EVENTS_PER_CLUSTER: usize = 1000;
 /// 10,000 pending pods each get one from kube-scheduler, and only the newest matter.
 pub const POD_EVENTS_PER_CLUSTER: usize = 2000;
 
+/// The uids of the oldest events (by last seen) beyond the newest `keep`.
+fn oldest_past(events: &HashMap<String, EventRecord>, keep: usize) -> Vec<String> {
+    if events.len() <= keep {
+        return Vec::new();
+    }
+    let mut by_age: Vec<(Option<DateTime<Utc>>, &String)> =
+        events.values().map(|e| (e.last_seen, &e.uid)).collect();
+    by_age.sort();
+    by_age
+        .into_iter()
+        .take(events.len() - keep)
+        .map(|(_, uid)| uid.clone())
+        .collect()
+}
+
 /// A row that may have changed.
 pub type Dirty = (RowKind, String);
 
@@ -398,34 +413,12 @@ impl ClusterData {
             Self::put_event,
             Self::drop_event,
         );
-        if self.pod_events.len() > POD_EVENTS_PER_CLUSTER {
-            let mut by_age: Vec<(Option<DateTime<Utc>>, String)> = self
-                .pod_events
-                .values()
-                .map(|e| (e.last_seen, e.uid.clone()))
-                .collect();
-            by_age.sort();
-            for (_, uid) in by_age
-                .into_iter()
-                .take(self.pod_events.len() - POD_EVENTS_PER_CLUSTER)
-            {
-                self.pod_events.remove(&uid);
-            }
+        for uid in oldest_past(&self.pod_events, POD_EVENTS_PER_CLUSTER) {
+            self.pod_events.remove(&uid);
         }
-        if self.events.len() > EVENTS_PER_CLUSTER {
-            let mut by_age: Vec<(Option<DateTime<Utc>>, String)> = self
-                .events
-                .values()
-                .map(|e| (e.last_seen, e.uid.clone()))
-                .collect();
-            by_age.sort();
-            for (_, uid) in by_age
-                .into_iter()
-                .take(self.events.len() - EVENTS_PER_CLUSTER)
-            {
-                self.forget_event(&uid);
-                dirty.push((RowKind::Event, uid));
-            }
+        for uid in oldest_past(&self.events, EVENTS_PER_CLUSTER) {
+            self.forget_event(&uid);
+            dirty.push((RowKind::Event, uid));
         }
         dirty
     }
