@@ -28,9 +28,10 @@ pub fn now(hub: &Hub, cluster: Option<&str>) -> KueueReport {
             .map(|p| &**p)
             .filter(|p| p.cluster == name)
             .collect();
-        let (q, p) = queues(&name, &o, &pools);
-        report.queues.extend(q);
-        report.pending.extend(p);
+        let found = queues(&name, &o, &pools);
+        report.queues.extend(found.rows);
+        report.pending.extend(found.pending);
+        report.admitted.extend(found.admitted);
     }
     report.pending.sort_by_key(|p| (p.since.is_none(), p.since));
     report

@@ -124,10 +124,32 @@ pub struct PendingWorkload {
     pub message: String,
 }
 
-/// `GET /api/v1/kueue`: every ClusterQueue's row and every pending workload, longest waiting
-/// first. Both empty on clusters without Kueue.
+/// A Workload with quota reserved, for `GET /api/v1/kueue`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AdmittedWorkload {
+    pub cluster: String,
+    pub namespace: String,
+    pub name: String,
+    /// `status.admission.clusterQueue`.
+    pub cluster_queue: String,
+    /// The ResourceFlavor its GPUs were assigned (else its first resource's).
+    #[serde(default)]
+    pub flavor: Option<String>,
+    /// That flavor's capacity type ([`QueueFlavor::capacity_type`]).
+    pub capacity_type: CapacityType,
+    pub gpus: u32,
+    /// `true` while quota is reserved and `Admitted` is not yet `True` (admission checks).
+    #[serde(default)]
+    pub reserving: bool,
+}
+
+/// `GET /api/v1/kueue`: every ClusterQueue's row, every pending workload (longest waiting
+/// first) and every admitted one (by namespace and name). All empty on clusters without
+/// Kueue.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KueueReport {
     pub queues: Vec<QueueRow>,
     pub pending: Vec<PendingWorkload>,
+    #[serde(default)]
+    pub admitted: Vec<AdmittedWorkload>,
 }

@@ -58,6 +58,28 @@ async fn queues_show_pending_and_admitted_work_by_capacity_type() {
          flavor h100-spot, 16 more needed, insufficient quota for nvidia.com/gpu in flavor \
          a100-on-demand, request > maximum capacity (16 > 8)"
     );
+    // Each admitted workload with its ClusterQueue, flavor and that flavor's capacity type.
+    let admitted: Vec<(&str, &str, &str)> = r["admitted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap(),
+                w["flavor"].as_str().unwrap(),
+                w["capacity_type"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        admitted,
+        [
+            ("eval-sweep", "h100-spot", "spot"),
+            ("finetune-mistral-7b", "h100-spot", "spot"),
+            ("pretrain-llama-70b", "h100-spot", "spot"),
+            ("rlhf-reward-model", "a100-on-demand", "on-demand"),
+        ]
+    );
     let flavors: Vec<(&str, &str, Vec<&str>)> = q["flavors"]
         .as_array()
         .unwrap()

@@ -16,7 +16,9 @@ use chrono::{DateTime, Utc};
 use crate::CapacityType;
 use crate::domain::waiting::pools::fit;
 use crate::labels;
-use crate::model::{PendingWorkload, PoolRow, QueueFlavor, QueueRow, Toleration, WaitingPod};
+use crate::model::{
+    AdmittedWorkload, PendingWorkload, PoolRow, QueueFlavor, QueueRow, Toleration, WaitingPod,
+};
 
 #[cfg(test)]
 mod tests;
@@ -201,14 +203,21 @@ fn queue_of<'a>(w: &'a Workload, local: &'a HashMap<(&str, &str), &str>) -> Opti
     })
 }
 
-/// Every ClusterQueue of `cluster` as a row, sorted by name, and its pending workloads,
-/// longest waiting first (those whose LocalQueue does not exist included, with no
-/// ClusterQueue). `pools` are the cluster's pool rows.
-pub fn queues(
-    cluster: &str,
-    o: &Objects,
-    pools: &[&PoolRow],
-) -> (Vec<QueueRow>, Vec<PendingWorkload>) {
+/// What [`queues`] finds in one cluster.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Queues {
+    /// Every ClusterQueue, sorted by name.
+    pub rows: Vec<QueueRow>,
+    /// The pending workloads, longest waiting first (those whose LocalQueue does not exist
+    /// included, with no ClusterQueue).
+    pub pending: Vec<PendingWorkload>,
+    /// The workloads with quota reserved, by namespace and name.
+    pub admitted: Vec<AdmittedWorkload>,
+}
+
+/// Every ClusterQueue of `cluster` as a row, and its pending and admitted workloads. `pools`
+/// are the cluster's pool rows.
+pub fn queues(cluster: &str, o: &Objects, pools: &[&PoolRow]) -> Queues {
     let local: HashMap<(&str, &str), &str> = o
         .local_queues
         .iter()
@@ -347,5 +356,25 @@ pub fn queues(
         })
         .collect();
     rows.sort_by(|a, b| a.name.cmp(&b.name));
-    (rows, pending)
+    let mut admitted: Vec<AdmittedWorkload> = o
+        .workloads
+        .iter()
+        .filter(|w| matches!(w.state, WorkloadState::Admitted | WorkloadState::Reserving))
+        .map(|w| AdmittedWorkload {
+            cluster: cluster.to_string(),
+            namespace: w.namespace.clone(),
+            name: w.name.clone(),
+            cluster_queue: queue_of(w, &local).unwrap_or_default().to_string(),
+            flavor: w.flavor.clone(),
+            capacity_type: type_of(w.flavor.as_deref()),
+            gpus: w.gpus,
+            reserving: w.state == WorkloadState::Reserving,
+        })
+        .collect();
+    admitted.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    Queues {
+        rows,
+        pending,
+        admitted,
+    }
 }

@@ -259,7 +259,28 @@ fn queues_count_pending_and_admitted_work_by_capacity_type() {
             ),
         ],
     };
-    let (rows, pending) = queues("c", &o, &pools);
+    let Queues {
+        rows,
+        pending,
+        admitted,
+    } = queues("c", &o, &pools);
+    assert_eq!(
+        admitted
+            .iter()
+            .map(|a| (
+                a.name.as_str(),
+                a.flavor.as_deref(),
+                a.capacity_type,
+                a.reserving
+            ))
+            .collect::<Vec<_>>(),
+        [
+            ("e1", Some("any-h100"), CapacityType::Mixed, true),
+            ("e2", Some("any-h100"), CapacityType::Mixed, false),
+            ("finetune", Some("h100-od"), CapacityType::OnDemand, false),
+            ("pretrain-a", Some("h100-spot"), CapacityType::Spot, false),
+        ]
+    );
     assert_eq!(
         rows.iter().map(|r| r.key()).collect::<Vec<_>>(),
         ["c/eval", "c/training"]
@@ -343,8 +364,7 @@ fn queues_count_pending_and_admitted_work_by_capacity_type() {
 fn a_cluster_without_kueue_has_no_rows() {
     let rows = fleet();
     let pools: Vec<&PoolRow> = rows.iter().collect();
-    let (rows, pending) = queues("c", &Objects::default(), &pools);
-    assert!(rows.is_empty() && pending.is_empty());
+    assert_eq!(queues("c", &Objects::default(), &pools), Queues::default());
 }
 
 #[test]
@@ -356,7 +376,7 @@ fn a_queue_kueue_has_not_reported_on_is_not_active() {
         }],
         ..Default::default()
     };
-    let (rows, _) = queues("c", &o, &[]);
+    let rows = queues("c", &o, &[]).rows;
     assert!(!rows[0].active);
     assert!(rows[0].inactive_reason.is_some());
     assert_eq!(rows[0].gpu_quota(), None);
