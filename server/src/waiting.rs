@@ -56,6 +56,7 @@ pub fn now(hub: &Hub, cluster: Option<&str>) -> Waiting {
     Waiting {
         pools: per_pool(&pods, &pools),
         pods,
+        queues: Vec::new(),
     }
 }
 

@@ -150,4 +150,8 @@ pub struct Waiting {
     /// One row per cluster with waiting pods (`pool: null`), then one per pool they could
     /// land on.
     pub pools: Vec<WaitingPool>,
+    /// The Kueue ClusterQueues (work Kueue holds back has no pods yet), as
+    /// `GET /api/v1/kueue` gives them; empty without Kueue, and on the stream's rows.
+    #[serde(default)]
+    pub queues: Vec<super::QueueRow>,
 }

@@ -22,7 +22,9 @@ pub async fn waiting(State(hub): State<Hub>, Query(q): Query<WaitingQuery>) -> R
     if let Some(refused) = super::api::unknown_cluster(&hub, q.cluster.as_deref()) {
         return refused;
     }
-    Json(crate::waiting::now(&hub, q.cluster.as_deref())).into_response()
+    let mut waiting = crate::waiting::now(&hub, q.cluster.as_deref());
+    waiting.queues = crate::kueue::now(&hub, q.cluster.as_deref()).queues;
+    Json(waiting).into_response()
 }
 
 /// `GET /api/v1/kueue[?cluster=C]`: every Kueue ClusterQueue's row and every pending

@@ -127,6 +127,17 @@ async fn queues_show_pending_and_admitted_work_by_capacity_type() {
     .await;
     assert!(!metrics.contains(&format!("cluster=\"{GKE_CLUSTER}\",cluster_queue")));
 
+    // /api/v1/waiting carries the same queues beside the pods.
+    let waiting = get(&d.base, "/api/v1/waiting").await;
+    assert!(
+        waiting["queues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|q| q["name"] == "ml-training" && q["pending_gpus"] == 16),
+        "{waiting}"
+    );
+
     // The GKE cluster serves no Kueue: nothing of it shows.
     assert!(
         r["queues"]
