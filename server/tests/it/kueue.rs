@@ -33,7 +33,9 @@ async fn queues_show_pending_and_admitted_work_by_capacity_type() {
         || async {
             let r = get(&d.base, "/api/v1/kueue").await;
             let q = queue(&r, "ml-training")?;
-            (q["admitted_spot"] == 3 && q["admitted_on_demand"] == 1).then(|| r.clone())
+            // The queue's Active condition is written after its workloads' admission.
+            (q["admitted_spot"] == 3 && q["admitted_on_demand"] == 1 && q["active"] == true)
+                .then(|| r.clone())
         },
     )
     .await;
@@ -148,7 +150,7 @@ async fn queues_show_pending_and_admitted_work_by_capacity_type() {
         "{r}"
     );
     let gke = get(&d.base, &format!("/api/v1/kueue?cluster={GKE_CLUSTER}")).await;
-    assert_eq!(gke, json!({"queues": [], "pending": []}));
+    assert_eq!(gke, json!({"queues": [], "pending": [], "admitted": []}));
 
     // A workload of a LocalQueue that does not exist waits in no queue, with Kueue's message.
     let client = d.admin(CKS);
