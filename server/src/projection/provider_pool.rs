@@ -244,6 +244,19 @@ mod tests {
         assert!(provider_pool_row("aws", "k", "x", Provider::Gke, &[], None).is_none());
     }
 
+    /// The row of Karpenter pool `gpu-spot` from `nodes` and `spec`.
+    fn gpu_spot(nodes: &[&NodeRecord], spec: &KarpenterPoolRecord) -> PoolRow {
+        provider_pool_row(
+            "aws",
+            "k",
+            "gpu-spot",
+            Provider::Karpenter,
+            nodes,
+            Some(spec),
+        )
+        .unwrap()
+    }
+
     #[test]
     fn a_karpenter_nodepool_without_nodes_shows_what_it_allows() {
         let spec = KarpenterPoolRecord {
@@ -262,15 +275,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let row = provider_pool_row(
-            "aws",
-            "k",
-            "gpu-spot",
-            Provider::Karpenter,
-            &[],
-            Some(&spec),
-        )
-        .unwrap();
+        let row = gpu_spot(&[], &spec);
         assert_eq!(
             (row.capacity_type.as_str(), row.current_nodes),
             ("spot", Some(0))
@@ -328,15 +333,7 @@ mod tests {
             )],
             ..Default::default()
         };
-        let row = provider_pool_row(
-            "aws",
-            "k",
-            "gpu-spot",
-            Provider::Karpenter,
-            &[&a10g],
-            Some(&spec),
-        )
-        .unwrap();
+        let row = gpu_spot(&[&a10g], &spec);
         assert_eq!(
             row.detail
                 .node_label_values
