@@ -259,6 +259,26 @@ impl EmbeddedCluster {
         }
     }
 
+    /// Serves streaming lists on one zone, or refuses them (see
+    /// [`api::ApiServer::set_watch_list`]). For the tests of the client's fallback.
+    pub fn set_watch_list(&self, zone: &str, on: bool) {
+        for (z, server) in self.zones.iter().zip(&self._servers) {
+            if z.zone == zone {
+                server.set_watch_list(on);
+            }
+        }
+    }
+
+    /// Streaming-list watches one zone's API server has served.
+    pub fn streaming_lists_served(&self, zone: &str) -> u64 {
+        self.zones
+            .iter()
+            .zip(&self._servers)
+            .filter(|(z, _)| z.zone == zone)
+            .map(|(_, s)| s.streaming_lists_served())
+            .sum()
+    }
+
     /// Ends every open watch of one zone with `410 Expired` (see
     /// [`api::ApiServer::expire_watches`]). For the fault suite.
     pub fn expire_watches(&self, zone: &str) {

@@ -285,9 +285,30 @@ pub fn is_routine(e: &watcher::Error) -> bool {
     }
 }
 
-/// One kind's watch: list, then watch, with kube-rs's default backoff on errors. Objects are
-/// trimmed before the hub sees them; an object that does not trim is skipped, and one that
-/// does not decode is skipped with one log line per object and reason.
+/// How long a streaming list may go without an event before its end bookmark: an API server
+/// that ignores `sendInitialEvents` (older than the WatchList feature) sends the objects and
+/// then nothing, and the list would never end.
+const STREAMING_LIST_IDLE: Duration = Duration::from_secs(30);
+
+/// Whether a watch error is the API server refusing a streaming list (422 or 400 for
+/// `sendInitialEvents`, as kube-apiserver answers with the WatchList feature gate off).
+pub fn refuses_streaming_list(e: &watcher::Error) -> bool {
+    let status = match e {
+        watcher::Error::WatchStartFailed(kube::Error::Api(status))
+        | watcher::Error::WatchFailed(kube::Error::Api(status)) => status,
+        watcher::Error::WatchError(status) => status,
+        _ => return false,
+    };
+    matches!(status.code, 400 | 422) && status.message.contains("sendInitialEvents")
+}
+
+/// One kind's watch with kube-rs's default backoff on errors: the initial list is a streaming
+/// list (`sendInitialEvents=true`: the objects arrive one by one on the watch, so no list
+/// response of the whole kind is held at once) where the API server serves it (Kubernetes
+/// ≥ 1.32 by default), else a paged LIST: a refusal, or no end bookmark within
+/// [`STREAMING_LIST_IDLE`] of quiet, switches this watch to LIST for good, with one info line.
+/// Objects are trimmed before the hub sees them; an object that does not trim is skipped,
+/// and one that does not decode is skipped with one log line per object and reason.
 async fn watch<K, R>(
     hub: Hub,
     cluster: String,
@@ -305,52 +326,82 @@ async fn watch<K, R>(
         .next()
         .map(|k| k.trim_end_matches('>'))
         .unwrap_or("object");
-    let mut stream = watcher(api, watcher::Config::default())
-        .default_backoff()
-        .boxed();
-    let mut initial: Option<Vec<R>> = None;
+    let mut streaming = true;
     let mut malformed = Malformed::default();
-    while let Some(event) = stream.next().await {
-        match event {
-            Ok(watcher::Event::Init) => initial = Some(Vec::new()),
-            Ok(watcher::Event::InitApply(obj)) => {
-                let rec = malformed.check(&cluster, kind, &obj).and_then(trim);
-                if let (Some(buf), Some(rec)) = (initial.as_mut(), rec) {
-                    buf.push(rec);
+    loop {
+        let config = if streaming {
+            watcher::Config::default().streaming_lists()
+        } else {
+            watcher::Config::default()
+        };
+        let mut stream = watcher(api.clone(), config).default_backoff().boxed();
+        let mut initial: Option<Vec<R>> = None;
+        // Until the first list ends, a streaming list is watched for an API server that
+        // ignores it.
+        let mut listed = false;
+        loop {
+            let next = if streaming && !listed {
+                match tokio::time::timeout(STREAMING_LIST_IDLE, stream.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        tracing::info!(%cluster, kind,
+                            "no end of the streaming list after 30 s of quiet; listing with LIST instead");
+                        streaming = false;
+                        break;
+                    }
                 }
-            }
-            Ok(watcher::Event::InitDone) => {
-                apply(
-                    &hub,
-                    &cluster,
-                    Observed::Resync(initial.take().unwrap_or_default()),
-                );
-            }
-            Ok(watcher::Event::Apply(obj)) => {
-                match malformed.check(&cluster, kind, &obj).and_then(trim) {
-                    Some(rec) => apply(&hub, &cluster, Observed::Apply(rec)),
-                    None => tracing::trace!(%cluster, kind, name = %obj.name_any(), "skipped"),
+            } else {
+                stream.next().await
+            };
+            let Some(event) = next else { return };
+            match event {
+                Ok(watcher::Event::Init) => initial = Some(Vec::new()),
+                Ok(watcher::Event::InitApply(obj)) => {
+                    let rec = malformed.check(&cluster, kind, &obj).and_then(trim);
+                    if let (Some(buf), Some(rec)) = (initial.as_mut(), rec) {
+                        buf.push(rec);
+                    }
                 }
-            }
-            Ok(watcher::Event::Delete(obj)) => {
-                if let Some(uid) = obj.uid() {
-                    apply(&hub, &cluster, Observed::Delete(uid));
+                Ok(watcher::Event::InitDone) => {
+                    listed = true;
+                    apply(
+                        &hub,
+                        &cluster,
+                        Observed::Resync(initial.take().unwrap_or_default()),
+                    );
                 }
-            }
-            Err(e) if is_routine(&e) => {
-                tracing::debug!(%cluster, kind, "watch expired (410 Gone); relisting");
-            }
-            Err(e) => {
-                tracing::warn!(%cluster, kind, error = %e, "watch failed; retrying with backoff");
-                let Some(last_error) = &last_error else {
-                    continue;
-                };
-                *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-                hub.set_link(
-                    &cluster,
-                    LinkState::Stale,
-                    Some(format!("{kind} watch: {e}")),
-                );
+                Ok(watcher::Event::Apply(obj)) => {
+                    match malformed.check(&cluster, kind, &obj).and_then(trim) {
+                        Some(rec) => apply(&hub, &cluster, Observed::Apply(rec)),
+                        None => tracing::trace!(%cluster, kind, name = %obj.name_any(), "skipped"),
+                    }
+                }
+                Ok(watcher::Event::Delete(obj)) => {
+                    if let Some(uid) = obj.uid() {
+                        apply(&hub, &cluster, Observed::Delete(uid));
+                    }
+                }
+                Err(e) if streaming && refuses_streaming_list(&e) => {
+                    tracing::info!(%cluster, kind,
+                        "the API server does not serve streaming lists (WatchList); listing with LIST instead");
+                    streaming = false;
+                    break;
+                }
+                Err(e) if is_routine(&e) => {
+                    tracing::debug!(%cluster, kind, "watch expired (410 Gone); relisting");
+                }
+                Err(e) => {
+                    tracing::warn!(%cluster, kind, error = %e, "watch failed; retrying with backoff");
+                    let Some(last_error) = &last_error else {
+                        continue;
+                    };
+                    *last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                    hub.set_link(
+                        &cluster,
+                        LinkState::Stale,
+                        Some(format!("{kind} watch: {e}")),
+                    );
+                }
             }
         }
     }
@@ -442,6 +493,34 @@ mod tests {
             kube::Error::Api(status(410).boxed())
         )));
         assert!(!is_routine(&watcher::Error::NoResourceVersion));
+    }
+
+    #[test]
+    fn only_a_refused_send_initial_events_falls_back_to_list() {
+        let refused = |code: u16, message: &str| {
+            kube::core::Status::failure(message, "Invalid")
+                .with_code(code)
+                .boxed()
+        };
+        let gate_off = "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: \
+                        sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled";
+        assert!(refuses_streaming_list(&watcher::Error::WatchStartFailed(
+            kube::Error::Api(refused(422, gate_off))
+        )));
+        assert!(refuses_streaming_list(&watcher::Error::WatchError(
+            refused(400, gate_off)
+        )));
+        // Other refusals are not about streaming lists: RBAC, an expired version, a 422 on
+        // something else.
+        assert!(!refuses_streaming_list(&watcher::Error::WatchStartFailed(
+            kube::Error::Api(refused(403, "forbidden"))
+        )));
+        assert!(!refuses_streaming_list(&watcher::Error::WatchError(
+            refused(410, "too old resource version")
+        )));
+        assert!(!refuses_streaming_list(&watcher::Error::WatchStartFailed(
+            kube::Error::Api(refused(422, "fieldSelector: Invalid value"))
+        )));
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod providers;
 mod replicas;
 mod security;
 mod signals;
+mod streaming_lists;
 mod survival;
 mod transport;
 mod waiting;

@@ -306,6 +306,14 @@ fn watch(shared: &Shared, call: &Call) -> Result<Response, ApiError> {
             .map_or(DEFAULT_WATCH_TIMEOUT, Duration::from_secs),
         format: call.format,
     };
+    if spec.send_initial_events {
+        use std::sync::atomic::Ordering;
+        if !shared.watch_list.load(Ordering::Relaxed) {
+            // kube-apiserver's answer with the WatchList feature gate off.
+            return Err(ApiError::watch_list_forbidden());
+        }
+        shared.streaming_lists.fetch_add(1, Ordering::Relaxed);
+    }
     let body = watch::stream(
         shared.store.clone(),
         spec,

@@ -133,6 +133,12 @@ struct Shared {
     no_fault: tokio::sync::watch::Sender<watch::ReaderFault>,
     /// Bumped to end every open watch with `410 Expired`.
     expire: tokio::sync::watch::Sender<u64>,
+    /// Whether streaming lists (`sendInitialEvents=true`, the WatchList feature, on by default
+    /// since Kubernetes 1.32) are served; off, they are refused as an API server with the
+    /// feature gate off refuses them. For the tests of the client's fallback.
+    watch_list: std::sync::atomic::AtomicBool,
+    /// Streaming-list watches served so far.
+    streaming_lists: std::sync::atomic::AtomicU64,
     options: ApiOptions,
     addr: SocketAddr,
     /// Read-only JSON routes the behaviour model added ([`ApiServer::serve_json`]), by path.
@@ -227,6 +233,8 @@ impl ApiServer {
             reader_fault: tokio::sync::watch::channel(watch::ReaderFault::None).0,
             no_fault: tokio::sync::watch::channel(watch::ReaderFault::None).0,
             expire: tokio::sync::watch::channel(0).0,
+            watch_list: std::sync::atomic::AtomicBool::new(true),
+            streaming_lists: std::sync::atomic::AtomicU64::new(0),
             options,
             addr,
             extra: std::sync::RwLock::new(Vec::new()),
@@ -286,6 +294,21 @@ impl ApiServer {
     /// the administrator keeps working. For the fault suite; no request can set it.
     pub fn set_reader_fault(&self, fault: watch::ReaderFault) {
         self.shared.reader_fault.send_replace(fault);
+    }
+
+    /// Serves streaming lists (`true`, the default) or refuses them with 422, as an API
+    /// server without the WatchList feature does. For the tests of the client's fallback.
+    pub fn set_watch_list(&self, on: bool) {
+        self.shared
+            .watch_list
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many streaming-list watches (`sendInitialEvents=true`) this server has served.
+    pub fn streaming_lists_served(&self) -> u64 {
+        self.shared
+            .streaming_lists
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Ends every open watch with `410 Expired`, as a real API server does when its watch

@@ -95,6 +95,17 @@ impl ApiError {
         .with_details(rt, name)
     }
 
+    /// 422 for `sendInitialEvents=true` on a server without the WatchList feature, worded as
+    /// kube-apiserver words it (its validation of `ListOptions`).
+    pub fn watch_list_forbidden() -> Self {
+        Self::new(
+            422,
+            "Invalid",
+            "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: \
+             sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+        )
+    }
+
     /// 400 with the given message.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)
