@@ -290,8 +290,9 @@ pub fn is_routine(e: &watcher::Error) -> bool {
 /// then nothing, and the list would never end.
 const STREAMING_LIST_IDLE: Duration = Duration::from_secs(30);
 
-/// Whether a watch error is the API server refusing a streaming list (422 or 400 for
-/// `sendInitialEvents`, as kube-apiserver answers with the WatchList feature gate off).
+/// Whether a watch error is the API server refusing a streaming list: 422 or 400 naming
+/// `sendInitialEvents` (kube-apiserver with the WatchList feature gate off) or
+/// `resourceVersionMatch` (before Kubernetes 1.27, which forbids it on a watch).
 pub fn refuses_streaming_list(e: &watcher::Error) -> bool {
     let status = match e {
         watcher::Error::WatchStartFailed(kube::Error::Api(status))
@@ -299,7 +300,10 @@ pub fn refuses_streaming_list(e: &watcher::Error) -> bool {
         watcher::Error::WatchError(status) => status,
         _ => return false,
     };
-    matches!(status.code, 400 | 422) && status.message.contains("sendInitialEvents")
+    matches!(status.code, 400 | 422)
+        && ["sendInitialEvents", "resourceVersionMatch"]
+            .iter()
+            .any(|field| status.message.contains(field))
 }
 
 /// One kind's watch with kube-rs's default backoff on errors: the initial list is a streaming
@@ -336,11 +340,14 @@ async fn watch<K, R>(
         };
         let mut stream = watcher(api.clone(), config).default_backoff().boxed();
         let mut initial: Option<Vec<R>> = None;
-        // Until the first list ends, a streaming list is watched for an API server that
-        // ignores it.
+        // Until the first list ends, a streaming list the API server accepted (kube-rs says
+        // `Init` once the watch call is answered) is watched for a server that ignores it.
+        // Not before: kube-rs's backoff between failed attempts may sleep longer than the
+        // idle bound, and an unreachable server is no reason to stop streaming.
         let mut listed = false;
+        let mut accepted = false;
         loop {
-            let next = if streaming && !listed {
+            let next = if streaming && accepted && !listed {
                 match tokio::time::timeout(STREAMING_LIST_IDLE, stream.next()).await {
                     Ok(next) => next,
                     Err(_) => {
@@ -354,8 +361,13 @@ async fn watch<K, R>(
                 stream.next().await
             };
             let Some(event) = next else { return };
+            // A failed attempt starts again with a new watch call, accepted or not.
+            accepted &= event.is_ok();
             match event {
-                Ok(watcher::Event::Init) => initial = Some(Vec::new()),
+                Ok(watcher::Event::Init) => {
+                    initial = Some(Vec::new());
+                    accepted = true;
+                }
                 Ok(watcher::Event::InitApply(obj)) => {
                     let rec = malformed.check(&cluster, kind, &obj).and_then(trim);
                     if let (Some(buf), Some(rec)) = (initial.as_mut(), rec) {
@@ -509,6 +521,14 @@ mod tests {
         )));
         assert!(refuses_streaming_list(&watcher::Error::WatchError(
             refused(400, gate_off)
+        )));
+        // Before Kubernetes 1.27 a watch may not name resourceVersionMatch at all.
+        assert!(refuses_streaming_list(&watcher::Error::WatchStartFailed(
+            kube::Error::Api(refused(
+                422,
+                "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: \
+                 resourceVersionMatch is forbidden for watch"
+            ))
         )));
         // Other refusals are not about streaming lists: RBAC, an expired version, a 422 on
         // something else.
