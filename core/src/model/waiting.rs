@@ -70,6 +70,9 @@ pub struct WaitingPod {
     pub events: Vec<SchedulingEvent>,
 }
 
+/// The longest scheduling event message kept, in bytes.
+pub const SCHEDULING_EVENT_MESSAGE_BYTES: usize = 1024;
+
 /// The most events kept per waiting pod.
 pub const SCHEDULING_EVENTS_PER_POD: usize = 4;
 

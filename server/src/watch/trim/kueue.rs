@@ -37,11 +37,7 @@ fn array_at<'a>(v: &'a Value, path: &str) -> impl Iterator<Item = &'a Value> {
 
 /// `s` cut to at most [`MAX_MESSAGE`] bytes, on a character boundary.
 fn bounded(s: &str) -> String {
-    let mut end = s.len().min(MAX_MESSAGE);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
+    spotboard_core::domain::text::clip(s, MAX_MESSAGE).to_string()
 }
 
 /// A whole number of GPUs from a quantity (`8`, `"8"`); anything else, or more than a

@@ -253,14 +253,16 @@ pub fn event(e: &Event) -> Option<EventRecord> {
     }
     // A pod event's message reaches every viewer of the pod's pool: bounded like the
     // scheduler's condition message is.
-    let mut message = e.message.clone().unwrap_or_default();
-    if scheduling && message.len() > 1024 {
-        let mut end = 1024;
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        message.truncate(end);
+    let message = e.message.as_deref().unwrap_or_default();
+    let message = if scheduling {
+        spotboard_core::domain::text::clip(
+            message,
+            spotboard_core::model::SCHEDULING_EVENT_MESSAGE_BYTES,
+        )
+    } else {
+        message
     }
+    .to_string();
     let last_seen = time(e.last_timestamp.as_ref())
         .or_else(|| {
             e.event_time
