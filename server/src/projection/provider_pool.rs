@@ -75,7 +75,11 @@ pub fn provider_pool_row(
     if let Some(counts) = counts.filter(|c| c.len() == 1) {
         row.gpus_per_node = counts.into_iter().next().filter(|g| *g > 0);
     }
-    // The GPU model its nodes carry, for a waiting pod that selects it.
+    if let Some(s) = spec {
+        add_spec(&mut row, s);
+    }
+    // The GPU model its nodes carry, for a waiting pod that selects it, after the spec's
+    // lines; a NodePool requirement on the same label says it for every node, and stands.
     let models: BTreeSet<&str> = nodes
         .iter()
         .filter_map(|n| n.accelerator.as_deref())
@@ -85,15 +89,15 @@ pub fn provider_pool_row(
         Provider::Karpenter => Some(spotboard_core::labels::KARPENTER_GPU_NAME),
         _ => None,
     };
-    if let (Some(key), false) = (model_label, models.is_empty()) {
+    if let Some(key) = model_label
+        && !models.is_empty()
+        && !row.detail.node_label_values.contains_key(key)
+    {
         let values: Vec<String> = models.into_iter().map(String::from).collect();
         row.detail
             .provider_spec
             .push((format!("node label {key}"), values.join(", ")));
         row.detail.node_label_values.insert(key.to_string(), values);
-    }
-    if let Some(s) = spec {
-        add_spec(&mut row, s);
     }
     Some(row)
 }
@@ -164,8 +168,6 @@ fn add_spec(row: &mut PoolRow, s: &KarpenterPoolRecord) {
     }
     for (k, vs) in &s.requirements {
         lines.push((format!("requirements {k}"), vs.join(", ")));
-        // A requirement is what every node of the pool will carry: it replaces what the
-        // nodes alone were seen to carry.
         row.detail.node_label_values.insert(k.clone(), vs.clone());
     }
     if let Some(c) = &s.consolidation {
@@ -174,16 +176,6 @@ fn add_spec(row: &mut PoolRow, s: &KarpenterPoolRecord) {
     if !s.budgets.is_empty() {
         lines.push(("disruption.budgets".into(), s.budgets.join("; ")));
     }
-    // The node label lines read from the nodes stay, after the spec's.
-    let seen: Vec<(String, String)> = std::mem::take(&mut row.detail.provider_spec)
-        .into_iter()
-        .filter(|(line, _)| {
-            !s.requirements
-                .iter()
-                .any(|(key, _)| line.strip_prefix("node label ") == Some(key.as_str()))
-        })
-        .collect();
-    lines.extend(seen);
     row.detail.provider_spec = lines;
 }
 
