@@ -23,7 +23,12 @@ pub async fn waiting(State(hub): State<Hub>, Query(q): Query<WaitingQuery>) -> R
         return refused;
     }
     let mut waiting = crate::waiting::now(&hub, q.cluster.as_deref());
-    waiting.queues = crate::kueue::now(&hub, q.cluster.as_deref()).queues;
+    // The queue rows as last published (every 2 s), not made again for this request.
+    waiting.queues = hub
+        .queue_rows()
+        .into_iter()
+        .filter(|r| q.cluster.as_deref().is_none_or(|c| c == r.cluster))
+        .collect();
     Json(waiting).into_response()
 }
 
