@@ -286,7 +286,7 @@ pub fn queues(cluster: &str, o: &Objects, pools: &[&PoolRow]) -> Queues {
                     Some("Kueue has not reported the queue Active yet".into()),
                 ),
             };
-            let mut row = QueueRow {
+            QueueRow {
                 cluster: cluster.to_string(),
                 name: cq.name.clone(),
                 cohort: cq.cohort.clone(),
@@ -308,51 +308,7 @@ pub fn queues(cluster: &str, o: &Objects, pools: &[&PoolRow]) -> Queues {
                     })
                     .collect(),
                 ..Default::default()
-            };
-            // The first pending workload of this queue is the longest waiting (sorted above).
-            for p in pending
-                .iter()
-                .filter(|p| p.cluster_queue.as_deref() == Some(cq.name.as_str()))
-            {
-                if row.pending_workloads == 0 {
-                    row.oldest_pending_since = p.since;
-                    row.oldest_pending = Some(format!("{}/{}", p.namespace, p.name));
-                    row.pending_message = p.message.clone();
-                }
-                row.pending_workloads += 1;
-                row.pending_gpus += p.gpus;
             }
-            for w in o.workloads.iter().filter(|w| {
-                matches!(w.state, WorkloadState::Admitted | WorkloadState::Reserving)
-                    && queue_of(w, &local) == Some(cq.name.as_str())
-            }) {
-                if let Some(f) = row
-                    .flavors
-                    .iter_mut()
-                    .find(|f| w.flavor.as_deref() == Some(f.name.as_str()))
-                {
-                    f.gpus_admitted += w.gpus;
-                }
-                if w.state == WorkloadState::Reserving {
-                    row.reserving_workloads += 1;
-                    continue;
-                }
-                match type_of(w.flavor.as_deref()) {
-                    CapacityType::Spot => {
-                        row.admitted_spot += 1;
-                        row.admitted_gpus_spot += w.gpus;
-                    }
-                    CapacityType::OnDemand => {
-                        row.admitted_on_demand += 1;
-                        row.admitted_gpus_on_demand += w.gpus;
-                    }
-                    _ => {
-                        row.admitted_other += 1;
-                        row.admitted_gpus_other += w.gpus;
-                    }
-                }
-            }
-            row
         })
         .collect();
     rows.sort_by(|a, b| a.name.cmp(&b.name));
@@ -372,6 +328,58 @@ pub fn queues(cluster: &str, o: &Objects, pools: &[&PoolRow]) -> Queues {
         })
         .collect();
     admitted.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+
+    // Each workload is summed into its queue's row once.
+    let index: HashMap<String, usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.name.clone(), i))
+        .collect();
+    // The first pending workload of a queue is its longest waiting (sorted above).
+    for p in &pending {
+        let Some(row) = p
+            .cluster_queue
+            .as_ref()
+            .and_then(|q| index.get(q))
+            .map(|&i| &mut rows[i])
+        else {
+            continue;
+        };
+        if row.pending_workloads == 0 {
+            row.oldest_pending_since = p.since;
+            row.oldest_pending = Some(format!("{}/{}", p.namespace, p.name));
+            row.pending_message = p.message.clone();
+        }
+        row.pending_workloads += 1;
+        row.pending_gpus += p.gpus;
+    }
+    for a in &admitted {
+        let Some(&i) = index.get(&a.cluster_queue) else {
+            continue;
+        };
+        let row = &mut rows[i];
+        if let Some(f) = row
+            .flavors
+            .iter_mut()
+            .find(|f| a.flavor.as_deref() == Some(f.name.as_str()))
+        {
+            f.gpus_admitted += a.gpus;
+        }
+        if a.reserving {
+            row.reserving_workloads += 1;
+            continue;
+        }
+        let (count, gpus) = match a.capacity_type {
+            CapacityType::Spot => (&mut row.admitted_spot, &mut row.admitted_gpus_spot),
+            CapacityType::OnDemand => (
+                &mut row.admitted_on_demand,
+                &mut row.admitted_gpus_on_demand,
+            ),
+            _ => (&mut row.admitted_other, &mut row.admitted_gpus_other),
+        };
+        *count += 1;
+        *gpus += a.gpus;
+    }
     Queues {
         rows,
         pending,
