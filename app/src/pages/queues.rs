@@ -7,16 +7,12 @@ use leptos::prelude::*;
 use crate::components::time::{age, use_now};
 use crate::live::LiveStore;
 use crate::model::{QueueFlavor, QueueRow};
-use spotboard_core::CapacityType;
 
 /// `h100-spot (spot)`: a flavor and what its nodes are, the pools it lands on in the title;
 /// "no pool" (a warning) when its node labels match none. Flavors are joined by "→", the order
 /// Kueue tries them in.
 fn flavor(f: &QueueFlavor) -> impl IntoView + use<> {
-    let kind = match f.capacity_type {
-        CapacityType::Unknown => String::new(),
-        t => format!(" ({t})"),
-    };
+    let kind = f.kind_suffix();
     let quota = f
         .gpu_quota
         .map(|q| format!("; {} of {q} GPUs admitted", f.gpus_admitted))

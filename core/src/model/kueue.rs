@@ -31,6 +31,17 @@ pub struct QueueFlavor {
     pub gpus_admitted: u32,
 }
 
+impl QueueFlavor {
+    /// What its nodes are, as the pages write it after its name: ` (spot)`; empty when
+    /// unknown.
+    pub fn kind_suffix(&self) -> String {
+        match self.capacity_type {
+            CapacityType::Unknown => String::new(),
+            t => format!(" ({t})"),
+        }
+    }
+}
+
 /// One ClusterQueue of one cluster now. Keyed on the stream by [`QueueRow::key`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueueRow {

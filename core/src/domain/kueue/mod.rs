@@ -154,10 +154,7 @@ pub fn flavor_pools(f: &ResourceFlavor, pools: &[&PoolRow]) -> (CapacityType, Ve
 /// into flavor h100-spot (spot) here: 32 of 32 GPUs admitted. 1 workload (16 GPUs) waits
 /// for quota in the queue."
 pub fn pool_sentence(q: &QueueRow, f: &QueueFlavor) -> String {
-    let kind = match f.capacity_type {
-        CapacityType::Unknown => String::new(),
-        t => format!(" ({t})"),
-    };
+    let kind = f.kind_suffix();
     let admitted = match f.gpu_quota {
         Some(quota) => format!("{} of {quota} GPUs admitted", f.gpus_admitted),
         None => format!("{} GPUs admitted", f.gpus_admitted),
