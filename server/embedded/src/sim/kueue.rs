@@ -423,8 +423,8 @@ async fn tick(
     let read_all: Vec<Wl> = wl_list.iter().map(read).collect();
     let decisions = admit(&read_all, &queues, &quotas);
     let now = rfc3339(chrono::Utc::now());
-    for obj in &wl_list {
-        let id = (obj.namespace().unwrap_or_default(), obj.name_any());
+    for (obj, w) in wl_list.iter().zip(&read_all) {
+        let id = (w.namespace.clone(), w.name.clone());
         let Some(decision) = decisions.get(&id) else {
             continue;
         };
@@ -435,7 +435,6 @@ async fn tick(
                 cluster_queue,
                 flavor,
             } => {
-                let w = read(obj);
                 json!({"admission": {"clusterQueue": cluster_queue, "podSetAssignments":
                     w.pod_sets.iter().map(|(name, gpus)| json!({"name": name,
                         "flavors": {GPU: flavor}, "resourceUsage": {GPU: gpus.to_string()}}))
