@@ -86,6 +86,11 @@ pub const KARPENTER_DISRUPTED_TAINT: &str = "karpenter.sh/disrupted";
 /// Consolidation, drift and expiry set the same taint
 /// but not this event, so the dashboard requires both for a Karpenter preemption.
 pub const KARPENTER_SPOT_INTERRUPTED: &str = "SpotInterrupted";
+/// The Warning event reason Karpenter records on a NodeClaim whose launch the cloud provider
+/// refused for want of capacity (kubernetes-sigs/karpenter, `pkg/events/reason.go`; the
+/// NodeClaim is then deleted and the pods are scheduled again). Its message is
+/// `NodeClaim <name> event: <the provider's error>`.
+pub const KARPENTER_INSUFFICIENT_CAPACITY: &str = "InsufficientCapacityError";
 
 // spotboard's own.
 

@@ -122,3 +122,40 @@ test("a Karpenter NodePool with no nodes still shows, with what it allows", asyn
   await expect(idle.locator('td[data-col="current"]')).toHaveText("0");
   await expect(idle).toContainText("Ready");
 });
+
+test("Karpenter's refused launches show under the capacity grid and on the pool's page, live", async ({ page, request }) => {
+  // The embedded Karpenter zone's own EC2 has no g5.2xlarge spot in us-east-1a: every
+  // gpu-spot launch is refused there first (InsufficientCapacityError on its NodeClaim).
+  await page.goto("/capacity");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  const row = page.locator(`tr[data-launch-failure="${AWS}/us-east-1a/g5.2xlarge"]`);
+  await expect(row).toContainText("gpu-spot");
+  await expect(row).toContainText("InsufficientInstanceCapacity");
+  // The page's count is the API's (read before and after: a random preemption may add one).
+  const count = async () => {
+    const grid = await (await request.get("/api/v1/capacity")).json();
+    return grid.launch_failures.find((r: { zone: string; instance_type: string }) =>
+      r.zone === "us-east-1a" && r.instance_type === "g5.2xlarge").failures_24h as number;
+  };
+  const before = await count();
+  const shown = Number(await row.locator('td[data-col="24h"]').textContent());
+  expect(shown).toBeGreaterThanOrEqual(before);
+  expect(shown).toBeLessThanOrEqual(await count());
+  expect(before).toBeGreaterThanOrEqual(2);
+  // One line per row: the provider's long error is cut to its column, whole on hover.
+  const heights = await row.locator("td").evaluateAll((tds) => tds.map((td) => td.getBoundingClientRect().height));
+  expect(Math.max(...heights) - Math.min(...heights)).toBeLessThan(2);
+
+  // A new refusal arrives without a reload: a preempted gpu-spot node is replaced.
+  const node = kubectl(AWS, ["get", "nodes", "-l", "karpenter.sh/nodepool=gpu-spot", "-o", "jsonpath={.items[0].metadata.name}"]).trim();
+  kubectl(AWS, ["annotate", "node", node, "sim.spotboard.dev/preempt=now", "--overwrite"]);
+  await expect(async () => {
+    const now = Number(await row.locator('td[data-col="24h"]').textContent());
+    expect(now).toBeGreaterThan(shown);
+  }).toPass({ timeout: 20_000 });
+
+  await page.goto(`/pools/${AWS}/gpu-spot`);
+  await expect(page.getByTestId("pool-launch-failures")).toContainText(
+    "Karpenter could not launch g5.2xlarge in us-east-1a",
+  );
+});

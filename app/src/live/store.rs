@@ -213,6 +213,8 @@ pub struct LiveStore {
     pub fallback: Keyed<crate::model::FallbackRow>,
     /// The Kueue ClusterQueues (none on clusters without Kueue).
     pub queues: Keyed<crate::model::QueueRow>,
+    /// Karpenter's refused launches over 7 d (none on clusters without Karpenter).
+    pub launch_failures: Keyed<crate::model::LaunchFailureRow>,
 }
 
 impl Default for LiveStore {
@@ -246,6 +248,7 @@ impl LiveStore {
             waiting: Keyed::new(),
             fallback: Keyed::new(),
             queues: Keyed::new(),
+            launch_failures: Keyed::new(),
         }
     }
 
@@ -285,6 +288,8 @@ impl LiveStore {
             .replace(snap.fallback, crate::model::FallbackRow::key);
         self.queues
             .replace(snap.queues, crate::model::QueueRow::key);
+        self.launch_failures
+            .replace(snap.launch_failures, crate::model::LaunchFailureRow::key);
         self.rev.set(snap.rev);
         self.epoch.set(snap.epoch);
     }
@@ -315,6 +320,7 @@ impl LiveStore {
             RowKind::Waiting => self.waiting.apply(&delta.key, &delta.change),
             RowKind::Fallback => self.fallback.apply(&delta.key, &delta.change),
             RowKind::Queue => self.queues.apply(&delta.key, &delta.change),
+            RowKind::LaunchFailure => self.launch_failures.apply(&delta.key, &delta.change),
         };
         self.rev.set(delta.rev);
         r

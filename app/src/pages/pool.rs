@@ -182,6 +182,7 @@ fn PoolDetail(row: RwSignal<PoolRow>) -> impl IntoView {
         <PoolWaiting row />
         <PoolFallback row />
         <PoolKueue row />
+        <super::capacity::PoolLaunchFailures row />
         {move || {
             let p = row.with(|r| r.problems.clone());
             (!p.is_empty()).then(|| view! {

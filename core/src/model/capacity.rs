@@ -134,6 +134,43 @@ pub struct CapacityGrid {
     pub sources: Vec<SourceStatus>,
     /// Some figure comes from a confidential source.
     pub confidential: bool,
+    /// Karpenter's refused launches in the clusters that run Karpenter, most recent
+    /// failures first (the grid's columns are CKS zones; these are not).
+    #[serde(default)]
+    pub launch_failures: Vec<LaunchFailureRow>,
+}
+
+/// Karpenter launches the cloud provider refused for want of capacity, per cluster × zone ×
+/// instance type, over the last 7 days: `InsufficientCapacityError` events on NodeClaims
+/// (kubernetes-sigs/karpenter), each counted once per offering its message names. The ledger
+/// keeps them past the one hour Kubernetes keeps events; without a ledger only the events the
+/// cluster still holds count.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LaunchFailureRow {
+    pub cluster: String,
+    /// The zone the provider's message names (AWS: "in the Availability Zone you requested
+    /// (us-east-1a)"); empty when it names none.
+    pub zone: String,
+    /// The instance type the provider's message names ("sufficient p5.48xlarge capacity");
+    /// empty when it names none.
+    pub instance_type: String,
+    /// The Karpenter NodePools whose NodeClaims failed here, by name (a NodeClaim is named
+    /// `<nodepool>-<suffix>`); empty when no watched NodePool matches.
+    pub pools: Vec<String>,
+    /// Failed launches in the last 24 h and 7 d.
+    pub failures_24h: u32,
+    pub failures_7d: u32,
+    /// When the last one was seen (the event's `lastTimestamp`).
+    pub last_at: Option<DateTime<Utc>>,
+    /// The provider's error in the last one, at most 1 KB.
+    pub last_message: String,
+}
+
+impl LaunchFailureRow {
+    /// The row's key on the live stream: `cluster/zone/instance type`.
+    pub fn key(&self) -> String {
+        format!("{}/{}/{}", self.cluster, self.zone, self.instance_type)
+    }
 }
 
 impl CapacityCell {
@@ -171,6 +208,7 @@ impl CapacityGrid {
             instance_types,
             cells,
             sources,
+            launch_failures: Vec::new(),
         }
     }
 

@@ -177,6 +177,9 @@ pub enum RowKind {
     Fallback,
     /// A Kueue ClusterQueue now ([`super::QueueRow`]), keyed by [`super::QueueRow::key`].
     Queue,
+    /// Karpenter's refused launches in one zone for one instance type
+    /// ([`super::LaunchFailureRow`]), keyed by [`super::LaunchFailureRow::key`].
+    LaunchFailure,
 }
 
 /// Everything in a scope at one revision.
@@ -229,6 +232,9 @@ pub struct Snapshot {
     /// The Kueue ClusterQueues of the clusters in scope, by key (none without Kueue).
     #[serde(default)]
     pub queues: Vec<super::QueueRow>,
+    /// Karpenter's refused launches of the clusters in scope over 7 d, by key.
+    #[serde(default)]
+    pub launch_failures: Vec<super::LaunchFailureRow>,
 }
 
 /// One change to one row. The unit of the live stream.

@@ -1,6 +1,7 @@
 //! Capacity by zone: what the clusters show (pools' Capacity condition, queued and delivered
 //! nodes, preemptions, fulfilment times) joined with the capacity feeds, as the grid that
-//! `/capacity`, `/capacity-finder` and `GET /api/v1/capacity[-finder]` show.
+//! `/capacity`, `/capacity-finder` and `GET /api/v1/capacity[-finder]` show; beside it,
+//! Karpenter's refused launches (the clusters' events and the ledger's 7 days of them).
 //!
 //! # Layout
 //! - `feed`: feed sources (file, URL; the documented seam for CoreWeave's API) and polling.
@@ -13,8 +14,11 @@ use std::{sync::Arc, time::Duration};
 
 use app::capacity_api::CapacityReader;
 use chrono::Utc;
+use std::collections::BTreeMap;
+
+use spotboard_core::domain::capacity::launch_failures::{self, LaunchFailure};
 use spotboard_core::domain::capacity::{GridInputs, build_grid};
-use spotboard_core::model::CapacityGrid;
+use spotboard_core::model::{CapacityGrid, LaunchFailureRow};
 
 use crate::hub::{CapacityInputs, Hub};
 
@@ -34,6 +38,9 @@ pub struct Capacity {
     tracker: Arc<std::sync::Mutex<FulfilTracker>>,
     /// Each pool's queued time and scale-ups from the ledger, as last read.
     history: std::sync::Mutex<Option<Arc<PoolHistories>>>,
+    /// Karpenter's launch failures of the last 7 days from the ledger, as last read (empty
+    /// without a ledger: then only the events the clusters still hold count).
+    launch_failures: std::sync::Mutex<Arc<Vec<LaunchFailure>>>,
 }
 
 /// [`spotboard_core::domain::capacity::obtainability::per_pool`]'s answer.
@@ -60,6 +67,7 @@ impl Capacity {
             feeds,
             tracker,
             history: std::sync::Mutex::new(None),
+            launch_failures: Default::default(),
         });
         let c = capacity.clone();
         let tracking = tokio::spawn(async move {
@@ -95,7 +103,8 @@ impl Capacity {
 
     /// Reads the last 7 days of AtTarget and Capacity transitions: AtTarget's episodes into
     /// the tracker (time to fulfil), both into each pool's queued time and scale-ups (this
-    /// fleet's obtainability). A ledger that cannot be read leaves the figures as they were.
+    /// fleet's obtainability); and the last 7 days of Karpenter's launch failures. A ledger
+    /// that cannot be read leaves the figures as they were.
     async fn read_history(&self, ledger: &crate::ledger::Ledger) {
         use spotboard_core::nodepool::ConditionType;
         let now = Utc::now();
@@ -107,10 +116,15 @@ impl Capacity {
             let capacity = ledger
                 .transitions_of(ConditionType::Capacity.as_str(), from, now)
                 .await?;
-            Ok::<_, crate::Error>((at_target, capacity))
+            let failures = ledger.launch_failures_since(from).await?;
+            Ok::<_, crate::Error>((at_target, capacity, failures))
         };
         match read.await {
-            Ok((at_target, capacity)) => {
+            Ok((at_target, capacity, failures)) => {
+                *self
+                    .launch_failures
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = Arc::new(failures);
                 let episodes =
                     spotboard_core::domain::conditions_history::false_episodes(&at_target);
                 let pools = self.hub.capacity_inputs().pools;
@@ -141,6 +155,7 @@ impl Capacity {
             .collect();
         self.hub.publish(cells);
         self.hub.publish(grid.sources);
+        self.hub.publish(grid.launch_failures);
     }
 
     /// The grid from the hub's clusters, pools and rates, the tracked fulfilment times and
@@ -158,15 +173,51 @@ impl Capacity {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        build_grid(&GridInputs {
+        let now = Utc::now();
+        let mut grid = build_grid(&GridInputs {
             clusters: &inputs.clusters,
             pools: &inputs.pools,
             rates: &inputs.rates,
             fulfil: &fulfil,
             history: history.as_deref(),
             feeds: &feeds,
-            now: Utc::now(),
-        })
+            now,
+        });
+        grid.launch_failures = self.launch_failure_rows(&inputs, now);
+        grid
+    }
+
+    /// Karpenter's launch failures per cluster × zone × instance type: the events the
+    /// clusters hold now (a new one shows at the next build) and the ledger's 7 days.
+    fn launch_failure_rows(
+        &self,
+        inputs: &CapacityInputs,
+        now: chrono::DateTime<Utc>,
+    ) -> Vec<LaunchFailureRow> {
+        let kept = self
+            .launch_failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut all: Vec<LaunchFailure> = kept.as_ref().clone();
+        all.extend(
+            inputs
+                .launch_failures
+                .iter()
+                .filter_map(|e| launch_failures::from_event(e, now)),
+        );
+        let mut pools: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for p in inputs
+            .pools
+            .iter()
+            .filter(|p| p.provider == spotboard_core::Provider::Karpenter)
+        {
+            pools
+                .entry(p.cluster.clone())
+                .or_default()
+                .push(p.name.clone());
+        }
+        launch_failures::rows(&all, &pools, now)
     }
 }
 

@@ -28,6 +28,7 @@ pub async fn metrics(
     let now = chrono::Utc::now();
     w.metrics.set_waiting(&pools, &hub.waiting_clusters(), now);
     w.metrics.set_kueue(&hub.queue_rows(), now);
+    w.metrics.set_launch_failures(&hub.launch_failure_rows());
     // The run rate is "now"; an hour back is enough lifetimes to find the running nodes.
     match savings.report(now - chrono::Duration::hours(1), now).await {
         Ok(r) => w.metrics.set_run_rate(&r.run_rate),

@@ -100,6 +100,10 @@ pub struct ClusterData {
     provider_pool_key: HashMap<String, String>,
     // Karpenter NodePool objects by uid, where the cluster serves karpenter.sh/v1.
     karpenter: HashMap<String, KarpenterPoolRecord>,
+    // NodeClaim events (uids) put before a Karpenter pool matched their NodeClaim's name: the
+    // event watch may list before the NodePool and node watches, and such an event's row is
+    // projected again once its pool is known.
+    claims_awaiting_pool: HashSet<String>,
     // Nodes Karpenter recorded `SpotInterrupted` on: its disruption taint means a preemption
     // only with this event (the same taint marks consolidation, drift and expiry).
     interrupted: HashSet<String>,
@@ -130,11 +134,30 @@ impl ClusterData {
     }
 
     /// Registers the GKE or Karpenter pool a node names, the first time it is seen.
-    fn note_provider_pool(&mut self, rec: &NodeRecord) {
+    fn note_provider_pool(&mut self, rec: &NodeRecord, dirty: &mut Vec<Dirty>) {
         let (Some(pool), Provider::Gke | Provider::Karpenter) = (&rec.pool, rec.provider) else {
             return;
         };
+        let new = !self.provider_pool_key.contains_key(&**pool);
         self.provider_key(rec.provider, pool);
+        if new && rec.provider == Provider::Karpenter {
+            self.place_claims(dirty);
+        }
+    }
+
+    /// Projects again the NodeClaim events whose pool is now known.
+    fn place_claims(&mut self, dirty: &mut Vec<Dirty>) {
+        let waiting = std::mem::take(&mut self.claims_awaiting_pool);
+        for uid in waiting {
+            let Some(name) = self.events.get(&uid).map(|e| e.object_name.clone()) else {
+                continue;
+            };
+            if self.nodeclaim_pool(&name).is_some() {
+                dirty.push((RowKind::Event, uid));
+            } else {
+                self.claims_awaiting_pool.insert(uid);
+            }
+        }
     }
 
     /// The row key of GKE or Karpenter pool `pool`, registered on first use. Keys of CKS
@@ -164,6 +187,7 @@ impl ClusterData {
         let key = self.provider_key(Provider::Karpenter, &rec.name);
         dirty.push((RowKind::Pool, key));
         self.karpenter.insert(rec.uid.clone(), rec);
+        self.place_claims(dirty);
     }
 
     fn drop_karpenter(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
@@ -256,7 +280,7 @@ impl ClusterData {
 
     fn put_node(&mut self, rec: NodeRecord, dirty: &mut Vec<Dirty>) {
         dirty.push((RowKind::Node, rec.uid.to_string()));
-        self.note_provider_pool(&rec);
+        self.note_provider_pool(&rec, dirty);
         let old = self.nodes.get(&rec.uid);
         let aggregate_changed = old.is_none_or(|o| {
             o.pool != rec.pool
@@ -443,6 +467,9 @@ impl ClusterData {
                 self.dirty_pool_named(&pool, dirty);
             }
         }
+        if rec.kind == "NodeClaim" && self.nodeclaim_pool(&rec.object_name).is_none() {
+            self.claims_awaiting_pool.insert(rec.uid.clone());
+        }
         if rec.kind == "Node" && self.node_pool_seen.pool(&rec.object_name).is_none() {
             let waiting = self
                 .events_awaiting_pool
@@ -468,6 +495,7 @@ impl ClusterData {
         let Some(rec) = self.events.remove(uid) else {
             return;
         };
+        self.claims_awaiting_pool.remove(uid);
         if let Some(waiting) = self.events_awaiting_pool.get_mut(&rec.object_name) {
             waiting.retain(|u| u != uid);
             if waiting.is_empty() {
@@ -660,11 +688,28 @@ impl ClusterData {
         })
     }
 
+    /// The Karpenter NodePool a NodeClaim named `nodeclaim` belongs to, among the NodePool
+    /// objects and the pools the nodes name.
+    fn nodeclaim_pool(&self, nodeclaim: &str) -> Option<String> {
+        let objects = self.karpenter.values().map(|r| r.name.as_str());
+        let named = self
+            .provider_pools
+            .values()
+            .filter(|(p, _)| *p == Provider::Karpenter)
+            .map(|(_, name)| name.as_str());
+        spotboard_core::domain::capacity::launch_failures::nodeclaim_pool(
+            nodeclaim,
+            objects.chain(named),
+        )
+        .map(str::to_string)
+    }
+
     /// The current event row of `uid`, if the event is kept.
     pub fn event_row(&self, cluster: &str, uid: &str) -> Option<spotboard_core::model::EventRow> {
         let rec = self.events.get(uid)?;
         let pool = match rec.kind.as_str() {
             "NodePool" => Some(rec.object_name.clone()),
+            "NodeClaim" => self.nodeclaim_pool(&rec.object_name),
             _ => self
                 .node_pool_seen
                 .pool(&rec.object_name)

@@ -10,8 +10,9 @@ use serde::Serialize;
 use spotboard_core::{
     domain::preemption::rates::RateRow,
     model::{
-        Alert, CapacityCell, Change, ClusterAudit, FallbackRow, PoolReadiness, PreemptionView,
-        QueueRow, RowKind, Scope, SourceStatus, UndeliveredAlert, WaitingPool, Wave,
+        Alert, CapacityCell, Change, ClusterAudit, FallbackRow, LaunchFailureRow, PoolReadiness,
+        PreemptionView, QueueRow, RowKind, Scope, SourceStatus, UndeliveredAlert, WaitingPool,
+        Wave,
     },
 };
 
@@ -188,6 +189,19 @@ impl DerivedRow for QueueRow {
     }
 }
 
+impl DerivedRow for LaunchFailureRow {
+    fn slot(d: &mut Derived) -> &mut HashMap<String, Self> {
+        &mut d.launch_failures
+    }
+    const KIND: RowKind = RowKind::LaunchFailure;
+    fn key(&self) -> String {
+        LaunchFailureRow::key(self)
+    }
+    fn place(&self) -> (String, Option<String>) {
+        (self.cluster.clone(), None)
+    }
+}
+
 /// The derived rows as last published, one map per kind.
 #[derive(Default)]
 pub struct Derived {
@@ -203,6 +217,7 @@ pub struct Derived {
     pub waiting: HashMap<String, WaitingPool>,
     pub fallback: HashMap<String, FallbackRow>,
     pub queues: HashMap<String, QueueRow>,
+    pub launch_failures: HashMap<String, LaunchFailureRow>,
 }
 
 /// The derived rows of one scope, each list in the order its page shows it.
@@ -219,6 +234,7 @@ pub struct DerivedSnapshot {
     pub waiting: Vec<WaitingPool>,
     pub fallback: Vec<FallbackRow>,
     pub queues: Vec<QueueRow>,
+    pub launch_failures: Vec<LaunchFailureRow>,
 }
 
 /// One change to publish: key, cluster, where (`P`: the pool, or where it moved), change.
@@ -306,6 +322,13 @@ impl Derived {
             .cloned()
             .collect();
         queues.sort_by_key(QueueRow::key);
+        let mut launch_failures: Vec<LaunchFailureRow> = self
+            .launch_failures
+            .values()
+            .filter(|r| scope.wants_cluster(&r.cluster))
+            .cloned()
+            .collect();
+        launch_failures.sort_by_key(LaunchFailureRow::key);
         if !scope.wants_fleet_preemptions() {
             return DerivedSnapshot {
                 preemptions,
@@ -320,6 +343,7 @@ impl Derived {
                 waiting,
                 fallback,
                 queues,
+                launch_failures,
             };
         }
         let mut waves: Vec<Wave> = self.waves.values().cloned().collect();
@@ -341,6 +365,7 @@ impl Derived {
             waiting,
             fallback,
             queues,
+            launch_failures,
         }
     }
 }

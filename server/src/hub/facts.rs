@@ -37,6 +37,12 @@ pub enum Fact {
         key: String,
         row: Option<Box<EventRow>>,
     },
+    /// A Karpenter `InsufficientCapacityError` event about a NodeClaim
+    /// (`spotboard_core::domain::capacity::launch_failures::from_event`).
+    LaunchFailureSignal {
+        key: String,
+        row: Option<Box<EventRow>>,
+    },
     /// Every watch of `cluster` has listed once: what it holds is the whole cluster.
     Synced { cluster: String },
 }
@@ -58,6 +64,8 @@ pub struct LedgerInputs {
     pub preemptions: Vec<EventRow>,
     /// Events about Nodes reporting refused evictions.
     pub evictions: Vec<EventRow>,
+    /// Karpenter's `InsufficientCapacityError` events about NodeClaims.
+    pub launch_failures: Vec<EventRow>,
     /// Clusters whose every watch has listed.
     pub synced: HashSet<String>,
 }
@@ -93,6 +101,7 @@ impl Hub {
             .views
             .ledger_inputs(spotboard_core::labels::REASON_PREEMPTION_PENDING);
         let evictions = s.views.eviction_signals();
+        let launch_failures = s.views.launch_failure_signals();
         let synced = s
             .clusters
             .iter()
@@ -104,6 +113,7 @@ impl Hub {
             pools,
             preemptions,
             evictions,
+            launch_failures,
             synced,
         }
     }

@@ -122,6 +122,8 @@ pub struct CapacityInputs {
     pub pools: Vec<Arc<PoolRow>>,
     /// The ledger's preemption rates as last published.
     pub rates: Vec<RateRow>,
+    /// Karpenter's `InsufficientCapacityError` events the clusters hold now.
+    pub launch_failures: Vec<EventRow>,
 }
 
 /// Counts for `/metrics`, health and benchmarks.
@@ -436,6 +438,12 @@ impl Hub {
     /// for `/metrics`.
     pub fn queue_rows(&self) -> Vec<spotboard_core::model::QueueRow> {
         self.read(|s| s.views.queue_rows())
+    }
+
+    /// Karpenter's launch failure rows as last published by `crate::capacity`, for
+    /// `/metrics`.
+    pub fn launch_failure_rows(&self) -> Vec<spotboard_core::model::LaunchFailureRow> {
+        self.read(|s| s.views.launch_failure_rows())
     }
 
     /// Clusters with a known zone, every pool, and the ledger's preemption rates: the

@@ -619,3 +619,44 @@ fn a_waiting_pods_scheduling_events_come_with_it_and_make_no_rows() {
     hub.events("zone-a", Observed::Delete("e2".into()));
     assert_eq!(hub.waiting(None)[0].events.len(), 1);
 }
+
+/// The event watch may list before the NodePool watch: a launch failure about a NodeClaim of
+/// a pool not yet known is placed on its pool's page once the pool arrives.
+#[test]
+fn a_launch_failure_seen_before_its_karpenter_nodepool_joins_the_pool_once_it_is_known() {
+    use crate::watch::records::{EventRecord, KarpenterPoolRecord};
+    let hub = Hub::new(&[("aws".into(), None)]);
+    hub.events(
+        "aws",
+        Observed::Apply(EventRecord {
+            uid: "e1".into(),
+            kind: "NodeClaim".into(),
+            object_name: "gpu-spot-b2x7k".into(),
+            type_: "Warning".into(),
+            reason: spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY.into(),
+            message: "NodeClaim gpu-spot-b2x7k event: insufficient capacity".into(),
+            count: 1,
+            ..Default::default()
+        }),
+    );
+    hub.flush();
+    let on_page = |hub: &Hub| {
+        hub.snapshot(&Scope::pool("aws", "gpu-spot"))
+            .events
+            .iter()
+            .any(|e| e.key == "e1" && e.pool.as_deref() == Some("gpu-spot"))
+    };
+    assert!(!on_page(&hub));
+    // The recorder is told about it whatever its pool.
+    assert_eq!(hub.ledger_inputs().launch_failures.len(), 1);
+    hub.karpenter_pools(
+        "aws",
+        Observed::Resync(vec![KarpenterPoolRecord {
+            uid: "kp1".into(),
+            name: "gpu-spot".into(),
+            ..Default::default()
+        }]),
+    );
+    hub.flush();
+    assert!(on_page(&hub));
+}

@@ -54,7 +54,9 @@ impl Published {
             RowKind::Waiting => {
                 super::derived::waiting_wanted(scope, &self.cluster, self.pool.as_deref())
             }
-            RowKind::Fallback | RowKind::Queue => scope.wants_cluster(&self.cluster),
+            RowKind::Fallback | RowKind::Queue | RowKind::LaunchFailure => {
+                scope.wants_cluster(&self.cluster)
+            }
         }
     }
 }
@@ -219,6 +221,12 @@ impl Views {
                         if following && (eviction_signal(&new) || eviction_signal(&old)) {
                             send(Fact::EvictionSignal {
                                 key: key.clone(),
+                                row: new.clone().map(Box::new),
+                            });
+                        }
+                        if following && (launch_failure(&new) || launch_failure(&old)) {
+                            send(Fact::LaunchFailureSignal {
+                                key: key.clone(),
                                 row: new.map(Box::new),
                             });
                         }
@@ -237,7 +245,8 @@ impl Views {
                 | RowKind::Source
                 | RowKind::Waiting
                 | RowKind::Fallback
-                | RowKind::Queue => {}
+                | RowKind::Queue
+                | RowKind::LaunchFailure => {}
             }
         }
         let preempting = u32::try_from(preempting.max(0)).unwrap_or(u32::MAX);
@@ -332,7 +341,16 @@ impl Views {
                 .collect(),
             pools: self.pool_rows(),
             rates: self.derived.rates.values().cloned().collect(),
+            launch_failures: self.launch_failure_signals(),
         }
+    }
+
+    /// Each launch failure row as last published, sorted by key, for `/metrics`.
+    pub fn launch_failure_rows(&self) -> Vec<spotboard_core::model::LaunchFailureRow> {
+        let mut rows: Vec<spotboard_core::model::LaunchFailureRow> =
+            self.derived.launch_failures.values().cloned().collect();
+        rows.sort_by_key(spotboard_core::model::LaunchFailureRow::key);
+        rows
     }
 
     /// Each Kueue ClusterQueue's row as last published, sorted by key, for `/metrics`.
@@ -427,6 +445,15 @@ impl Views {
             .collect()
     }
 
+    /// Karpenter's `InsufficientCapacityError` events about NodeClaims.
+    pub fn launch_failure_signals(&self) -> Vec<EventRow> {
+        self.events
+            .values()
+            .filter(|e| is_launch_failure(e))
+            .cloned()
+            .collect()
+    }
+
     fn events_with_reason(&self, reason: &str) -> Vec<EventRow> {
         self.events
             .values()
@@ -482,6 +509,7 @@ impl Views {
             waiting: derived.waiting,
             fallback: derived.fallback,
             queues: derived.queues,
+            launch_failures: derived.launch_failures,
         }
     }
 
@@ -572,4 +600,14 @@ pub fn is_eviction_signal(e: &EventRow) -> bool {
 
 fn eviction_signal(r: &Option<EventRow>) -> bool {
     r.as_ref().is_some_and(is_eviction_signal)
+}
+
+/// Whether `e` is a Karpenter launch failure: `InsufficientCapacityError` about a NodeClaim.
+pub fn is_launch_failure(e: &EventRow) -> bool {
+    e.object.starts_with("NodeClaim/")
+        && e.reason == spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY
+}
+
+fn launch_failure(r: &Option<EventRow>) -> bool {
+    r.as_ref().is_some_and(is_launch_failure)
 }

@@ -56,6 +56,10 @@ const FILES: &[(&str, &str)] = &[
         "20261128000000_pod_work.sql",
         include_str!("../../migrations/20261128000000_pod_work.sql"),
     ),
+    (
+        "20261129000000_launch_failures.sql",
+        include_str!("../../migrations/20261129000000_launch_failures.sql"),
+    ),
 ];
 
 /// The migrations of [`FILES`], as sqlx's `Migrator::new` takes them.

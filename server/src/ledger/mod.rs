@@ -8,11 +8,13 @@
 //! - `recorder`: turns the hub's nodes into lifetimes.
 //! - `pods`: the pods each preemption hit.
 //! - `conditions`: NodePool condition history.
+//! - `launch_failures`: Karpenter's refused launches.
 //! - `fallback`: the fallback pairs of the last 24 h, published on the stream.
 //! - Writes only on the replica that holds the Lease (`crate::leader`).
 
 mod conditions;
 pub mod fallback;
+mod launch_failures;
 mod lifetimes;
 mod lock;
 mod migrations;

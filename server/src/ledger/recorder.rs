@@ -16,6 +16,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use chrono::{DateTime, Utc};
+use spotboard_core::domain::capacity::launch_failures::LaunchFailure;
 use spotboard_core::model::{ConditionView, EventRow, Lifetime, NodeRow, PoolRow};
 
 use super::Ledger;
@@ -83,6 +84,8 @@ pub enum Write {
         uid: String,
         at: DateTime<Utc>,
     },
+    /// A Karpenter launch failure event as it is now.
+    LaunchFailure(Box<LaunchFailure>),
     /// A NodePool condition as it is since `since`.
     Condition {
         cluster: String,
@@ -100,6 +103,7 @@ impl Write {
             Write::Drill { uid, t0 } => ledger.drilled(uid, *t0).await,
             Write::Ended { uid, at, reason } => ledger.ended(uid, *at, reason).await,
             Write::Ready { uid, at } => ledger.ready(uid, *at).await,
+            Write::LaunchFailure(f) => ledger.launch_failure(f).await,
             Write::Condition {
                 cluster,
                 pool,
@@ -242,6 +246,9 @@ impl Recorder {
         for e in &inputs.preemptions {
             self.signal(e);
         }
+        for e in &inputs.launch_failures {
+            self.launch_failure(e, now);
+        }
         let present: HashSet<&str> = inputs.nodes.iter().map(|n| n.key.as_str()).collect();
         for n in &inputs.nodes {
             self.node(n, now);
@@ -293,9 +300,19 @@ impl Recorder {
             }
             // The preemption watch records refusals with the preemption they belong to.
             Fact::EvictionSignal { .. } => {}
+            Fact::LaunchFailureSignal { row: Some(e), .. } => self.launch_failure(e, now),
+            // An event Kubernetes let expire: the ledger keeps what it recorded.
+            Fact::LaunchFailureSignal { row: None, .. } => {}
             Fact::Synced { .. } => return false,
         }
         true
+    }
+
+    /// Queues event `e`'s launch failure as it is now (written again as it repeats).
+    fn launch_failure(&mut self, e: &EventRow, now: DateTime<Utc>) {
+        if let Some(f) = spotboard_core::domain::capacity::launch_failures::from_event(e, now) {
+            self.push(Write::LaunchFailure(Box::new(f)));
+        }
     }
 
     /// Queues the conditions of `p` that are new or changed since last queued. A condition

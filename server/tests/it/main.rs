@@ -30,6 +30,7 @@ mod fallback;
 mod faults;
 mod gpus;
 mod kueue;
+mod launch_failures;
 mod leader;
 mod ledger;
 mod metrics;

@@ -113,6 +113,7 @@ fn grid_view(live: LiveStore) -> impl IntoView {
              come from the capacity feeds, with their age on hover. Prices are list prices in USD per \
              instance-hour (coreweave.com/pricing, 2026-08-22)."
         </p>
+        <super::launch_failures::LaunchFailures />
     }
 }
 

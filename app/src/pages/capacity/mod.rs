@@ -3,9 +3,11 @@
 pub mod chart;
 mod finder;
 mod grid;
+mod launch_failures;
 
 pub use finder::CapacityFinderPage;
 pub use grid::CapacityPage;
+pub use launch_failures::PoolLaunchFailures;
 
 use leptos::prelude::*;
 

@@ -183,5 +183,8 @@ pub fn build_grid(inp: &GridInputs) -> CapacityGrid {
         confidential: cells.iter().any(|c| c.confidential),
         cells,
         sources: inp.feeds.iter().map(|(s, _)| s.clone()).collect(),
+        // Filled by the server from Karpenter's events and the ledger
+        // ([`super::launch_failures::rows`]): they are not cells of this grid.
+        launch_failures: Vec::new(),
     }
 }

@@ -3,10 +3,12 @@
 //! capacity feeds say.
 //!
 //! - `grid`: the zones × instance types grid.
+//! - `launch_failures`: Karpenter's refused launches (`InsufficientCapacityError`).
 //! - `obtainability`: this fleet's own history of getting capacity in a zone.
 //! - `score`: the documented score, its parts, ranking and score-against-count curves.
 
 mod grid;
+pub mod launch_failures;
 pub mod obtainability;
 pub mod score;
 

@@ -322,3 +322,50 @@ fn a_drill_is_recorded_as_drill_and_never_as_a_preemption() {
             .any(|w| matches!(w, Write::Preempting { .. }))
     );
 }
+
+#[test]
+fn a_launch_failure_event_is_queued_at_start_and_as_it_repeats_and_other_events_are_not() {
+    let ice = |count: i32, at: i64| EventRow {
+        key: "e1".into(),
+        cluster: CLUSTER.into(),
+        object: "NodeClaim/gpu-spot-b2x7k".into(),
+        reason: spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY.into(),
+        message: "NodeClaim gpu-spot-b2x7k event: insufficient capacity".into(),
+        count,
+        last_seen: Some(t(at)),
+        ..Default::default()
+    };
+    let failures = |r: &Recorder| -> Vec<(u32, DateTime<Utc>)> {
+        r.queued_writes()
+            .filter_map(|w| match w {
+                Write::LaunchFailure(f) => Some((f.count, f.last_seen)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut r = Recorder::default();
+    r.observe(
+        &crate::hub::LedgerInputs {
+            launch_failures: vec![ice(1, 5)],
+            synced: [CLUSTER.to_string()].into(),
+            ..Default::default()
+        },
+        t(10),
+    );
+    assert_eq!(failures(&r), vec![(1, t(5))]);
+    let fact = |row: Option<EventRow>| Fact::LaunchFailureSignal {
+        key: "e1".into(),
+        row: row.map(Box::new),
+    };
+    assert!(r.apply(&fact(Some(ice(2, 8))), t(11)));
+    // Kubernetes let it expire: the ledger keeps what it has; nothing more is written.
+    assert!(r.apply(&fact(None), t(12)));
+    assert_eq!(failures(&r), vec![(1, t(5)), (2, t(8))]);
+    // A Karpenter event of another reason is no launch failure.
+    let other = EventRow {
+        reason: "DisruptionBlocked".into(),
+        ..ice(1, 9)
+    };
+    assert!(r.apply(&fact(Some(other)), t(13)));
+    assert_eq!(failures(&r).len(), 2);
+}

@@ -125,6 +125,18 @@ pub struct QueueCapacityLabels {
     pub capacity_type: LabelText,
 }
 
+/// Labels of `spotboard_karpenter_launch_failures`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LaunchFailureLabels {
+    pub cluster: LabelText,
+    /// The zone the provider's error names; empty when it names none.
+    pub zone: LabelText,
+    /// The instance type the provider's error names; empty when it names none.
+    pub instance_type: LabelText,
+    /// `24h` or `7d`.
+    pub window: LabelText,
+}
+
 /// Labels of the per-cluster gauges.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ClusterLabels {

@@ -8,7 +8,8 @@
 //!
 //! # Layout
 //! - here: the registry, the preemption, fleet, rate and savings families;
-//! - `waiting`: the waiting-work gauges (pods per cluster, Kueue per ClusterQueue);
+//! - `waiting`: the waiting-work gauges (pods per cluster, Kueue per ClusterQueue) and
+//!   Karpenter's refused launches;
 //! - `labels`: the label sets, escaped.
 
 use std::sync::atomic::AtomicU64;
@@ -65,6 +66,7 @@ pub struct Metrics {
     kueue_pending_gpus: Family<QueueLabels, Gauge>,
     kueue_oldest_pending: Family<QueueLabels, Gauge>,
     kueue_admitted_gpus: Family<QueueCapacityLabels, Gauge>,
+    launch_failures: Family<LaunchFailureLabels, Gauge>,
     savings: FloatGauge,
     spot_cost: FloatGauge,
     baseline: FloatGauge,
@@ -176,6 +178,12 @@ impl Default for Metrics {
             "GPUs of the admitted Kueue Workloads, per cluster, ClusterQueue and the capacity type of the ResourceFlavor their GPUs were given (spot, on-demand, other)",
             kueue_admitted_gpus.clone(),
         );
+        let launch_failures = Family::<LaunchFailureLabels, Gauge>::default();
+        registry.register(
+            "karpenter_launch_failures",
+            "Karpenter NodeClaim launches the cloud provider refused for want of capacity (InsufficientCapacityError events, kept by the ledger), per cluster, zone and instance type the provider's error names, over the trailing window (24h, 7d)",
+            launch_failures.clone(),
+        );
         let savings = FloatGauge::default();
         registry.register(
             "savings_usd_per_hour",
@@ -214,6 +222,7 @@ impl Default for Metrics {
             kueue_pending_gpus,
             kueue_oldest_pending,
             kueue_admitted_gpus,
+            launch_failures,
             savings,
             spot_cost,
             baseline,

@@ -1,10 +1,10 @@
-//! The waiting-work gauges: pods waiting for a node per cluster, and Kueue's ClusterQueues
-//! (pending workloads, their GPUs and wait, admitted GPUs by capacity type), set from the
-//! rows the hub last published at each scrape.
+//! The waiting-work gauges: pods waiting for a node per cluster, Kueue's ClusterQueues
+//! (pending workloads, their GPUs and wait, admitted GPUs by capacity type), and Karpenter's
+//! refused launches, set from the rows the hub last published at each scrape.
 
-use spotboard_core::model::{PoolRow, QueueRow, WaitingPool};
+use spotboard_core::model::{LaunchFailureRow, PoolRow, QueueRow, WaitingPool};
 
-use super::{ClusterLabels, Metrics, QueueCapacityLabels, QueueLabels};
+use super::{ClusterLabels, LaunchFailureLabels, Metrics, QueueCapacityLabels, QueueLabels};
 
 impl Metrics {
     /// Sets the waiting-work gauges from each cluster's row as last published: every cluster
@@ -41,6 +41,24 @@ impl Metrics {
                 .oldest_gpu_since
                 .map_or(0, |s| (now - s).num_seconds().max(0));
             self.waiting_gpu_oldest.get_or_create(&l).set(oldest);
+        }
+    }
+
+    /// Sets `spotboard_karpenter_launch_failures` from the rows as last published: a row
+    /// gone from the 7-day window loses its series.
+    pub fn set_launch_failures(&self, rows: &[LaunchFailureRow]) {
+        self.launch_failures.clear();
+        for r in rows {
+            for (window, n) in [("24h", r.failures_24h), ("7d", r.failures_7d)] {
+                self.launch_failures
+                    .get_or_create(&LaunchFailureLabels {
+                        cluster: r.cluster.as_str().into(),
+                        zone: r.zone.as_str().into(),
+                        instance_type: r.instance_type.as_str().into(),
+                        window: window.into(),
+                    })
+                    .set(i64::from(n));
+            }
         }
     }
 

@@ -242,22 +242,30 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
     })
 }
 
-/// Trims an Event; `None` for events about anything but NodePools and Nodes.
+/// Trims an Event; `None` for events about anything but NodePools and Nodes, a pod's
+/// scheduling events, and Karpenter's launch failures on NodeClaims.
 pub fn event(e: &Event) -> Option<EventRecord> {
     let kind = e.involved_object.kind.clone()?;
     let reason = e.reason.clone().unwrap_or_default();
     let scheduling =
         kind == "Pod" && spotboard_core::model::SCHEDULING_EVENT_REASONS.contains(&reason.as_str());
-    if kind != "NodePool" && kind != "Node" && !scheduling {
+    let launch_failure =
+        kind == "NodeClaim" && reason == spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY;
+    if kind != "NodePool" && kind != "Node" && !scheduling && !launch_failure {
         return None;
     }
-    // A pod event's message reaches every viewer of the pod's pool: bounded like the
-    // scheduler's condition message is.
+    // A pod event's message reaches every viewer of the pod's pool, and a launch failure's
+    // every viewer of /capacity: bounded like the scheduler's condition message is.
     let message = e.message.as_deref().unwrap_or_default();
     let message = if scheduling {
         spotboard_core::domain::text::clip(
             message,
             spotboard_core::model::SCHEDULING_EVENT_MESSAGE_BYTES,
+        )
+    } else if launch_failure {
+        spotboard_core::domain::text::clip(
+            message,
+            spotboard_core::domain::capacity::launch_failures::MAX_MESSAGE,
         )
     } else {
         message
@@ -461,5 +469,33 @@ mod tests {
                 Some("2026-11-23T10:00:00+00:00")
             );
         }
+    }
+
+    #[test]
+    fn a_nodeclaims_launch_failure_is_kept_bounded_and_its_other_events_are_not() {
+        let about = |reason: &str, message: &str| -> Event {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "e", "namespace": "default", "uid": "e1"},
+                "involvedObject": {"kind": "NodeClaim", "apiVersion": "karpenter.sh/v1", "name": "gpu-spot-b2x7k"},
+                "type": "Warning",
+                "reason": reason,
+                "message": message,
+                "source": {"component": "karpenter"},
+            }))
+            .unwrap()
+        };
+        let ice = labels::KARPENTER_INSUFFICIENT_CAPACITY;
+        let r = event(&about(ice, "NodeClaim gpu-spot-b2x7k event: x")).unwrap();
+        assert_eq!(
+            (r.kind.as_str(), r.object_name.as_str(), r.source.as_str()),
+            ("NodeClaim", "gpu-spot-b2x7k", "karpenter")
+        );
+        // A hostile 1 MB message reaches every viewer of /capacity cut to its budget.
+        let huge = "é".repeat(500_000);
+        let r = event(&about(ice, &huge)).unwrap();
+        assert!(r.message.len() <= spotboard_core::domain::capacity::launch_failures::MAX_MESSAGE);
+        assert!(r.message.starts_with('é'));
+        // Karpenter's other NodeClaim events are not kept.
+        assert!(event(&about("Launched", "m")).is_none());
     }
 }

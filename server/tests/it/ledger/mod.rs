@@ -22,11 +22,25 @@ async fn dashboard(
     kubeconfig: &std::path::Path,
     database_url: &str,
 ) -> (server::run::Running, tokio::sync::oneshot::Sender<()>) {
+    dashboard_of(
+        kubeconfig,
+        &spotboard_embedded::context_name(ZONE),
+        database_url,
+    )
+    .await
+}
+
+/// [`dashboard`] for kubeconfig context `context`.
+pub(crate) async fn dashboard_of(
+    kubeconfig: &std::path::Path,
+    context: &str,
+    database_url: &str,
+) -> (server::run::Running, tokio::sync::oneshot::Sender<()>) {
     use clap::Parser;
     let mut args = server::cli::Cli::parse_from(["spotboard"]).serve;
     args.listen = "127.0.0.1:0".parse().unwrap();
     args.kubeconfig = Some(kubeconfig.to_path_buf());
-    args.contexts = vec![spotboard_embedded::context_name(ZONE)];
+    args.contexts = vec![context.to_string()];
     args.database_url = Some(database_url.to_string());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = server::run::start(&args, async {
@@ -52,8 +66,6 @@ fn by_uid<'a>(rows: &'a [Value], uid: &str) -> Option<&'a Value> {
     rows.iter().find(|r| r["uid"] == uid)
 }
 
-/// One CKS zone with the behaviour model at `speed` (at 600, T+7 min is 0.7 s), its
-/// kubeconfig written to `kubeconfig`.
 /// `pool`'s condition history in the zone's cluster, over 24 h.
 async fn conditions(base: &str, pool: &str) -> Value {
     let cluster = spotboard_embedded::context_name(ZONE);
@@ -67,6 +79,8 @@ async fn conditions(base: &str, pool: &str) -> Value {
     .unwrap()
 }
 
+/// One CKS zone with the behaviour model at `speed` (at 600, T+7 min is 0.7 s), its
+/// kubeconfig written to `kubeconfig`.
 async fn playing_cluster(kubeconfig: &std::path::Path, seed: u64, speed: f64) -> EmbeddedCluster {
     EmbeddedCluster::start(EmbeddedOptions {
         zones: vec![ZONE.into()],

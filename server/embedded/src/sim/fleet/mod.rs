@@ -21,6 +21,11 @@
 //!   45 s later. At T+2 min the instance is reclaimed: the Node is deleted and whatever still
 //!   ran dies with it (the pod garbage collector deletes those pods after its quarantine).
 //!
+//! A Karpenter pool marked `short_in_first_az` ([`objects::PoolPlan`]) meets this zone's own
+//! EC2, which has no spot capacity for its types in the first AZ: every launch of it (seeding
+//! and each replacement) is refused there first, recorded as Karpenter's Warning
+//! `InsufficientCapacityError` on a NodeClaim `<pool>-<suffix>`, and lands in another AZ.
+//!
 //! Timings are simulated time (see the zone's `--speed`).
 
 pub mod machines;
@@ -231,7 +236,13 @@ async fn add_node(
 ) -> kube::Result<String> {
     let n = f.seq.load(std::sync::atomic::Ordering::Relaxed) as usize;
     let name = f.node_name(pool.name);
-    let zone = objects::node_zone(f.flavor, &f.zone, n);
+    let zone = if f.flavor == Flavor::Karpenter && pool.short_in_first_az {
+        let first = objects::node_zone(f.flavor, &f.zone, 0);
+        refuse_launch(f, pool.name, instance_type, &first, n).await;
+        objects::node_zone(f.flavor, &f.zone, 1 + n % 2)
+    } else {
+        objects::node_zone(f.flavor, &f.zone, n)
+    };
     let api: Api<Node> = Api::all(f.client.clone());
     create(
         &api,
@@ -239,6 +250,37 @@ async fn add_node(
     )
     .await?;
     Ok(name)
+}
+
+/// Karpenter's launch of a NodeClaim of `pool` refused in `az`: the Warning
+/// `InsufficientCapacityError` Karpenter records on the NodeClaim before deleting it
+/// (kubernetes-sigs/karpenter, `pkg/controllers/nodeclaim/lifecycle`), with EC2's
+/// `InsufficientInstanceCapacity` text inside Karpenter's fleet error (AWS: EC2 API error
+/// codes). The NodeClaim itself is never served: Karpenter deletes it at once.
+async fn refuse_launch(f: &Fleet, pool: &str, instance_type: &str, az: &str, n: usize) {
+    let h = hash(&format!("{}/{pool}/nodeclaim/{n}", f.zone));
+    let name = format!("{pool}-{}", objects::nodeclaim_suffix(h));
+    let about = super::events::Involved {
+        api_version: "karpenter.sh/v1".into(),
+        kind: "NodeClaim".into(),
+        name: name.clone(),
+        uid: uuid::Uuid::new_v4().to_string(),
+    };
+    let message = format!(
+        "NodeClaim {name} event: creating instance, insufficient capacity, with fleet error(s), \
+         InsufficientInstanceCapacity: We currently do not have sufficient {instance_type} \
+         capacity in the Availability Zone you requested ({az}). Our system will be working on \
+         provisioning additional capacity."
+    );
+    f.events
+        .record(
+            &about,
+            super::events::Severity::Warning,
+            spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY,
+            &message,
+            super::events::Component::Karpenter,
+        )
+        .await;
 }
 
 /// Creates a bound pod and reports it Running, as its kubelet would.

@@ -39,6 +39,11 @@ pub struct PoolPlan {
     /// Instance types the pool's nodes take in turn.
     pub instance_types: &'static [&'static str],
     pub nodes: usize,
+    /// The embedded EC2 has no spot capacity for this pool's types in the zone's first AZ
+    /// (its own rule): Karpenter tries that AZ first for every launch, is refused with
+    /// `InsufficientInstanceCapacity`, records `InsufficientCapacityError` on the NodeClaim,
+    /// and the launch lands in another AZ.
+    pub short_in_first_az: bool,
 }
 
 /// One workload of a fleet zone: its pods are spread over `pool`'s nodes in turn.
@@ -69,18 +74,21 @@ pub fn pools(flavor: Flavor) -> &'static [PoolPlan] {
                 spot: false,
                 instance_types: &["e2-standard-8"],
                 nodes: 2,
+                short_in_first_az: false,
             },
             PoolPlan {
                 name: "spot-l4",
                 spot: true,
                 instance_types: &["g2-standard-24"],
                 nodes: 3,
+                short_in_first_az: false,
             },
             PoolPlan {
                 name: "spot-batch",
                 spot: true,
                 instance_types: &["n2-standard-16"],
                 nodes: 2,
+                short_in_first_az: false,
             },
         ],
         Flavor::Karpenter => &[
@@ -89,18 +97,21 @@ pub fn pools(flavor: Flavor) -> &'static [PoolPlan] {
                 spot: false,
                 instance_types: &["m6i.xlarge"],
                 nodes: 1,
+                short_in_first_az: false,
             },
             PoolPlan {
                 name: "spot-general",
                 spot: true,
                 instance_types: &["m5.xlarge", "m6i.xlarge", "c6i.2xlarge"],
                 nodes: 3,
+                short_in_first_az: false,
             },
             PoolPlan {
                 name: "gpu-spot",
                 spot: true,
                 instance_types: &["g5.2xlarge"],
                 nodes: 2,
+                short_in_first_az: true,
             },
             // Defined but idle: Karpenter launches nodes only for pending pods.
             PoolPlan {
@@ -108,6 +119,7 @@ pub fn pools(flavor: Flavor) -> &'static [PoolPlan] {
                 spot: true,
                 instance_types: &["m7g.xlarge", "c7g.2xlarge"],
                 nodes: 0,
+                short_in_first_az: false,
             },
         ],
     }
@@ -202,6 +214,15 @@ pub fn node_zone(flavor: Flavor, zone: &str, n: usize) -> String {
         }
         _ => zone.to_string(),
     }
+}
+
+/// A NodeClaim name's generated suffix from `h`: five characters of the alphabet the API
+/// server's `generateName` draws from (apimachinery `util/rand`: no vowels, no 0, 1, 3).
+pub fn nodeclaim_suffix(h: u64) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    (0..5)
+        .map(|i| ALPHABET[((h >> (i * 8)) % ALPHABET.len() as u64) as usize] as char)
+        .collect()
 }
 
 /// A Node of `pool` as the provider registers it: Ready since now when `ready`, else not
