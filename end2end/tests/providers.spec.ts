@@ -159,3 +159,23 @@ test("Karpenter's refused launches show under the capacity grid and on the pool'
     "Karpenter could not launch g5.2xlarge in us-east-1a",
   );
 });
+
+test("a Karpenter consolidation is no preemption: /preemptions shows it beside the rate, the ledger says why", async ({ page, request }) => {
+  // A spot-general node under no notice: Karpenter consolidates it (the zone's own rules).
+  const nodes = JSON.parse(kubectl(AWS, ["get", "nodes", "-l", "karpenter.sh/nodepool=spot-general", "-o", "json"]));
+  const node = nodes.items
+    .find((n: { spec: { taints?: { key: string }[] } }) => !(n.spec.taints ?? []).some((t) => t.key === "karpenter.sh/disrupted"))
+    .metadata.name as string;
+  kubectl(AWS, ["annotate", "node", node, "sim.spotboard.dev/disrupt=Underutilized", "--overwrite"]);
+  await expect.poll(async () => {
+    const rows = await (await request.get("/api/v1/ledger?range=24h")).json();
+    const row = rows.find((r: { node: string; ended_at: string | null }) => r.node === node && r.ended_at);
+    return row ? `${row.end_reason}: ${row.end_evidence}` : "running";
+  }, { timeout: 60_000 }).toBe("consolidated: Karpenter DisruptionTerminating: Disrupting Node: Underutilized/Replace");
+
+  await page.goto("/preemptions");
+  await expect(page.getByTestId("conn")).toHaveText("live");
+  await page.locator('select[name="rates-by"]').selectOption("pool");
+  const row = page.getByTestId("signals").locator(`tr[data-key="${AWS}/spot-general"]`);
+  await expect(row.locator("td.departures")).toContainText("consolidated", { timeout: 30_000 });
+});

@@ -6,6 +6,7 @@ pub mod capacity;
 pub mod conditions;
 pub mod conditions_history;
 pub mod cost;
+pub mod departures;
 pub mod fallback;
 pub mod fleet;
 pub mod form_text;

@@ -45,9 +45,14 @@ pub struct Lifetime {
     pub started_at: DateTime<Utc>,
     /// When the node left the cluster; `None` while it runs.
     pub ended_at: Option<DateTime<Utc>>,
-    /// `preempted`, `scaled down`, `deleted`, `drill` (deleted while a preemption drill's
-    /// annotation was on it), or [`END_UNOBSERVED`]; `None` while running.
+    /// Why it went away, one of [`crate::domain::departures::EndReason`] as text
+    /// (`preempted`, `scaled-down`, `consolidated`, `drifted`, `expired`, `repaired`,
+    /// `deleted`, `drill`, [`END_UNOBSERVED`]); `None` while running.
     pub end_reason: Option<String>,
+    /// What decided `end_reason` ("Karpenter DisruptionTerminating: Disrupting Node:
+    /// Underutilized/Delete"); `None` while running and for rows recorded before it was kept.
+    #[serde(default)]
+    pub end_evidence: Option<String>,
     /// T=0 of a Spot preemption: when the node was first seen cordoned for preemption.
     pub preemption_t0: Option<DateTime<Utc>>,
     /// When the node's Ready condition first turned True (its lastTransitionTime); `None`

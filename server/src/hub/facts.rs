@@ -10,6 +10,7 @@ use std::sync::Arc;
 use spotboard_core::model::{EventRow, NodeRow, PoolRow};
 use tokio::sync::broadcast;
 
+use super::views::is_departure;
 use super::{ALL_KINDS, Hub, State};
 
 /// Facts a follower may fall behind by before it starts again from a fresh [`Following`].
@@ -43,6 +44,12 @@ pub enum Fact {
         key: String,
         row: Option<Box<EventRow>>,
     },
+    /// A Karpenter `DisruptionTerminating` event about a Node
+    /// (`spotboard_core::domain::departures::KARPENTER_DISRUPTION_TERMINATING`).
+    DepartureSignal {
+        key: String,
+        row: Option<Box<EventRow>>,
+    },
     /// Every watch of `cluster` has listed once: what it holds is the whole cluster.
     Synced { cluster: String },
 }
@@ -66,6 +73,8 @@ pub struct LedgerInputs {
     pub evictions: Vec<EventRow>,
     /// Karpenter's `InsufficientCapacityError` events about NodeClaims.
     pub launch_failures: Vec<EventRow>,
+    /// Karpenter's `DisruptionTerminating` events about Nodes.
+    pub departures: Vec<EventRow>,
     /// Clusters whose every watch has listed.
     pub synced: HashSet<String>,
 }
@@ -102,6 +111,7 @@ impl Hub {
             .ledger_inputs(spotboard_core::labels::REASON_PREEMPTION_PENDING);
         let evictions = s.views.eviction_signals();
         let launch_failures = s.views.launch_failure_signals();
+        let departures = s.views.events_of(is_departure);
         let synced = s
             .clusters
             .iter()
@@ -114,6 +124,7 @@ impl Hub {
             preemptions,
             evictions,
             launch_failures,
+            departures,
             synced,
         }
     }

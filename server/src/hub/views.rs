@@ -227,6 +227,13 @@ impl Views {
                         if following && (launch_failure(&new) || launch_failure(&old)) {
                             send(Fact::LaunchFailureSignal {
                                 key: key.clone(),
+                                row: new.clone().map(Box::new),
+                            });
+                        }
+                        let departure = |r: &Option<EventRow>| r.as_ref().is_some_and(is_departure);
+                        if following && (departure(&new) || departure(&old)) {
+                            send(Fact::DepartureSignal {
+                                key: key.clone(),
                                 row: new.map(Box::new),
                             });
                         }
@@ -438,18 +445,19 @@ impl Views {
 
     /// Events about Nodes that report refused evictions.
     pub fn eviction_signals(&self) -> Vec<EventRow> {
-        self.events
-            .values()
-            .filter(|e| is_eviction_signal(e))
-            .cloned()
-            .collect()
+        self.events_of(is_eviction_signal)
     }
 
     /// Karpenter's `InsufficientCapacityError` events about NodeClaims.
     pub fn launch_failure_signals(&self) -> Vec<EventRow> {
+        self.events_of(is_launch_failure)
+    }
+
+    /// The events `wanted` picks.
+    pub fn events_of(&self, wanted: fn(&EventRow) -> bool) -> Vec<EventRow> {
         self.events
             .values()
-            .filter(|e| is_launch_failure(e))
+            .filter(|e| wanted(e))
             .cloned()
             .collect()
     }
@@ -610,4 +618,11 @@ pub fn is_launch_failure(e: &EventRow) -> bool {
 
 fn launch_failure(r: &Option<EventRow>) -> bool {
     r.as_ref().is_some_and(is_launch_failure)
+}
+
+/// Whether `e` is Karpenter's `DisruptionTerminating` about a Node: it names why the node
+/// goes (`spotboard_core::domain::departures::karpenter_disruption`).
+pub fn is_departure(e: &EventRow) -> bool {
+    e.object.starts_with("Node/")
+        && e.reason == spotboard_core::domain::departures::KARPENTER_DISRUPTION_TERMINATING
 }

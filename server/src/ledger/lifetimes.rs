@@ -27,6 +27,10 @@ pub(super) fn lifetime(r: &sqlx::any::AnyRow) -> Lifetime {
         started_at: time(r.get(8)),
         ended_at: r.get::<Option<i64>, _>(9).map(time),
         end_reason: r.get(10),
+        end_evidence: r
+            .try_get::<Option<String>, _>("end_evidence")
+            .ok()
+            .flatten(),
         preemption_t0: r.get::<Option<i64>, _>(11).map(time),
         // By name: only the queries that need it select it.
         ready_at: r
@@ -169,13 +173,29 @@ impl Ledger {
         Ok(())
     }
 
-    /// Ends an open lifetime.
+    /// Ends an open lifetime for `reason` (one of
+    /// [`spotboard_core::domain::departures::EndReason`]'s spellings), without evidence.
     pub async fn ended(&self, uid: &str, at: DateTime<Utc>, reason: &str) -> Result<()> {
+        self.ended_because(uid, at, reason, None).await
+    }
+
+    /// Ends an open lifetime for `reason`, with the `evidence` that decided it. A lifetime
+    /// already ended keeps its first ending.
+    ///
+    /// Errors: the database failed, or this replica does not write.
+    pub async fn ended_because(
+        &self,
+        uid: &str,
+        at: DateTime<Utc>,
+        reason: &str,
+        evidence: Option<&str>,
+    ) -> Result<()> {
         self.writable()?;
-        sqlx::query("UPDATE node_lifetimes SET ended_at = $1, end_reason = $2 WHERE uid = $3 AND ended_at IS NULL")
+        sqlx::query("UPDATE node_lifetimes SET ended_at = $1, end_reason = $2, end_evidence = $4 WHERE uid = $3 AND ended_at IS NULL")
             .bind(secs(at))
             .bind(reason)
             .bind(uid)
+            .bind(evidence)
             .execute(&self.pool)
             .await
             .map_err(db("ending a node"))?;
@@ -266,7 +286,7 @@ impl Ledger {
     /// representation were 16 MB of a dashboard's 58 MB peak heap, on every savings read.
     pub async fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Lifetime>> {
         let query = format!(
-            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at, drill_t0,
+            "SELECT uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, ended_at, end_reason, preemption_t0, ready_at, drill_t0, end_evidence,
              {PREEMPTION_COLUMNS}
              FROM node_lifetimes WHERE started_at < $1 AND (ended_at IS NULL OR ended_at > $2)
              ORDER BY started_at, uid"

@@ -60,6 +60,10 @@ const FILES: &[(&str, &str)] = &[
         "20261129000000_launch_failures.sql",
         include_str!("../../migrations/20261129000000_launch_failures.sql"),
     ),
+    (
+        "20261129000100_end_evidence.sql",
+        include_str!("../../migrations/20261129000100_end_evidence.sql"),
+    ),
 ];
 
 /// The migrations of [`FILES`], as sqlx's `Migrator::new` takes them.

@@ -1,7 +1,9 @@
 //! Records node lifetimes from what the watches see: every node the hub holds is a lifetime
 //! (backfilled from its creationTimestamp when first seen); a node seen cordoned for
-//! preemption gets its T=0; a node that leaves ends as `preempted` (it was being preempted),
-//! `scaled down` (its pool still exists) or `deleted`. Lifetimes still open in the ledger for
+//! preemption gets its T=0; a node that leaves ends with the reason and evidence
+//! `spotboard_core::domain::departures::decide` reads from what was seen of it (its
+//! preemption notice, Karpenter's disruption event, its CKS lifecycle state, its NodePool's
+//! target). Lifetimes still open in the ledger for
 //! nodes that are gone when spotboard starts end at the last heartbeat: they ended while
 //! nobody was watching.
 //!
@@ -17,6 +19,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use chrono::{DateTime, Utc};
 use spotboard_core::domain::capacity::launch_failures::LaunchFailure;
+use spotboard_core::domain::departures::{self, EndReason};
 use spotboard_core::model::{ConditionView, EventRow, Lifetime, NodeRow, PoolRow};
 
 use super::Ledger;
@@ -36,6 +39,9 @@ struct Seen {
     drill: bool,
     /// Its drill's T=0 is queued.
     drilled: bool,
+    /// Its CKS lifecycle state when last seen, if it had left `production` for repair
+    /// (`triage` or `zap`).
+    repair_state: Option<&'static str>,
 }
 
 /// A NodePool condition's status and reason as last queued, and since when.
@@ -77,7 +83,9 @@ pub enum Write {
     Ended {
         uid: String,
         at: DateTime<Utc>,
-        reason: &'static str,
+        reason: EndReason,
+        /// What decided `reason` ([`spotboard_core::domain::departures::decide`]).
+        evidence: String,
     },
     /// The node's Ready condition turned True at `at` (first time seen).
     Ready {
@@ -101,7 +109,16 @@ impl Write {
             Write::Started(l) => ledger.started(l).await,
             Write::Preempting { uid, t0 } => ledger.preempting(uid, *t0).await,
             Write::Drill { uid, t0 } => ledger.drilled(uid, *t0).await,
-            Write::Ended { uid, at, reason } => ledger.ended(uid, *at, reason).await,
+            Write::Ended {
+                uid,
+                at,
+                reason,
+                evidence,
+            } => {
+                ledger
+                    .ended_because(uid, *at, reason.as_str(), Some(evidence))
+                    .await
+            }
             Write::Ready { uid, at } => ledger.ready(uid, *at).await,
             Write::LaunchFailure(f) => ledger.launch_failure(f).await,
             Write::Condition {
@@ -122,8 +139,14 @@ pub struct Recorder {
     vanished: HashMap<String, DateTime<Utc>>,
     /// "Preemption pending" events by (cluster, node): their key and last time seen.
     pending: HashMap<(String, String), (String, DateTime<Utc>)>,
-    /// Pool uid → (cluster, name), for a vanished node's end reason.
-    pools: HashMap<String, (String, String)>,
+    /// Pool uid → (cluster, name, its CKS `targetNodes` and `currentNodes`), for a vanished
+    /// node's end reason.
+    pools: HashMap<String, PoolSeen>,
+    /// Karpenter's last `DisruptionTerminating` message per (cluster, node).
+    disruptions: HashMap<(String, String), String>,
+    /// A vanished node's pool's (`targetNodes`, `currentNodes`) when its removal was seen: a
+    /// pool's status catches up with a scale-down within the end grace.
+    pool_at_removal: HashMap<String, (i32, i32)>,
     /// Clusters whose every watch has listed: only they are judged.
     synced: HashSet<String>,
     /// Clusters whose leftovers from before this start have been closed.
@@ -135,6 +158,28 @@ pub struct Recorder {
     keep_for: Option<std::time::Duration>,
     /// Per (cluster, pool, condition type): what was last queued.
     conditions: HashMap<(String, String, String), Held>,
+}
+
+/// A pool as the recorder keeps it.
+#[derive(Clone, Debug)]
+struct PoolSeen {
+    cluster: String,
+    name: String,
+    /// A CKS NodePool's `targetNodes` and `currentNodes` (`None` for GKE and Karpenter pools,
+    /// and before the NodePool reports `currentNodes`).
+    target: Option<(i32, i32)>,
+}
+
+impl PoolSeen {
+    fn of(p: &PoolRow) -> Self {
+        PoolSeen {
+            cluster: p.cluster.clone(),
+            name: p.name.clone(),
+            target: (p.provider == spotboard_core::Provider::Cks)
+                .then_some(p.current_nodes.map(|c| (p.target_nodes, c)))
+                .flatten(),
+        }
+    }
 }
 
 /// The lifetime a node row starts. Its capacity type is the row's (the hub derives it once:
@@ -237,7 +282,7 @@ impl Recorder {
         self.pools = inputs
             .pools
             .iter()
-            .map(|p| (p.key.clone(), (p.cluster.clone(), p.name.clone())))
+            .map(|p| (p.key.clone(), PoolSeen::of(p)))
             .collect();
         for p in &inputs.pools {
             self.pool_conditions(p, now);
@@ -248,6 +293,10 @@ impl Recorder {
         }
         for e in &inputs.launch_failures {
             self.launch_failure(e, now);
+        }
+        self.disruptions.clear();
+        for e in &inputs.departures {
+            self.departure(e);
         }
         let present: HashSet<&str> = inputs.nodes.iter().map(|n| n.key.as_str()).collect();
         for n in &inputs.nodes {
@@ -273,11 +322,13 @@ impl Recorder {
             Fact::Node { key, row: None } => {
                 if self.seen.contains_key(key) {
                     self.vanished.entry(key.clone()).or_insert(now);
+                    if let Some(t) = self.pool_target(key) {
+                        self.pool_at_removal.insert(key.clone(), t);
+                    }
                 }
             }
             Fact::Pool { key, row: Some(p) } => {
-                self.pools
-                    .insert(key.clone(), (p.cluster.clone(), p.name.clone()));
+                self.pools.insert(key.clone(), PoolSeen::of(p));
                 self.pool_conditions(p, now);
             }
             Fact::Pool { key, row: None } => {
@@ -301,11 +352,32 @@ impl Recorder {
             // The preemption watch records refusals with the preemption they belong to.
             Fact::EvictionSignal { .. } => {}
             Fact::LaunchFailureSignal { row: Some(e), .. } => self.launch_failure(e, now),
+            Fact::DepartureSignal { row: Some(e), .. } => self.departure(e),
+            // The event expired: what it said stands until its node leaves.
+            Fact::DepartureSignal { row: None, .. } => {}
             // An event Kubernetes let expire: the ledger keeps what it recorded.
             Fact::LaunchFailureSignal { row: None, .. } => {}
             Fact::Synced { .. } => return false,
         }
         true
+    }
+
+    /// Notes a Karpenter `DisruptionTerminating` event about a node.
+    fn departure(&mut self, e: &EventRow) {
+        if let Some(node) = e.object.strip_prefix("Node/") {
+            self.disruptions
+                .insert((e.cluster.clone(), node.to_string()), e.message.clone());
+        }
+    }
+
+    /// The (`targetNodes`, `currentNodes`) of node `uid`'s CKS NodePool now.
+    fn pool_target(&self, uid: &str) -> Option<(i32, i32)> {
+        let s = self.seen.get(uid)?;
+        let pool = s.pool.as_deref()?;
+        self.pools
+            .values()
+            .find(|p| p.cluster == *s.cluster && p.name == pool)
+            .and_then(|p| p.target)
     }
 
     /// Queues event `e`'s launch failure as it is now (written again as it repeats).
@@ -390,6 +462,7 @@ impl Recorder {
                         ready: false,
                         drill: false,
                         drilled: false,
+                        repair_state: None,
                     },
                 );
                 self.push(Write::Started(Box::new(lifetime(n, now))));
@@ -404,6 +477,11 @@ impl Recorder {
         }
         if let Some(s) = self.seen.get_mut(&n.key) {
             s.drill = n.drill;
+            s.repair_state = match n.state.as_deref() {
+                Some("triage") => Some("triage"),
+                Some("zap") => Some("zap"),
+                _ => None,
+            };
             if n.drill && n.notice && !s.drilled {
                 s.drilled = true;
                 self.push(Write::Drill {
@@ -457,26 +535,23 @@ impl Recorder {
             {
                 self.preempting(&uid, t0);
             }
-            let preempted = s.preempting || signal.is_some();
-            let pool_exists = s.pool.as_ref().is_some_and(|p| {
-                self.pools
-                    .values()
-                    .any(|(c, name)| **c == *s.cluster && **name == **p)
+            let key = (s.cluster.to_string(), s.node.clone());
+            let pool_target = self
+                .pool_at_removal
+                .remove(&uid)
+                .or_else(|| self.pool_target(&uid));
+            let (reason, evidence) = departures::decide(&departures::Signals {
+                preempted: s.preempting || signal.is_some(),
+                drill: s.drill,
+                karpenter_disruption: self.disruptions.remove(&key),
+                cks_state: s.repair_state.map(str::to_string),
+                pool_target,
             });
-            // Deleted while a drill's annotation was on it: its owner ended the drill.
-            let reason = if s.drill {
-                "drill"
-            } else if preempted {
-                "preempted"
-            } else if pool_exists {
-                "scaled down"
-            } else {
-                "deleted"
-            };
             self.push(Write::Ended {
                 uid: uid.clone(),
                 at: missed,
                 reason,
+                evidence,
             });
             self.seen.remove(&uid);
             self.vanished.remove(&uid);

@@ -24,6 +24,7 @@ mod crd;
 mod create;
 mod dashboard;
 mod demo;
+mod departures;
 mod drill;
 mod evictions;
 mod fallback;

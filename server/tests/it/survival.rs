@@ -155,7 +155,7 @@ async fn seed(url: &str, nodes: &[Node]) {
                 .unwrap();
         } else if let Some(after) = n.ended_after {
             ledger
-                .ended(&uid, n.ready + after, "scaled down")
+                .ended(&uid, n.ready + after, "scaled-down")
                 .await
                 .unwrap();
         }

@@ -63,6 +63,9 @@ pub struct SignalLine {
     pub latency: Option<(u32, [Option<Latency>; 3])>,
     /// Eviction errors in [`EVICTIONS_WINDOW`]: their total and text; `None` without a row.
     pub evictions: Option<(u32, String)>,
+    /// Spot nodes that went for another reason in the last 24 h: their total and text
+    /// ("2 scaled-down · 1 consolidated"); `None` without a row.
+    pub departures: Option<(u32, String)>,
     /// The first flagged window's `above N % (W window)`, the advice for the key's provider,
     /// and whether the Capacity Finder applies (CKS keys).
     pub flag: Option<(String, &'static str, bool)>,
@@ -126,6 +129,9 @@ pub fn lines(
             let evictions = rows[EVICTIONS_WINDOW.index()]
                 .as_ref()
                 .map(|r| (r.evictions.total(), r.evictions.to_string()));
+            let departures = rows[Window::Last24h.index()]
+                .as_ref()
+                .map(|r| (r.departures.total(), r.departures.to_string()));
             let provider = providers.get(&key).copied();
             let flag = rows.iter().flatten().find(|r| r.alert).map(|r| {
                 (
@@ -139,6 +145,7 @@ pub fn lines(
                 rates,
                 latency,
                 evictions,
+                departures,
                 flag,
             }
         })
@@ -168,6 +175,14 @@ fn line_view(line: SignalLine) -> impl IntoView {
         Some(_) => view! { <td data-evictions="0">"none"</td> }.into_any(),
         None => view! { <td>"—"</td> }.into_any(),
     };
+    let departures_cell = match line.departures {
+        Some((total, text)) => {
+            let title = text.clone();
+            view! { <td class="departures" data-departures=total title=title>{text}</td> }
+                .into_any()
+        }
+        None => view! { <td>"—"</td> }.into_any(),
+    };
     let flag_cell = match line.flag {
         Some((text, advice, finder)) => view! {
             <td class="flag" data-flag>
@@ -187,6 +202,7 @@ fn line_view(line: SignalLine) -> impl IntoView {
             <td>{r30}</td>
             {latency_cell}
             {evictions_cell}
+            {departures_cell}
             {flag_cell}
         </tr>
     }
@@ -246,8 +262,11 @@ pub fn SignalsTable(scope: RwSignal<RateBy>) -> impl IntoView {
              evictions a PodDisruptionBudget refused (CKS CWNodeDrainingPDBViolation, Karpenter \
              FailedDraining), and pods still terminating past their grace period or killed at removal \
              as the node went; each card below lists its own. GKE asks no budget at preemption (its \
-             graceful node shutdown is involuntary), so a GKE key has no refusals. A key still \
-             running spot nodes whose rate is above the threshold is flagged."
+             graceful node shutdown is involuntary), so a GKE key has no refusals. Other \
+             departures: spot nodes that went in 24 h for another reason (scaled-down, consolidated, \
+             drifted, expired, repaired, deleted, unobserved), which the rate leaves out; each node's \
+             reason and its evidence are in the ledger. A key still running spot nodes whose rate is \
+             above the threshold is flagged."
         </p>
         <label class="rates-scope">"Signals by "
             <select name="rates-by" on:change=move |ev| {
@@ -265,6 +284,7 @@ pub fn SignalsTable(scope: RwSignal<RateBy>) -> impl IntoView {
                     <th scope="col">"rate 24 h"</th><th scope="col">"7 d"</th><th scope="col">"30 d"</th>
                     <th scope="col">"replacement p50 / p95 / max, 7 d"</th>
                     <th scope="col">"eviction errors, 7 d"</th>
+                    <th scope="col" title="spot nodes that went away in 24 h for another reason than a preemption: not in the rate">"other departures, 24 h"</th>
                     <th scope="col">"flag"</th>
                 </tr></thead>
                 <tbody>

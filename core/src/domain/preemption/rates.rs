@@ -199,6 +199,10 @@ pub struct RateRow {
     /// removal ([`super::evictions`]).
     #[serde(default)]
     pub evictions: EvictionCounts,
+    /// Spot nodes of the key that went away in the window for another reason than a
+    /// preemption (scaled down, consolidated, repaired, deleted …): what the rate leaves out.
+    #[serde(default)]
+    pub departures: crate::domain::departures::DepartureCounts,
 }
 
 impl RateRow {
@@ -249,6 +253,7 @@ struct Acc {
     running: u32,
     latencies: Vec<f64>,
     evictions: EvictionCounts,
+    departures: crate::domain::departures::DepartureCounts,
 }
 
 /// Rates per pool, zone and instance type over each window, for spot lifetimes only, with
@@ -295,6 +300,14 @@ pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
                     e.latencies.extend(latency);
                     e.evictions.add(&l.evictions);
                 }
+                if l.ended_at.is_some_and(|t| t >= from && t <= now)
+                    && let Some(reason) = l
+                        .end_reason
+                        .as_deref()
+                        .and_then(crate::domain::departures::EndReason::parse)
+                {
+                    e.departures.add(reason);
+                }
             }
             for (key, a) in acc {
                 let rate_pct = f64::from(a.preemptions) * 100.0 / f64::from(a.spot_nodes.max(1));
@@ -315,6 +328,7 @@ pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
                     latency_p95_s: latency.map(|s| s.p95_s),
                     latency_max_s: latency.map(|s| s.max_s),
                     evictions: a.evictions,
+                    departures: a.departures,
                 });
             }
         }
@@ -408,6 +422,46 @@ mod tests {
         );
         assert_eq!(get(Window::Last7d).evictions, counts(2, 1, 4), "x and y");
         assert_eq!(get(Window::Last7d).evictions.total(), 7);
+    }
+
+    /// A scale-down 2 h ago and a consolidation 3 days ago beside a preemption 2 h ago: the
+    /// 24 h row counts the scale-down only, 7 d both; neither is in the rate, and an
+    /// on-demand node that left is no spot departure.
+    #[test]
+    fn other_departures_are_counted_beside_the_rate_not_in_it() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap();
+        let gone = |uid: &str, h: i64, reason: &str, class: &str| Lifetime {
+            ended_at: Some(now - Duration::hours(h)),
+            end_reason: Some(reason.into()),
+            ..life(uid, 100, None, class)
+        };
+        let mut x = life("x", 100, Some(2), "spot");
+        x.end_reason = Some("preempted".into());
+        let r = rates(
+            &[
+                x,
+                gone("s", 2, "scaled-down", "spot"),
+                gone("c", 72, "consolidated", "spot"),
+                gone("o", 2, "deleted", "on-demand"),
+            ],
+            now,
+        );
+        let get = |w: Window| {
+            r.iter()
+                .find(|x| x.by == RateBy::Pool && x.window == w)
+                .unwrap()
+        };
+        let day = get(Window::Last24h);
+        assert_eq!(
+            (day.preemptions, day.spot_nodes),
+            (1, 2),
+            "x and s ran in it"
+        );
+        assert_eq!(day.departures.to_string(), "1 scaled-down");
+        assert_eq!(
+            get(Window::Last7d).departures.to_string(),
+            "1 scaled-down · 1 consolidated"
+        );
     }
 
     #[test]

@@ -191,7 +191,7 @@ fn survival_lifetimes_are_read_from_ready_and_censored_unless_preempted() {
     );
     let mut scaled = lifetime("b", "p");
     scaled.ended_at = Some(t(500));
-    scaled.end_reason = Some("scaled down".into());
+    scaled.end_reason = Some("scaled-down".into());
     assert_eq!(
         observation(&scaled, now),
         Some(Observation::censored(500.0)),
@@ -234,7 +234,7 @@ fn an_unobserved_end_is_censored_not_a_departure() {
     };
     let all = [
         od("a", 10, crate::model::END_UNOBSERVED),
-        od("b", 20, "scaled down"),
+        od("b", 20, "scaled-down"),
     ];
     assert_eq!(
         departure(&all[0], h(30)),
@@ -262,7 +262,7 @@ fn departure_curves_of_on_demand_nodes_by_hand() {
         ..lifetime(uid, "od")
     };
     let all = [
-        od("a", Some((10, "scaled down"))),
+        od("a", Some((10, "scaled-down"))),
         od("b", Some((20, "deleted"))),
         od("c", None),
         lifetime("s", "od"),

@@ -23,6 +23,7 @@
 //! - `pods`, `scheduler`, `workloads`, `podspec`: pods on the nodes, the kubelet's
 //!   termination, ReplicaSet/Job/StatefulSet/DaemonSet replacements and their scheduling.
 //! - `watch`: the Node and NodePool watches feeding the shared caches.
+//! - [`repair`]: a node sent to triage (its lifecycle state leaves `production`) and removed.
 //! - [`kueue`]: Kueue's queues and workloads, and its admission by quota (CKS zones).
 //! - [`capacity`], [`conditions`], [`clock`], [`nodes`]: the pure models underneath.
 //!
@@ -56,6 +57,7 @@ mod pods;
 mod podspec;
 pub mod preemption;
 mod random;
+pub mod repair;
 mod scaledown;
 pub mod scenario;
 mod scheduler;
@@ -236,6 +238,8 @@ pub async fn start(
 pub(crate) enum Removal {
     Preemption,
     ScaleDown,
+    /// Sent to triage ([`repair`]).
+    Repair,
 }
 
 /// The state one zone's tasks share. Locks are `std` mutexes, never held across an await.

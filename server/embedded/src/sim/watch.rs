@@ -12,7 +12,7 @@ use spotboard_core::nodepool::NodePool;
 
 use super::nodes::PREEMPT_ANNOTATION;
 use super::pods::delete_pod;
-use super::{Ctx, preemption};
+use super::{Ctx, preemption, repair};
 
 /// Watches Nodes into `ctx.nodes`.
 pub async fn nodes(ctx: Arc<Ctx>, writer: Writer<Node>) {
@@ -29,6 +29,8 @@ pub async fn nodes(ctx: Arc<Ctx>, writer: Writer<Node>) {
             Ok(watcher::Event::Apply(node) | watcher::Event::InitApply(node)) => {
                 if wants_preemption(&node) {
                     preemption::start(&ctx, &node.name_any());
+                } else if repair::wanted(&node) {
+                    repair::start(&ctx, &node.name_any());
                 }
                 ctx.wake.notify_one();
                 ctx.wake_scheduler.notify_one();

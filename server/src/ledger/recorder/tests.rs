@@ -24,10 +24,14 @@ fn started(nodes: Vec<NodeRow>) -> Recorder {
     r.observe(
         &crate::hub::LedgerInputs {
             nodes,
+            // Being scaled down: a node that leaves without another signal is one of those.
             pools: vec![PoolRow {
                 key: "p1".into(),
                 cluster: CLUSTER.into(),
                 name: "spot-a".into(),
+                provider: spotboard_core::Provider::Cks,
+                target_nodes: 1,
+                current_nodes: Some(2),
                 ..Default::default()
             }],
             synced: [CLUSTER.to_string()].into(),
@@ -49,7 +53,7 @@ fn removed(uid: &str) -> Fact {
 fn ended(r: &Recorder) -> Vec<(String, &'static str)> {
     r.queued_writes()
         .filter_map(|w| match w {
-            Write::Ended { uid, reason, .. } => Some((uid.clone(), *reason)),
+            Write::Ended { uid, reason, .. } => Some((uid.clone(), reason.as_str())),
             _ => None,
         })
         .collect()
@@ -110,7 +114,7 @@ fn without_a_signal_a_vanished_node_ends_by_its_pool_after_the_grace() {
     let mut r = started(vec![node("n1", "g1", false), node("n2", "g2", false)]);
     r.apply(&removed("n1"), t(10));
     r.settle(t(10) + END_GRACE);
-    assert_eq!(ended(&r), vec![("n1".to_string(), "scaled down")]);
+    assert_eq!(ended(&r), vec![("n1".to_string(), "scaled-down")]);
     r.apply(
         &Fact::Pool {
             key: "p1".into(),
@@ -313,7 +317,7 @@ fn a_drill_is_recorded_as_drill_and_never_as_a_preemption() {
     assert_eq!(
         e,
         vec![
-            ("n1".to_string(), "scaled down"),
+            ("n1".to_string(), "scaled-down"),
             ("n2".to_string(), "drill")
         ]
     );
@@ -368,4 +372,96 @@ fn a_launch_failure_event_is_queued_at_start_and_as_it_repeats_and_other_events_
     };
     assert!(r.apply(&fact(Some(other)), t(13)));
     assert_eq!(failures(&r).len(), 2);
+}
+
+/// Each departure from its own signal: Karpenter's disruption event, a CKS node sent to
+/// triage, a pool at its target (no scale-down: deleted), each with its evidence.
+#[test]
+fn departures_are_told_apart_by_their_signals_with_evidence() {
+    let mut r = started(vec![
+        node("n1", "g1", false),
+        node("n2", "g2", false),
+        node("n3", "g3", false),
+    ]);
+    let disrupting = EventRow {
+        key: "e1".into(),
+        cluster: CLUSTER.into(),
+        object: "Node/g1".into(),
+        reason: "DisruptionTerminating".into(),
+        message: "Disrupting Node: Underutilized/Delete".into(),
+        ..Default::default()
+    };
+    r.apply(
+        &Fact::DepartureSignal {
+            key: "e1".into(),
+            row: Some(Box::new(disrupting)),
+        },
+        t(5),
+    );
+    let triage = NodeRow {
+        state: Some("triage".into()),
+        ..node("n2", "g2", false)
+    };
+    r.apply(
+        &Fact::Node {
+            key: "n2".into(),
+            row: Some(Box::new(triage)),
+        },
+        t(5),
+    );
+    // The pool reaches its target before n3 goes: no scale-down under way.
+    let steady = PoolRow {
+        key: "p1".into(),
+        cluster: CLUSTER.into(),
+        name: "spot-a".into(),
+        provider: spotboard_core::Provider::Cks,
+        target_nodes: 3,
+        current_nodes: Some(3),
+        ..Default::default()
+    };
+    r.apply(
+        &Fact::Pool {
+            key: "p1".into(),
+            row: Some(std::sync::Arc::new(steady)),
+        },
+        t(6),
+    );
+    for uid in ["n1", "n2", "n3"] {
+        r.apply(&removed(uid), t(10));
+    }
+    r.settle(t(10) + END_GRACE);
+    let mut got: Vec<(String, &str, String)> = r
+        .queued_writes()
+        .filter_map(|w| match w {
+            Write::Ended {
+                uid,
+                reason,
+                evidence,
+                ..
+            } => Some((uid.clone(), reason.as_str(), evidence.clone())),
+            _ => None,
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "n1".to_string(),
+                "consolidated",
+                "Karpenter DisruptionTerminating: Disrupting Node: Underutilized/Delete"
+                    .to_string()
+            ),
+            (
+                "n2".to_string(),
+                "repaired",
+                "node.coreweave.cloud/state=triage".to_string()
+            ),
+            (
+                "n3".to_string(),
+                "deleted",
+                "no provider signal".to_string()
+            ),
+        ]
+    );
 }

@@ -252,6 +252,29 @@ async fn add_node(
     Ok(name)
 }
 
+/// Karpenter disrupting node `n` for `reason`, once ([`timeline::disrupt`]).
+fn start_disruption(f: &Arc<Fleet>, n: Node, reason: objects::Disruption) {
+    let name = n.name_any();
+    if !f
+        .preempting
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(name.clone())
+    {
+        return;
+    }
+    let f2 = f.clone();
+    f.spawn(async move {
+        if let Err(e) = timeline::disrupt(&f2, &n, reason).await {
+            tracing::warn!(node = %name, "karpenter disruption: {e}");
+        }
+        f2.preempting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&name);
+    });
+}
+
 /// Karpenter's launch of a NodeClaim of `pool` refused in `az`: the Warning
 /// `InsufficientCapacityError` Karpenter records on the NodeClaim before deleting it
 /// (kubernetes-sigs/karpenter, `pkg/controllers/nodeclaim/lifecycle`), with EC2's
@@ -315,6 +338,15 @@ async fn run(f: Arc<Fleet>) {
         };
         let chance = super::preemption::chance_in(f.clock.sim(tick));
         for n in list.items {
+            if f.flavor == Flavor::Karpenter
+                && let Some(reason) = n
+                    .annotations()
+                    .get(objects::DISRUPT_ANNOTATION)
+                    .and_then(|v| objects::Disruption::parse(v))
+            {
+                start_disruption(&f, n, reason);
+                continue;
+            }
             let asked = n
                 .annotations()
                 .get(PREEMPT_ANNOTATION)

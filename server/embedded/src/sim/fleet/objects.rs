@@ -31,6 +31,39 @@ impl Flavor {
     }
 }
 
+/// Annotation that has a Karpenter zone disrupt a node now, for the reason it names
+/// (`Underutilized` or `Drifted`): how tests and the curious make Karpenter consolidate or
+/// replace a drifted node.
+pub const DISRUPT_ANNOTATION: &str = "sim.spotboard.dev/disrupt";
+
+/// Why Karpenter disrupts a node of its own accord (Karpenter: Disruption). Expiry is left
+/// out: Karpenter v1 expires a node by deleting its NodeClaim, with no `DisruptionTerminating`
+/// event to say so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Disruption {
+    /// Consolidation: the node's pods fit a cheaper node.
+    Underutilized,
+    /// The node no longer matches its NodePool or NodeClass.
+    Drifted,
+}
+
+impl Disruption {
+    /// The reason as Karpenter words it in its events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disruption::Underutilized => "Underutilized",
+            Disruption::Drifted => "Drifted",
+        }
+    }
+
+    /// The reason [`DISRUPT_ANNOTATION`]'s value names.
+    pub fn parse(text: &str) -> Option<Disruption> {
+        [Disruption::Underutilized, Disruption::Drifted]
+            .into_iter()
+            .find(|d| d.as_str().eq_ignore_ascii_case(text))
+    }
+}
+
 /// One pool of a fleet zone.
 #[derive(Clone, Debug)]
 pub struct PoolPlan {

@@ -202,6 +202,58 @@ pub(super) async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
     Ok(())
 }
 
+/// How long a disrupted node's drain may take before the node goes anyway (Karpenter v1's
+/// `terminationGracePeriod`, set here for the zone's NodePools).
+const DISRUPTION_DRAIN_LIMIT: Duration = secs(120);
+
+/// Karpenter disrupting a node of its own accord (Karpenter: Disruption, "Consolidation" and
+/// "Drift"): Normal `DisruptionTerminating` on the Node ("Disrupting Node:
+/// Underutilized/Replace"), the replacement launched and its pods started first, then the
+/// disruption taint and cordon, every pod evicted through the Eviction API (refusals asked
+/// again every 5 s, up to [`DISRUPTION_DRAIN_LIMIT`]), and the Node deleted. No
+/// `SpotInterrupted`: this is no preemption.
+pub(super) async fn disrupt(
+    f: &Arc<Fleet>,
+    node: &Node,
+    reason: objects::Disruption,
+) -> kube::Result<()> {
+    let name = node.name_any();
+    f.events
+        .record(
+            &Involved::of(node),
+            Severity::Normal,
+            spotboard_core::domain::departures::KARPENTER_DISRUPTION_TERMINATING,
+            &format!("Disrupting Node: {}/Replace", reason.as_str()),
+            Component::Karpenter,
+        )
+        .await;
+    let pods = pods_on(f, &name).await?;
+    replace(
+        f,
+        node.labels().get(KARPENTER_NODEPOOL).map(String::as_str),
+        &pods,
+    )
+    .await;
+    notice(f, node, KARPENTER_DISRUPTED_TAINT, true).await?;
+    let deadline = f.clock.deadline(DISRUPTION_DRAIN_LIMIT);
+    let mut waiting = pods_on(f, &name).await?;
+    while !waiting.is_empty() && tokio::time::Instant::now() < deadline {
+        let mut left = Vec::new();
+        for p in waiting {
+            match eviction::evict(&f.evictions, &pod_ref(&p)).await {
+                Evicted::Done => kubelet_stops(f, &p, deadline),
+                Evicted::Refused(_) | Evicted::Failed => left.push(p),
+            }
+        }
+        waiting = left;
+        if !waiting.is_empty() {
+            tokio::time::sleep(f.clock.real(eviction::RETRY)).await;
+        }
+    }
+    remove_node(f, &name).await;
+    Ok(())
+}
+
 /// The kubelet stopping an evicted pod at the end of its grace period, if that comes before
 /// the instance is reclaimed at `reclaimed`; otherwise the pod dies with the instance.
 fn kubelet_stops(f: &Arc<Fleet>, p: &Pod, reclaimed: tokio::time::Instant) {

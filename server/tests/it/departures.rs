@@ -1,0 +1,115 @@
+//! Why each node went away, through kube-rs against the embedded cluster, whose behaviour
+//! model makes each departure by its own rules: Karpenter consolidating and replacing a
+//! drifted node (its `DisruptionTerminating` events), a CKS node sent to triage (its lifecycle
+//! state label), and a node deleted by hand. The ledger records each reason with its evidence,
+//! and the preemption rate leaves them out.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::{Value, json};
+
+use crate::common::sim::eventually;
+use crate::providers::{AWS_CLUSTER, CKS, get, start};
+
+/// A node of `selector` with no annotation of the simulator's yet.
+async fn untouched(nodes: &Api<Node>, selector: &str, skip: &[String]) -> String {
+    nodes
+        .list(&ListParams::default().labels(selector))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|n| n.name_any())
+        .find(|n| !skip.contains(n))
+        .expect("a node")
+}
+
+async fn annotate(nodes: &Api<Node>, name: &str, key: &str, value: &str) {
+    let patch = json!({"metadata": {"annotations": {key: value}}});
+    nodes
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+}
+
+/// The ledger's row of node `name` once it has ended.
+async fn ended(base: &str, name: &str) -> Value {
+    eventually(
+        Duration::from_secs(30),
+        &format!("{name} ended in the ledger"),
+        || async {
+            let rows = get(base, "/api/v1/ledger?range=24h").await;
+            rows.as_array()?
+                .iter()
+                .find(|r| r["node"] == name && !r["ended_at"].is_null())
+                .cloned()
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_departure_is_recorded_with_its_reason_and_evidence_and_left_out_of_the_rate() {
+    let d = start().await;
+    let aws: Api<Node> = Api::all(d.admin("us-east-1a"));
+    let cks: Api<Node> = Api::all(d.admin(CKS));
+
+    let consolidated = untouched(&aws, "karpenter.sh/nodepool=spot-general", &[]).await;
+    let drifted = untouched(
+        &aws,
+        "karpenter.sh/nodepool=spot-general",
+        std::slice::from_ref(&consolidated),
+    )
+    .await;
+    annotate(
+        &aws,
+        &consolidated,
+        "sim.spotboard.dev/disrupt",
+        "Underutilized",
+    )
+    .await;
+    annotate(&aws, &drifted, "sim.spotboard.dev/disrupt", "Drifted").await;
+    let triage = untouched(&cks, "compute.coreweave.com/node-pool", &[]).await;
+    annotate(&cks, &triage, "sim.spotboard.dev/triage", "now").await;
+    let by_hand = untouched(&aws, "karpenter.sh/nodepool=on-demand", &[]).await;
+    aws.delete(&by_hand, &DeleteParams::default())
+        .await
+        .unwrap();
+
+    let row = ended(&d.base, &consolidated).await;
+    assert_eq!(row["end_reason"], "consolidated", "{row}");
+    assert_eq!(
+        row["end_evidence"],
+        "Karpenter DisruptionTerminating: Disrupting Node: Underutilized/Replace"
+    );
+    assert!(row["preemption_t0"].is_null(), "no preemption: {row}");
+    let row = ended(&d.base, &drifted).await;
+    assert_eq!(row["end_reason"], "drifted", "{row}");
+    let row = ended(&d.base, &triage).await;
+    assert_eq!(row["end_reason"], "repaired", "{row}");
+    assert_eq!(row["end_evidence"], "node.coreweave.cloud/state=triage");
+    let row = ended(&d.base, &by_hand).await;
+    assert_eq!(row["end_reason"], "deleted", "{row}");
+    assert_eq!(row["end_evidence"], "no provider signal");
+
+    // The rate of spot-general counts no preemption; its departures say what it left out.
+    let rates = eventually(Duration::from_secs(20), "the rates' departures", || async {
+        let rates = get(&d.base, "/api/v1/preemptions").await;
+        rates["rates"]
+            .as_array()?
+            .iter()
+            .find(|r| {
+                r["by"] == "pool"
+                    && r["window"] == "24h"
+                    && r["key"] == format!("{AWS_CLUSTER}/spot-general")
+                    && r["departures"]["consolidated"] == 1
+                    && r["departures"]["drifted"] == 1
+            })
+            .cloned()
+    })
+    .await;
+    assert_eq!(rates["preemptions"], 0, "{rates}");
+}
