@@ -49,7 +49,7 @@ test("the savings page totals match the ledger of this run", async ({ page, requ
 
   const csv = await request.get(`/api/v1/ledger.csv?${q}`);
   expect(csv.headers()["content-type"]).toContain("text/csv");
-  expect((await csv.text()).split("\n")[0]).toContain("end_reason,preemption_t0,ready_at,work_lost_gpu_s");
+  expect((await csv.text()).split("\n")[0]).toContain("end_reason,preemption_t0,ready_at,work_lost_gpu_s,end_evidence");
 
   // Net savings: gross − capacity gap − lost work, and the lost work worked again from the
   // ledger's rows (the priced nodes preempted in the range, GPU-seconds ÷ 3600).

@@ -69,8 +69,13 @@ impl EndReason {
         }
     }
 
-    /// The reason a ledger row names; `None` for text that is none of them.
+    /// The reason a ledger row names; `None` for text that is none of them. `scaled down`,
+    /// the spelling before the taxonomy, still reads (an older replica may write it while a
+    /// newer one has migrated the rows).
     pub fn parse(text: &str) -> Option<EndReason> {
+        if text == "scaled down" {
+            return Some(EndReason::ScaledDown);
+        }
         EndReason::ALL.into_iter().find(|r| r.as_str() == text)
     }
 }
@@ -91,6 +96,7 @@ pub fn karpenter_disruption(message: &str) -> Option<EndReason> {
 /// Spot nodes that went away in a window for a reason other than a preemption (or a drill):
 /// what a preemption rate leaves out, shown beside it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DepartureCounts {
     pub scaled_down: u32,
     pub consolidated: u32,
@@ -321,6 +327,7 @@ mod tests {
         for r in EndReason::ALL {
             assert_eq!(EndReason::parse(r.as_str()), Some(r));
         }
-        assert_eq!(EndReason::parse("scaled down"), None);
+        assert_eq!(EndReason::parse("scaled down"), Some(EndReason::ScaledDown));
+        assert_eq!(EndReason::parse("gone"), None);
     }
 }

@@ -196,10 +196,11 @@ pub async fn ledger_csv(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuer
         "started_at",
         "ended_at",
         "end_reason",
-        "end_evidence",
         "preemption_t0",
         "ready_at",
         "work_lost_gpu_s",
+        // Last: a reader of the columns before it by position reads them as before.
+        "end_evidence",
     ]);
     let t = |t: Option<DateTime<Utc>>| t.map(|t| t.to_rfc3339()).unwrap_or_default();
     for l in rows {
@@ -215,10 +216,10 @@ pub async fn ledger_csv(State(s): State<Arc<Savings>>, Query(q): Query<RangeQuer
             l.started_at.to_rfc3339(),
             t(l.ended_at),
             l.end_reason.unwrap_or_else(|| "still running".into()),
-            l.end_evidence.unwrap_or_default(),
             t(l.preemption_t0),
             t(l.ready_at),
             l.work_lost_gpu_s.to_string(),
+            l.end_evidence.unwrap_or_default(),
         ]);
     }
     csv_response("spotboard-ledger.csv", w.into_inner().unwrap_or_default())

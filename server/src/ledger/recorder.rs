@@ -57,6 +57,9 @@ impl Held {
     }
 }
 
+/// Karpenter disruption notes kept before those of departed nodes are dropped.
+const MAX_DISRUPTIONS: usize = 10_000;
+
 /// How long a vanished node waits for its "Preemption pending" event before its end reason
 /// is decided (the node and event watches are independent streams).
 pub const END_GRACE: chrono::Duration = chrono::Duration::seconds(3);
@@ -142,11 +145,9 @@ pub struct Recorder {
     /// Pool uid → (cluster, name, its CKS `targetNodes` and `currentNodes`), for a vanished
     /// node's end reason.
     pools: HashMap<String, PoolSeen>,
-    /// Karpenter's last `DisruptionTerminating` message per (cluster, node).
-    disruptions: HashMap<(String, String), String>,
-    /// A vanished node's pool's (`targetNodes`, `currentNodes`) when its removal was seen: a
-    /// pool's status catches up with a scale-down within the end grace.
-    pool_at_removal: HashMap<String, (i32, i32)>,
+    /// Karpenter's last `DisruptionTerminating` message per (cluster, node), with the event's
+    /// time: it decides a node's end only if the node left within [`DISRUPTION_COUNTS_FOR`].
+    disruptions: HashMap<(String, String), (String, DateTime<Utc>)>,
     /// Clusters whose every watch has listed: only they are judged.
     synced: HashSet<String>,
     /// Clusters whose leftovers from before this start have been closed.
@@ -160,24 +161,40 @@ pub struct Recorder {
     conditions: HashMap<(String, String, String), Held>,
 }
 
+/// How long after Karpenter's `DisruptionTerminating` event a node's departure is still its
+/// doing: the hour Kubernetes keeps the event. A node Karpenter gave up on and kept, or a later
+/// node under a reused name (Karpenter on AWS names nodes after their IPs), is not misread.
+pub const DISRUPTION_COUNTS_FOR: chrono::Duration = chrono::Duration::hours(1);
+
+/// How long after a CKS NodePool was last seen with `targetNodes` below `currentNodes` a node
+/// that leaves it is still read as scaled down: the pool's status may catch up before the
+/// Node object goes, or before its removal is seen.
+pub const SCALE_DOWN_WINDOW: chrono::Duration = chrono::Duration::minutes(2);
+
 /// A pool as the recorder keeps it.
 #[derive(Clone, Debug)]
 struct PoolSeen {
     cluster: String,
     name: String,
-    /// A CKS NodePool's `targetNodes` and `currentNodes` (`None` for GKE and Karpenter pools,
-    /// and before the NodePool reports `currentNodes`).
-    target: Option<(i32, i32)>,
+    /// The last time this CKS NodePool was seen with `targetNodes` below `currentNodes`, and
+    /// those two figures then (never for GKE and Karpenter pools, which have no target).
+    shrinking: Option<((i32, i32), DateTime<Utc>)>,
 }
 
 impl PoolSeen {
-    fn of(p: &PoolRow) -> Self {
+    /// `p` as seen at `now`; `before` is what was kept of it, whose last scale-down stands
+    /// until a newer one is seen.
+    fn of(p: &PoolRow, before: Option<&PoolSeen>, now: DateTime<Utc>) -> Self {
+        let target = (p.provider == spotboard_core::Provider::Cks)
+            .then_some(p.current_nodes.map(|c| (p.target_nodes, c)))
+            .flatten()
+            .filter(|(t, c)| t < c);
         PoolSeen {
             cluster: p.cluster.clone(),
             name: p.name.clone(),
-            target: (p.provider == spotboard_core::Provider::Cks)
-                .then_some(p.current_nodes.map(|c| (p.target_nodes, c)))
-                .flatten(),
+            shrinking: target
+                .map(|t| (t, now))
+                .or_else(|| before.and_then(|b| b.shrinking)),
         }
     }
 }
@@ -279,10 +296,11 @@ impl Recorder {
     /// does not look empty.
     pub fn observe(&mut self, inputs: &crate::hub::LedgerInputs, now: DateTime<Utc>) {
         self.synced = inputs.synced.clone();
+        let before = std::mem::take(&mut self.pools);
         self.pools = inputs
             .pools
             .iter()
-            .map(|p| (p.key.clone(), PoolSeen::of(p)))
+            .map(|p| (p.key.clone(), PoolSeen::of(p, before.get(&p.key), now)))
             .collect();
         for p in &inputs.pools {
             self.pool_conditions(p, now);
@@ -294,9 +312,10 @@ impl Recorder {
         for e in &inputs.launch_failures {
             self.launch_failure(e, now);
         }
-        self.disruptions.clear();
+        // A drain can outlast its event: what was noted for nodes still here stands.
+        self.prune_disruptions();
         for e in &inputs.departures {
-            self.departure(e);
+            self.departure(e, now);
         }
         let present: HashSet<&str> = inputs.nodes.iter().map(|n| n.key.as_str()).collect();
         for n in &inputs.nodes {
@@ -322,13 +341,11 @@ impl Recorder {
             Fact::Node { key, row: None } => {
                 if self.seen.contains_key(key) {
                     self.vanished.entry(key.clone()).or_insert(now);
-                    if let Some(t) = self.pool_target(key) {
-                        self.pool_at_removal.insert(key.clone(), t);
-                    }
                 }
             }
             Fact::Pool { key, row: Some(p) } => {
-                self.pools.insert(key.clone(), PoolSeen::of(p));
+                let seen = PoolSeen::of(p, self.pools.get(key), now);
+                self.pools.insert(key.clone(), seen);
                 self.pool_conditions(p, now);
             }
             Fact::Pool { key, row: None } => {
@@ -352,7 +369,7 @@ impl Recorder {
             // The preemption watch records refusals with the preemption they belong to.
             Fact::EvictionSignal { .. } => {}
             Fact::LaunchFailureSignal { row: Some(e), .. } => self.launch_failure(e, now),
-            Fact::DepartureSignal { row: Some(e), .. } => self.departure(e),
+            Fact::DepartureSignal { row: Some(e), .. } => self.departure(e, now),
             // The event expired: what it said stands until its node leaves.
             Fact::DepartureSignal { row: None, .. } => {}
             // An event Kubernetes let expire: the ledger keeps what it recorded.
@@ -362,22 +379,42 @@ impl Recorder {
         true
     }
 
-    /// Notes a Karpenter `DisruptionTerminating` event about a node.
-    fn departure(&mut self, e: &EventRow) {
+    /// Notes a Karpenter `DisruptionTerminating` event about a node (at `now` when it has no
+    /// time). Past [`MAX_DISRUPTIONS`] notes, those of nodes no longer here are dropped.
+    fn departure(&mut self, e: &EventRow, now: DateTime<Utc>) {
         if let Some(node) = e.object.strip_prefix("Node/") {
-            self.disruptions
-                .insert((e.cluster.clone(), node.to_string()), e.message.clone());
+            self.disruptions.insert(
+                (e.cluster.clone(), node.to_string()),
+                (e.message.clone(), e.last_seen.unwrap_or(now)),
+            );
+        }
+        if self.disruptions.len() > MAX_DISRUPTIONS {
+            self.prune_disruptions();
         }
     }
 
-    /// The (`targetNodes`, `currentNodes`) of node `uid`'s CKS NodePool now.
-    fn pool_target(&self, uid: &str) -> Option<(i32, i32)> {
+    /// Drops the disruption notes of nodes the recorder does not hold.
+    fn prune_disruptions(&mut self) {
+        let here: HashSet<(&str, &str)> = self
+            .seen
+            .values()
+            .map(|s| (&*s.cluster, s.node.as_str()))
+            .collect();
+        self.disruptions
+            .retain(|(c, n), _| here.contains(&(c.as_str(), n.as_str())));
+    }
+
+    /// The (`targetNodes`, `currentNodes`) of node `uid`'s CKS NodePool when it was last seen
+    /// shrinking, if that was within [`SCALE_DOWN_WINDOW`] of `at`.
+    fn pool_target(&self, uid: &str, at: DateTime<Utc>) -> Option<(i32, i32)> {
         let s = self.seen.get(uid)?;
         let pool = s.pool.as_deref()?;
-        self.pools
+        let (target, when) = self
+            .pools
             .values()
-            .find(|p| p.cluster == *s.cluster && p.name == pool)
-            .and_then(|p| p.target)
+            .find(|p| p.cluster == *s.cluster && p.name == pool)?
+            .shrinking?;
+        (at - when <= SCALE_DOWN_WINDOW).then_some(target)
     }
 
     /// Queues event `e`'s launch failure as it is now (written again as it repeats).
@@ -536,14 +573,16 @@ impl Recorder {
                 self.preempting(&uid, t0);
             }
             let key = (s.cluster.to_string(), s.node.clone());
-            let pool_target = self
-                .pool_at_removal
-                .remove(&uid)
-                .or_else(|| self.pool_target(&uid));
+            let pool_target = self.pool_target(&uid, missed);
+            let disruption = self
+                .disruptions
+                .remove(&key)
+                .filter(|(_, at)| missed - *at <= DISRUPTION_COUNTS_FOR)
+                .map(|(m, _)| m);
             let (reason, evidence) = departures::decide(&departures::Signals {
                 preempted: s.preempting || signal.is_some(),
                 drill: s.drill,
-                karpenter_disruption: self.disruptions.remove(&key),
+                karpenter_disruption: disruption,
                 cks_state: s.repair_state.map(str::to_string),
                 pool_target,
             });

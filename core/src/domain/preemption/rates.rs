@@ -300,7 +300,9 @@ pub fn rates(lifetimes: &[Lifetime], now: DateTime<Utc>) -> Vec<RateRow> {
                     e.latencies.extend(latency);
                     e.evictions.add(&l.evictions);
                 }
-                if l.ended_at.is_some_and(|t| t >= from && t <= now)
+                // A preempted node that ended unobserved is in the rate, not beside it.
+                if l.preemption_t0.is_none()
+                    && l.ended_at.is_some_and(|t| t >= from && t <= now)
                     && let Some(reason) = l
                         .end_reason
                         .as_deref()

@@ -409,7 +409,7 @@ fn departures_are_told_apart_by_their_signals_with_evidence() {
         },
         t(5),
     );
-    // The pool reaches its target before n3 goes: no scale-down under way.
+    // The pool reaches its target; n3 goes minutes later: no scale-down under way.
     let steady = PoolRow {
         key: "p1".into(),
         cluster: CLUSTER.into(),
@@ -426,10 +426,13 @@ fn departures_are_told_apart_by_their_signals_with_evidence() {
         },
         t(6),
     );
-    for uid in ["n1", "n2", "n3"] {
+    for uid in ["n1", "n2"] {
         r.apply(&removed(uid), t(10));
     }
     r.settle(t(10) + END_GRACE);
+    // Past the scale-down window of the pool's last shrinking (at t(0)): no scale-down.
+    r.apply(&removed("n3"), t(200));
+    r.settle(t(200) + END_GRACE);
     let mut got: Vec<(String, &str, String)> = r
         .queued_writes()
         .filter_map(|w| match w {
@@ -464,4 +467,74 @@ fn departures_are_told_apart_by_their_signals_with_evidence() {
             ),
         ]
     );
+}
+
+/// The pool's status catches up with a scale-down before the node's removal is seen: still a
+/// scale-down within the window, whether seen as a fact or found gone by a whole look.
+#[test]
+fn a_scale_down_whose_status_caught_up_first_is_still_one() {
+    let mut r = started(vec![node("n1", "g1", false), node("n2", "g2", false)]);
+    let at_target = PoolRow {
+        key: "p1".into(),
+        cluster: CLUSTER.into(),
+        name: "spot-a".into(),
+        provider: spotboard_core::Provider::Cks,
+        target_nodes: 1,
+        current_nodes: Some(1),
+        ..Default::default()
+    };
+    r.apply(
+        &Fact::Pool {
+            key: "p1".into(),
+            row: Some(std::sync::Arc::new(at_target.clone())),
+        },
+        t(5),
+    );
+    r.apply(&removed("n1"), t(6));
+    r.settle(t(6) + END_GRACE);
+    // A whole look finds n2 gone: the pool's last shrinking (t(0)) is kept across it.
+    r.observe(
+        &crate::hub::LedgerInputs {
+            pools: vec![at_target],
+            synced: [CLUSTER.to_string()].into(),
+            ..Default::default()
+        },
+        t(30),
+    );
+    r.settle(t(30) + END_GRACE);
+    let mut e = ended(&r);
+    e.sort();
+    assert_eq!(
+        e,
+        vec![
+            ("n1".to_string(), "scaled-down"),
+            ("n2".to_string(), "scaled-down")
+        ]
+    );
+}
+
+/// A disruption noted an hour and more before the node left is not why it left (a node
+/// Karpenter kept, or a later one under the same name).
+#[test]
+fn an_old_disruption_does_not_decide_a_later_departure() {
+    let mut r = started(vec![node("n1", "g1", false)]);
+    let old = EventRow {
+        key: "e1".into(),
+        cluster: CLUSTER.into(),
+        object: "Node/g1".into(),
+        reason: "DisruptionTerminating".into(),
+        message: "Disrupting Node: Drifted/Replace".into(),
+        last_seen: Some(t(0)),
+        ..Default::default()
+    };
+    r.apply(
+        &Fact::DepartureSignal {
+            key: "e1".into(),
+            row: Some(Box::new(old)),
+        },
+        t(1),
+    );
+    r.apply(&removed("n1"), t(7200));
+    r.settle(t(7200) + END_GRACE);
+    assert_eq!(ended(&r), vec![("n1".to_string(), "deleted")]);
 }

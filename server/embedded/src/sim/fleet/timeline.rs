@@ -192,6 +192,13 @@ pub(super) async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
     // The instance is reclaimed: the Node goes, and whatever still ran died with it; the pod
     // garbage collector deletes those pods after its quarantine.
     remove_node(f, &name).await;
+    collect_pods(f, name);
+    Ok(())
+}
+
+/// The pod garbage collector: the pods still bound to vanished node `name` are deleted after
+/// its quarantine.
+fn collect_pods(f: &Arc<Fleet>, name: String) {
     let f2 = f.clone();
     f.spawn(async move {
         tokio::time::sleep(f2.clock.real(POD_GC_QUARANTINE).max(Duration::from_secs(5))).await;
@@ -199,7 +206,6 @@ pub(super) async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
             delete_pod(&f2.client, &pod_ref(&p), Some(0), "pod gc").await;
         }
     });
-    Ok(())
 }
 
 /// How long a disrupted node's drain may take before the node goes anyway (Karpenter v1's
@@ -218,6 +224,11 @@ pub(super) async fn disrupt(
     reason: objects::Disruption,
 ) -> kube::Result<()> {
     let name = node.name_any();
+    // Taken first, so a failure below does not disrupt the node again at the next look.
+    let taken = json!({"metadata": {"annotations": {objects::DISRUPT_ANNOTATION: null}}});
+    Api::<Node>::all(f.client.clone())
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&taken))
+        .await?;
     f.events
         .record(
             &Involved::of(node),
@@ -228,12 +239,15 @@ pub(super) async fn disrupt(
         )
         .await;
     let pods = pods_on(f, &name).await?;
-    replace(
-        f,
-        node.labels().get(KARPENTER_NODEPOOL).map(String::as_str),
-        &pods,
-    )
-    .await;
+    // The replacement and its pods first; a StatefulSet's pod only once its old one has been
+    // evicted below (its name is taken until then).
+    let stateful = |p: &Pod| owner(p).is_some_and(|(kind, _)| kind == "StatefulSet");
+    let (sets, movable): (Vec<Pod>, Vec<Pod>) = pods.into_iter().partition(|p| stateful(p));
+    let pool = node.labels().get(KARPENTER_NODEPOOL).map(String::as_str);
+    let replacement = launch(f, pool).await;
+    if let Some(r) = &replacement {
+        restart(f, r, &movable).await;
+    }
     notice(f, node, KARPENTER_DISRUPTED_TAINT, true).await?;
     let deadline = f.clock.deadline(DISRUPTION_DRAIN_LIMIT);
     let mut waiting = pods_on(f, &name).await?;
@@ -251,6 +265,10 @@ pub(super) async fn disrupt(
         }
     }
     remove_node(f, &name).await;
+    if let Some(r) = &replacement {
+        restart(f, r, &sets).await;
+    }
+    collect_pods(f, name);
     Ok(())
 }
 
@@ -294,17 +312,22 @@ async fn remove_node(f: &Fleet, name: &str) {
 /// A new node for `pool` and new pods for the replicated workloads the old node held (a
 /// StatefulSet's pod keeps its name: the failed one is deleted first).
 async fn replace(f: &Fleet, pool: Option<&str>, lost: &[Pod]) {
-    let Some(plan) = pool.and_then(|p| objects::pools(f.flavor).iter().find(|x| x.name == p))
-    else {
-        return;
-    };
+    if let Some(node) = launch(f, pool).await {
+        restart(f, &node, lost).await;
+    }
+}
+
+/// A new node for `pool`, once it is Ready; `None` when the pool is unknown or the node
+/// could not be created.
+async fn launch(f: &Fleet, pool: Option<&str>) -> Option<String> {
+    let plan = pool.and_then(|p| objects::pools(f.flavor).iter().find(|x| x.name == p))?;
     let n = f.seq.load(std::sync::atomic::Ordering::Relaxed) as usize;
     let t = plan.instance_types[n % plan.instance_types.len()];
     let node = match add_node(f, plan, t, false).await {
         Ok(n) => n,
         Err(e) => {
-            tracing::warn!(pool = plan.name, "replacing a preempted node: {e}");
-            return;
+            tracing::warn!(pool = plan.name, "launching a replacement node: {e}");
+            return None;
         }
     };
     f.clock.sleep(KUBELET_READY).await;
@@ -316,6 +339,11 @@ async fn replace(f: &Fleet, pool: Option<&str>, lost: &[Pod]) {
     if let Err(e) = set {
         tracing::warn!(node = %node, "turning a replacement Ready: {e}");
     }
+    Some(node)
+}
+
+/// New pods on `node` for the replicated workloads among `lost`.
+async fn restart(f: &Fleet, node: &str, lost: &[Pod]) {
     for p in lost {
         let Some((kind, owner)) = owner(p) else {
             continue;
@@ -335,7 +363,7 @@ async fn replace(f: &Fleet, pool: Option<&str>, lost: &[Pod]) {
             delete_pod(&f.client, &pod_ref(p), Some(0), "statefulset controller").await;
         }
         let suffix = format!("{:05x}", hash(&format!("{node}{}", p.name_any())) & 0xfffff);
-        if let Err(e) = run_pod(f, objects::pod(f.flavor, w, index, &suffix, &node)).await {
+        if let Err(e) = run_pod(f, objects::pod(f.flavor, w, index, &suffix, node)).await {
             tracing::warn!(pod = %p.name_any(), "replacing a pod: {e}");
         }
     }
