@@ -134,8 +134,8 @@ pub struct CapacityGrid {
     pub sources: Vec<SourceStatus>,
     /// Some figure comes from a confidential source.
     pub confidential: bool,
-    /// Karpenter's refused launches in the clusters that run Karpenter, most recent
-    /// failures first (the grid's columns are CKS zones; these are not).
+    /// Karpenter's refused launches in the clusters that run Karpenter, most failures in 24 h
+    /// first (the grid's columns are CKS zones; these are not).
     #[serde(default)]
     pub launch_failures: Vec<LaunchFailureRow>,
 }

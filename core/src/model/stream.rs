@@ -121,6 +121,12 @@ impl Scope {
         self.pool.as_ref().is_none_or(|(c, _)| c == cluster)
     }
 
+    /// Whether a launch failure row of `cluster` belongs in this scope: `/capacity`'s, and a
+    /// pool page of that cluster (which filters to its pool); no other page shows them.
+    pub fn wants_launch_failures(&self, cluster: &str) -> bool {
+        self.capacity || self.pool.as_ref().is_some_and(|(c, _)| c == cluster)
+    }
+
     /// Whether the fleet-wide preemption rows (waves, rates, undelivered alerts) belong in
     /// this scope: `/preemptions` only.
     pub fn wants_fleet_preemptions(&self) -> bool {

@@ -199,13 +199,11 @@ impl Capacity {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        let mut all: Vec<LaunchFailure> = kept.as_ref().clone();
-        all.extend(
-            inputs
-                .launch_failures
-                .iter()
-                .filter_map(|e| launch_failures::from_event(e, now)),
-        );
+        let live: Vec<LaunchFailure> = inputs
+            .launch_failures
+            .iter()
+            .filter_map(|e| launch_failures::from_event(e, now))
+            .collect();
         let mut pools: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for p in inputs
             .pools
@@ -217,7 +215,7 @@ impl Capacity {
                 .or_default()
                 .push(p.name.clone());
         }
-        launch_failures::rows(&all, &pools, now)
+        launch_failures::rows(kept.iter().chain(&live), &pools, now)
     }
 }
 

@@ -30,19 +30,41 @@ pub const EVENTS_PER_CLUSTER: usize = 1000;
 /// 10,000 pending pods each get one from kube-scheduler, and only the newest matter.
 pub const POD_EVENTS_PER_CLUSTER: usize = 2000;
 
-/// The uids of the oldest events (by last seen) beyond the newest `keep`.
-fn oldest_past(events: &HashMap<String, EventRecord>, keep: usize) -> Vec<String> {
+/// Karpenter's launch failure events kept per cluster, apart from the others: a capacity
+/// shortage records one per NodeClaim, and a burst of them must not push a node's "Preemption
+/// pending" out (the ledger keeps every one it saw).
+pub const CLAIM_EVENTS_PER_CLUSTER: usize = 1000;
+
+/// The uids of the oldest of the events `counted` picks (by last seen) beyond the newest
+/// `keep`.
+fn oldest_past(
+    events: &HashMap<String, EventRecord>,
+    keep: usize,
+    counted: impl Fn(&EventRecord) -> bool,
+) -> Vec<String> {
     if events.len() <= keep {
         return Vec::new();
     }
-    let mut by_age: Vec<(Option<DateTime<Utc>>, &String)> =
-        events.values().map(|e| (e.last_seen, &e.uid)).collect();
+    let mut by_age: Vec<(Option<DateTime<Utc>>, &String)> = events
+        .values()
+        .filter(|e| counted(e))
+        .map(|e| (e.last_seen, &e.uid))
+        .collect();
+    if by_age.len() <= keep {
+        return Vec::new();
+    }
     by_age.sort();
+    let over = by_age.len() - keep;
     by_age
         .into_iter()
-        .take(events.len() - keep)
+        .take(over)
         .map(|(_, uid)| uid.clone())
         .collect()
+}
+
+/// Whether `e` is about a NodeClaim (Karpenter's launch failures): counted apart.
+fn about_claim(e: &EventRecord) -> bool {
+    e.kind == "NodeClaim"
 }
 
 /// A row that may have changed.
@@ -437,10 +459,12 @@ impl ClusterData {
             Self::put_event,
             Self::drop_event,
         );
-        for uid in oldest_past(&self.pod_events, POD_EVENTS_PER_CLUSTER) {
+        for uid in oldest_past(&self.pod_events, POD_EVENTS_PER_CLUSTER, |_| true) {
             self.pod_events.remove(&uid);
         }
-        for uid in oldest_past(&self.events, EVENTS_PER_CLUSTER) {
+        let others = oldest_past(&self.events, EVENTS_PER_CLUSTER, |e| !about_claim(e));
+        let claims = oldest_past(&self.events, CLAIM_EVENTS_PER_CLUSTER, about_claim);
+        for uid in others.into_iter().chain(claims) {
             self.forget_event(&uid);
             dirty.push((RowKind::Event, uid));
         }

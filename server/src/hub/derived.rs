@@ -325,7 +325,7 @@ impl Derived {
         let mut launch_failures: Vec<LaunchFailureRow> = self
             .launch_failures
             .values()
-            .filter(|r| scope.wants_cluster(&r.cluster))
+            .filter(|r| scope.wants_launch_failures(&r.cluster))
             .cloned()
             .collect();
         launch_failures.sort_by_key(LaunchFailureRow::key);

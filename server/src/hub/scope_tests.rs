@@ -106,3 +106,30 @@ fn fallback_pairs_go_to_their_clusters_pages() {
             .is_empty()
     );
 }
+
+#[test]
+fn launch_failures_go_to_capacity_and_their_clusters_pool_pages_only() {
+    use spotboard_core::model::LaunchFailureRow;
+    let hub = hub();
+    let mut rx = hub.inner.tx.subscribe();
+    hub.publish(vec![LaunchFailureRow {
+        cluster: "zone-a".into(),
+        zone: "us-east-1a".into(),
+        instance_type: "g5.2xlarge".into(),
+        pools: vec!["gpu-spot".into()],
+        failures_24h: 1,
+        failures_7d: 1,
+        ..Default::default()
+    }]);
+    let sent: Vec<Arc<Published>> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+    let row = sent
+        .iter()
+        .find(|p| p.kind == RowKind::LaunchFailure)
+        .expect("the row is published");
+    assert!(row.wanted_by(&Scope::capacity()));
+    assert!(row.wanted_by(&Scope::pool("zone-a", "gpu-spot")));
+    assert!(!row.wanted_by(&Scope::pool("zone-b", "gpu-spot")));
+    assert!(!row.wanted_by(&Scope::pools()), "the dashboard shows none");
+    assert_eq!(hub.snapshot(&Scope::capacity()).launch_failures.len(), 1);
+    assert!(hub.snapshot(&Scope::pools()).launch_failures.is_empty());
+}

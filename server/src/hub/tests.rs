@@ -660,3 +660,77 @@ fn a_launch_failure_seen_before_its_karpenter_nodepool_joins_the_pool_once_it_is
     hub.flush();
     assert!(on_page(&hub));
 }
+
+/// A burst of launch failures (one per NodeClaim in a shortage) is bounded on its own and
+/// pushes no other event out: the oldest "Preemption pending" stays.
+#[test]
+fn a_burst_of_launch_failures_pushes_no_preemption_event_out() {
+    use crate::hub::cluster::CLAIM_EVENTS_PER_CLUSTER;
+    use crate::watch::records::EventRecord;
+    let hub = Hub::new(&[("aws".into(), None)]);
+    let at = |s: i64| chrono::DateTime::from_timestamp(1_800_000_000 + s, 0);
+    let mut events = vec![EventRecord {
+        uid: "pending".into(),
+        kind: "Node".into(),
+        object_name: "g1".into(),
+        type_: "Warning".into(),
+        reason: spotboard_core::labels::REASON_PREEMPTION_PENDING.into(),
+        count: 1,
+        last_seen: at(0),
+        ..Default::default()
+    }];
+    events.extend((0..CLAIM_EVENTS_PER_CLUSTER + 200).map(|i| EventRecord {
+        uid: format!("ice-{i}"),
+        kind: "NodeClaim".into(),
+        object_name: format!("gpu-spot-{i:05}"),
+        type_: "Warning".into(),
+        reason: spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY.into(),
+        count: 1,
+        last_seen: at(1 + i as i64),
+        ..Default::default()
+    }));
+    for e in events {
+        hub.events("aws", Observed::Apply(e));
+    }
+    hub.flush();
+    let inputs = hub.ledger_inputs();
+    assert_eq!(inputs.preemptions.len(), 1);
+    assert_eq!(inputs.launch_failures.len(), CLAIM_EVENTS_PER_CLUSTER);
+    // The newest are kept.
+    assert!(inputs.launch_failures.iter().any(|e| e.key == "ice-1199"));
+    assert!(!inputs.launch_failures.iter().any(|e| e.key == "ice-0"));
+}
+
+/// The same when the pool is known only from its nodes' `karpenter.sh/nodepool` label.
+#[test]
+fn a_launch_failure_joins_a_pool_its_nodes_name() {
+    use crate::watch::records::EventRecord;
+    let hub = Hub::new(&[("aws".into(), None)]);
+    hub.events(
+        "aws",
+        Observed::Apply(EventRecord {
+            uid: "e1".into(),
+            kind: "NodeClaim".into(),
+            object_name: "gpu-spot-b2x7k".into(),
+            type_: "Warning".into(),
+            reason: spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY.into(),
+            count: 1,
+            ..Default::default()
+        }),
+    );
+    hub.flush();
+    let on_page = |hub: &Hub| {
+        hub.snapshot(&Scope::pool("aws", "gpu-spot"))
+            .events
+            .iter()
+            .any(|e| e.key == "e1")
+    };
+    assert!(!on_page(&hub));
+    let node = NodeRecord {
+        provider: spotboard_core::Provider::Karpenter,
+        ..node_rec("n1", "ip-10-0-1-1", "gpu-spot")
+    };
+    hub.nodes("aws", Observed::Resync(vec![node]));
+    hub.flush();
+    assert!(on_page(&hub));
+}

@@ -54,9 +54,8 @@ impl Published {
             RowKind::Waiting => {
                 super::derived::waiting_wanted(scope, &self.cluster, self.pool.as_deref())
             }
-            RowKind::Fallback | RowKind::Queue | RowKind::LaunchFailure => {
-                scope.wants_cluster(&self.cluster)
-            }
+            RowKind::Fallback | RowKind::Queue => scope.wants_cluster(&self.cluster),
+            RowKind::LaunchFailure => scope.wants_launch_failures(&self.cluster),
         }
     }
 }

@@ -6,7 +6,7 @@ use spotboard_core::model::{ConditionTransition, ConditionView};
 use sqlx::Row;
 
 use super::Ledger;
-use super::store::{db, secs, time};
+use super::store::{db, secs, text, time};
 use crate::Result;
 
 impl Ledger {
@@ -31,7 +31,7 @@ impl Ledger {
         .bind(secs(since))
         .bind(&c.status)
         .bind(&c.reason)
-        .bind(&c.message)
+        .bind(text(&c.message).into_owned())
         .execute(&self.pool)
         .await
         .map_err(db("recording a NodePool condition"))?;

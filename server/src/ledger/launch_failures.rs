@@ -6,8 +6,11 @@ use spotboard_core::domain::capacity::launch_failures::LaunchFailure;
 use sqlx::Row;
 
 use super::Ledger;
-use super::store::{db, secs, time};
+use super::store::{db, secs, text, time};
 use crate::Result;
+
+/// Launch failures read from the ledger at most, newest first.
+pub const MAX_READ: i64 = 50_000;
 
 impl Ledger {
     /// Records event `f` as it is now. Recording it again with a higher `count` or a later
@@ -26,10 +29,10 @@ impl Ledger {
                last_seen = CASE WHEN excluded.last_seen > launch_failures.last_seen
                                 THEN excluded.last_seen ELSE launch_failures.last_seen END",
         )
-        .bind(&f.cluster)
-        .bind(&f.uid)
-        .bind(&f.nodeclaim)
-        .bind(&f.message)
+        .bind(text(&f.cluster).into_owned())
+        .bind(text(&f.uid).into_owned())
+        .bind(text(&f.nodeclaim).into_owned())
+        .bind(text(&f.message).into_owned())
         .bind(i64::from(f.count))
         .bind(secs(f.last_seen))
         .execute(&self.pool)
@@ -38,15 +41,18 @@ impl Ledger {
         Ok(())
     }
 
-    /// The launch failures last seen at or after `from`, oldest first.
+    /// The launch failures last seen at or after `from`, newest first, at most
+    /// [`MAX_READ`] of them (a week of a fleet short of capacity everywhere is read in bounded
+    /// memory; the oldest beyond it are left out of the counts).
     ///
     /// Errors: the database could not be read.
     pub async fn launch_failures_since(&self, from: DateTime<Utc>) -> Result<Vec<LaunchFailure>> {
         let rows = sqlx::query(
             "SELECT cluster, uid, nodeclaim, message, count, last_seen FROM launch_failures
-             WHERE last_seen >= $1 ORDER BY last_seen",
+             WHERE last_seen >= $1 ORDER BY last_seen DESC LIMIT $2",
         )
         .bind(secs(from))
+        .bind(MAX_READ)
         .fetch_all(&self.pool)
         .await
         .map_err(db("reading Karpenter's launch failures"))?;

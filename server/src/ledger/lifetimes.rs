@@ -195,7 +195,7 @@ impl Ledger {
             .bind(secs(at))
             .bind(reason)
             .bind(uid)
-            .bind(evidence)
+            .bind(evidence.map(|e| super::store::text(e).into_owned()))
             .execute(&self.pool)
             .await
             .map_err(db("ending a node"))?;

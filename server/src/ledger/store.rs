@@ -84,6 +84,17 @@ pub(super) fn time(s: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(s, 0).single().unwrap_or_default()
 }
 
+/// `s` without NUL characters: PostgreSQL refuses them in `TEXT` ("invalid byte sequence"),
+/// and a write the ledger refuses would hold up every write queued behind it. Text from the
+/// clusters (event and condition messages) may carry anything.
+pub(super) fn text(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\0') {
+        std::borrow::Cow::Owned(s.replace('\0', ""))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 pub(super) fn db(context: &str) -> impl Fn(sqlx::Error) -> Error + '_ {
     move |e| Error::Ledger(format!("{context}: {e}"))
 }

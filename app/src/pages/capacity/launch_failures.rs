@@ -53,7 +53,7 @@ pub fn LaunchFailures() -> impl IntoView {
                     <p class="hint">
                         "InsufficientCapacityError events on NodeClaims: the provider refused the launch for want \
                          of capacity, per zone and instance type its error names. Karpenter deletes the NodeClaim \
-                         and tries another offering; the ledger keeps 7 days of these, past the hour Kubernetes \
+                         and tries another offering; the ledger keeps them past the hour Kubernetes \
                          keeps events."
                     </p>
                     <div class="table-wrap" tabindex="0" role="region" aria-label="Karpenter launch failures">

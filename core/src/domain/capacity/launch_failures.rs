@@ -18,8 +18,13 @@ use crate::model::{EventRow, LaunchFailureRow};
 /// Bytes of an event's message kept: the row carries the last one to every viewer.
 pub const MAX_MESSAGE: usize = 1024;
 
-/// Offerings read from one message at most: a fleet request lists one error per override.
+/// Offerings read from one message at most: a fleet request lists one error per override
+/// (Karpenter cuts its error to 300 bytes, so in practice one or two).
 pub const MAX_OFFERINGS: usize = 16;
+
+/// Rows kept per cluster, those with the most failures: what the page, the stream and the
+/// metric labels carry stays bounded whatever events a cluster holds.
+pub const MAX_ROWS_PER_CLUSTER: usize = 100;
 
 /// One `InsufficientCapacityError` event, as the cluster shows it or the ledger kept it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,8 +71,15 @@ pub fn offerings(message: &str) -> Vec<Offering> {
         };
         let zone = &after[..close];
         rest = &after[close..];
-        // An instance type or zone is one word; anything else is not this sentence.
-        let word = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace) && s.len() <= 64;
+        // An instance type or zone is one word of letters, digits, dots, dashes and
+        // underscores (a '/' would make two rows share a key, a quote a metric label's
+        // escape); anything else is not this sentence.
+        let word = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 64
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        };
         if !(word(instance_type) && word(zone)) {
             continue;
         }
@@ -106,9 +118,10 @@ pub fn from_event(e: &EventRow, now: DateTime<Utc>) -> Option<LaunchFailure> {
     })
 }
 
-/// The NodePool of NodeClaim `nodeclaim` among `pools` (names): the longest whose name
-/// followed by `-` and a suffix without `-` is the NodeClaim's (Karpenter names a NodeClaim
-/// from its NodePool's name with a generated suffix); `None` when none matches.
+/// The NodePool of NodeClaim `nodeclaim` among `pools` (names): the one whose name is the
+/// NodeClaim's less its last `-` and generated suffix (Karpenter names a NodeClaim from its
+/// NodePool's name with `generateName`); `None` when none matches (a NodePool name longer than
+/// 58 characters, which `generateName` shortens, included).
 pub fn nodeclaim_pool<'a>(
     nodeclaim: &str,
     pools: impl IntoIterator<Item = &'a str>,
@@ -132,16 +145,17 @@ pub fn error_of(message: &str) -> &str {
 /// failures of the last 24 h and 7 d among `failures` (any order; one event seen twice, live
 /// and from the ledger, counts once, at its highest `count`), the NodePools they came from
 /// (`karpenter_pools`: cluster → NodePool names), and the last one. Most failures in 24 h
-/// first, then in 7 d, then by key. Failures older than 7 d are left out.
-pub fn rows(
-    failures: &[LaunchFailure],
+/// first, then in 7 d, then by key; at most [`MAX_ROWS_PER_CLUSTER`] per cluster. Failures
+/// older than 7 d are left out.
+pub fn rows<'a>(
+    failures: impl IntoIterator<Item = &'a LaunchFailure>,
     karpenter_pools: &BTreeMap<String, Vec<String>>,
     now: DateTime<Utc>,
 ) -> Vec<LaunchFailureRow> {
     let week = now - Duration::days(7);
     let day = now - Duration::days(1);
     let mut once: HashMap<(&str, &str), &LaunchFailure> = HashMap::new();
-    for f in failures.iter().filter(|f| f.last_seen >= week) {
+    for f in failures.into_iter().filter(|f| f.last_seen >= week) {
         let slot = once.entry((&f.cluster, &f.uid)).or_insert(f);
         if (f.count, f.last_seen) > (slot.count, slot.last_seen) {
             *slot = f;
@@ -200,6 +214,12 @@ pub fn rows(
         (b.failures_24h, b.failures_7d)
             .cmp(&(a.failures_24h, a.failures_7d))
             .then_with(|| a.key().cmp(&b.key()))
+    });
+    let mut per_cluster: HashMap<String, usize> = HashMap::new();
+    out.retain(|r| {
+        let n = per_cluster.entry(r.cluster.clone()).or_default();
+        *n += 1;
+        *n <= MAX_ROWS_PER_CLUSTER
     });
     out
 }
@@ -318,6 +338,48 @@ mod tests {
         assert_eq!(offerings(&many).len(), MAX_OFFERINGS);
     }
 
+    /// One launch refused for two offerings counts in both rows; a failure exactly 24 h old
+    /// is in the day, one a second older only in the week.
+    #[test]
+    fn each_offering_named_counts_and_the_day_ends_where_it_should() {
+        let two = "NodeClaim gpu-spot-aaaaa event: InsufficientInstanceCapacity: We currently do \
+                   not have sufficient p5.48xlarge capacity in the Availability Zone you \
+                   requested (us-east-1b).; InsufficientInstanceCapacity: We currently do not \
+                   have sufficient p4d.24xlarge capacity in the Availability Zone you requested \
+                   (us-east-1c).";
+        let edge = LaunchFailure {
+            last_seen: now() - Duration::days(1),
+            ..failure("u1", "gpu-spot-aaaaa", two, 0)
+        };
+        let older = LaunchFailure {
+            last_seen: now() - Duration::days(1) - Duration::seconds(1),
+            ..failure("u2", "gpu-spot-bbbbb", two, 0)
+        };
+        let rows = rows([&edge, &older], &BTreeMap::new(), now());
+        assert_eq!(rows.len(), 2);
+        for r in &rows {
+            assert_eq!((r.failures_24h, r.failures_7d), (1, 2), "{}", r.key());
+        }
+    }
+
+    #[test]
+    fn rows_per_cluster_are_capped_keeping_the_most_failures() {
+        let many: Vec<LaunchFailure> = (0..=MAX_ROWS_PER_CLUSTER)
+            .map(|i| {
+                let m = format!(
+                    "do not have sufficient t{i} capacity in the Availability Zone you requested (z)"
+                );
+                LaunchFailure {
+                    count: if i == MAX_ROWS_PER_CLUSTER { 9 } else { 1 },
+                    ..failure(&format!("u{i}"), "x-aaaaa", &m, 1)
+                }
+            })
+            .collect();
+        let rows = rows(&many, &BTreeMap::new(), now());
+        assert_eq!(rows.len(), MAX_ROWS_PER_CLUSTER);
+        assert_eq!(rows[0].instance_type, format!("t{MAX_ROWS_PER_CLUSTER}"));
+    }
+
     #[test]
     fn a_nodeclaims_pool_is_its_name_less_the_suffix() {
         let pools = ["gpu", "gpu-spot", "on-demand"];
@@ -388,10 +450,10 @@ mod tests {
     }
 
     /// Worked by hand: three g5.2xlarge failures in us-east-1a from gpu-spot (2 h, 20 h and
-    /// 3 d ago: 2 in 24 h, 3 in 7 d), one of them also seen from the ledger with count 1
-    /// (counted once); one 9 days ago (left out); one naming no offering from a NodeClaim of
-    /// no watched pool (count 2, 1 h ago). Both rows have 2 in 24 h; the g5.2xlarge row has
-    /// 3 in 7 d against 2, so it leads.
+    /// 3 d ago), the last one also read again with count 2 (counted once, as 2): 2 in 24 h,
+    /// 4 in 7 d; one 9 days ago (left out); one naming no offering from a NodeClaim of no
+    /// watched pool (count 2, 1 h ago). Both rows have 2 in 24 h; the g5.2xlarge row has 4
+    /// in 7 d against 2, so it leads.
     #[test]
     fn rows_by_hand() {
         let unnamed = LaunchFailure {
@@ -407,7 +469,11 @@ mod tests {
             failure("u1", "gpu-spot-aaaaa", ICE, 2),
             failure("u2", "gpu-spot-bbbbb", ICE, 20),
             failure("u3", "gpu-spot-ccccc", ICE, 72),
-            failure("u3", "gpu-spot-ccccc", ICE, 72),
+            // The same event again, repeated since: counted once, at its higher count.
+            LaunchFailure {
+                count: 2,
+                ..failure("u3", "gpu-spot-ccccc", ICE, 72)
+            },
             failure("u4", "gpu-spot-ddddd", ICE, 9 * 24),
             unnamed,
         ];
@@ -422,7 +488,7 @@ mod tests {
             (g5.zone.as_str(), g5.instance_type.as_str()),
             ("us-east-1a", "g5.2xlarge")
         );
-        assert_eq!((g5.failures_24h, g5.failures_7d), (2, 3));
+        assert_eq!((g5.failures_24h, g5.failures_7d), (2, 4));
         assert_eq!(g5.pools, ["gpu-spot"]);
         assert_eq!(g5.last_at, Some(now() - Duration::hours(2)));
         assert!(g5.last_message.starts_with("creating instance"));

@@ -249,8 +249,10 @@ pub fn event(e: &Event) -> Option<EventRecord> {
     let reason = e.reason.clone().unwrap_or_default();
     let scheduling =
         kind == "Pod" && spotboard_core::model::SCHEDULING_EVENT_REASONS.contains(&reason.as_str());
-    let launch_failure =
-        kind == "NodeClaim" && reason == spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY;
+    // Karpenter records it as a Warning; anything else of the name is not its.
+    let launch_failure = kind == "NodeClaim"
+        && reason == spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY
+        && e.type_.as_deref() == Some("Warning");
     if kind != "NodePool" && kind != "Node" && !scheduling && !launch_failure {
         return None;
     }
@@ -269,8 +271,17 @@ pub fn event(e: &Event) -> Option<EventRecord> {
         )
     } else {
         message
-    }
-    .to_string();
+    };
+    // Control characters (a NUL above all) in a launch failure's message reach the ledger,
+    // the page and its tooltip: each reads as a space.
+    let message = if launch_failure {
+        message
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect()
+    } else {
+        message.to_string()
+    };
     let last_seen = time(e.last_timestamp.as_ref())
         .or_else(|| {
             e.event_time
@@ -497,5 +508,12 @@ mod tests {
         assert!(r.message.starts_with('é'));
         // Karpenter's other NodeClaim events are not kept.
         assert!(event(&about("Launched", "m")).is_none());
+        // A NUL or a newline in the message reads as a space (PostgreSQL refuses a NUL).
+        let r = event(&about(ice, "a\u{0}b\nc")).unwrap();
+        assert_eq!(r.message, "a b c");
+        // Not a Warning: not Karpenter's.
+        let mut normal = about(ice, "m");
+        normal.type_ = Some("Normal".into());
+        assert!(event(&normal).is_none());
     }
 }
