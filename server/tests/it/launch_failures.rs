@@ -172,7 +172,8 @@ async fn refused_launches_count_per_zone_and_type_live_and_survive_the_events_an
     g5_row(&base, before + 1).await;
 }
 
-/// PostgreSQL takes the same upsert as SQLite: a late, lower write lowers nothing.
+/// PostgreSQL takes the same upsert as SQLite: a late, lower write lowers nothing; a NUL in
+/// a message (PostgreSQL refuses one in TEXT) is left out instead of holding the ledger up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_keeps_each_launch_failure_once_at_its_highest() {
     use spotboard_core::domain::capacity::launch_failures::LaunchFailure;
@@ -184,7 +185,7 @@ async fn postgres_keeps_each_launch_failure_once_at_its_highest() {
         cluster: AWS_CLUSTER.into(),
         uid: "u1".into(),
         nodeclaim: "gpu-spot-b2x7k".into(),
-        message: "NodeClaim gpu-spot-b2x7k event: insufficient capacity".into(),
+        message: "NodeClaim gpu-spot-b2x7k event: insufficient\0 capacity".into(),
         count,
         last_seen: now - chrono::Duration::minutes(minutes_ago),
     };
@@ -198,6 +199,7 @@ async fn postgres_keeps_each_launch_failure_once_at_its_highest() {
     // Seconds since the epoch: the ledger keeps whole seconds.
     let expected = LaunchFailure {
         last_seen: chrono::DateTime::from_timestamp(f(2, 1).last_seen.timestamp(), 0).unwrap(),
+        message: "NodeClaim gpu-spot-b2x7k event: insufficient capacity".into(),
         ..f(2, 1)
     };
     assert_eq!(kept, vec![expected]);
