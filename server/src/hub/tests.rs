@@ -620,24 +620,28 @@ fn a_waiting_pods_scheduling_events_come_with_it_and_make_no_rows() {
     assert_eq!(hub.waiting(None)[0].events.len(), 1);
 }
 
-/// The event watch may list before the NodePool watch: a launch failure about a NodeClaim of
-/// a pool not yet known is placed on its pool's page once the pool arrives.
-#[test]
-fn a_launch_failure_seen_before_its_karpenter_nodepool_joins_the_pool_once_it_is_known() {
-    use crate::watch::records::{EventRecord, KarpenterPoolRecord};
+/// Karpenter's launch failure event `uid` about NodeClaim `nodeclaim`.
+fn launch_failure(uid: &str, nodeclaim: &str) -> crate::watch::records::EventRecord {
+    crate::watch::records::EventRecord {
+        uid: uid.into(),
+        kind: "NodeClaim".into(),
+        object_name: nodeclaim.into(),
+        type_: "Warning".into(),
+        reason: spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY.into(),
+        message: format!("NodeClaim {nodeclaim} event: insufficient capacity"),
+        count: 1,
+        ..Default::default()
+    }
+}
+
+/// The event watch may list before the NodePool and node watches: a launch failure about a
+/// NodeClaim of a pool not yet known is placed on its pool's page once `known` makes the pool
+/// known.
+fn a_launch_failure_joins_its_pool_once_known(known: impl FnOnce(&Hub)) {
     let hub = Hub::new(&[("aws".into(), None)]);
     hub.events(
         "aws",
-        Observed::Apply(EventRecord {
-            uid: "e1".into(),
-            kind: "NodeClaim".into(),
-            object_name: "gpu-spot-b2x7k".into(),
-            type_: "Warning".into(),
-            reason: spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY.into(),
-            message: "NodeClaim gpu-spot-b2x7k event: insufficient capacity".into(),
-            count: 1,
-            ..Default::default()
-        }),
+        Observed::Apply(launch_failure("e1", "gpu-spot-b2x7k")),
     );
     hub.flush();
     let on_page = |hub: &Hub| {
@@ -649,16 +653,35 @@ fn a_launch_failure_seen_before_its_karpenter_nodepool_joins_the_pool_once_it_is
     assert!(!on_page(&hub));
     // The recorder is told about it whatever its pool.
     assert_eq!(hub.ledger_inputs().launch_failures.len(), 1);
-    hub.karpenter_pools(
-        "aws",
-        Observed::Resync(vec![KarpenterPoolRecord {
-            uid: "kp1".into(),
-            name: "gpu-spot".into(),
-            ..Default::default()
-        }]),
-    );
+    known(&hub);
     hub.flush();
     assert!(on_page(&hub));
+}
+
+#[test]
+fn a_launch_failure_joins_its_karpenter_nodepool_once_the_object_is_seen() {
+    a_launch_failure_joins_its_pool_once_known(|hub| {
+        hub.karpenter_pools(
+            "aws",
+            Observed::Resync(vec![crate::watch::records::KarpenterPoolRecord {
+                uid: "kp1".into(),
+                name: "gpu-spot".into(),
+                ..Default::default()
+            }]),
+        )
+    });
+}
+
+/// The same when the pool is known only from its nodes' `karpenter.sh/nodepool` label.
+#[test]
+fn a_launch_failure_joins_a_pool_its_nodes_name() {
+    a_launch_failure_joins_its_pool_once_known(|hub| {
+        let node = NodeRecord {
+            provider: spotboard_core::Provider::Karpenter,
+            ..node_rec("n1", "ip-10-0-1-1", "gpu-spot")
+        };
+        hub.nodes("aws", Observed::Resync(vec![node]));
+    });
 }
 
 /// A burst of launch failures (one per NodeClaim in a shortage) is bounded on its own and
@@ -680,14 +703,8 @@ fn a_burst_of_launch_failures_pushes_no_preemption_event_out() {
         ..Default::default()
     }];
     events.extend((0..CLAIM_EVENTS_PER_CLUSTER + 200).map(|i| EventRecord {
-        uid: format!("ice-{i}"),
-        kind: "NodeClaim".into(),
-        object_name: format!("gpu-spot-{i:05}"),
-        type_: "Warning".into(),
-        reason: spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY.into(),
-        count: 1,
         last_seen: at(1 + i as i64),
-        ..Default::default()
+        ..launch_failure(&format!("ice-{i}"), &format!("gpu-spot-{i:05}"))
     }));
     for e in events {
         hub.events("aws", Observed::Apply(e));
@@ -699,38 +716,4 @@ fn a_burst_of_launch_failures_pushes_no_preemption_event_out() {
     // The newest are kept.
     assert!(inputs.launch_failures.iter().any(|e| e.key == "ice-1199"));
     assert!(!inputs.launch_failures.iter().any(|e| e.key == "ice-0"));
-}
-
-/// The same when the pool is known only from its nodes' `karpenter.sh/nodepool` label.
-#[test]
-fn a_launch_failure_joins_a_pool_its_nodes_name() {
-    use crate::watch::records::EventRecord;
-    let hub = Hub::new(&[("aws".into(), None)]);
-    hub.events(
-        "aws",
-        Observed::Apply(EventRecord {
-            uid: "e1".into(),
-            kind: "NodeClaim".into(),
-            object_name: "gpu-spot-b2x7k".into(),
-            type_: "Warning".into(),
-            reason: spotboard_core::labels::KARPENTER_INSUFFICIENT_CAPACITY.into(),
-            count: 1,
-            ..Default::default()
-        }),
-    );
-    hub.flush();
-    let on_page = |hub: &Hub| {
-        hub.snapshot(&Scope::pool("aws", "gpu-spot"))
-            .events
-            .iter()
-            .any(|e| e.key == "e1")
-    };
-    assert!(!on_page(&hub));
-    let node = NodeRecord {
-        provider: spotboard_core::Provider::Karpenter,
-        ..node_rec("n1", "ip-10-0-1-1", "gpu-spot")
-    };
-    hub.nodes("aws", Observed::Resync(vec![node]));
-    hub.flush();
-    assert!(on_page(&hub));
 }

@@ -87,6 +87,14 @@ mod tests {
         }
     }
 
+    /// What the ledger holds of the 7 days before `t`.
+    async fn week(ledger: &Ledger, t: DateTime<Utc>) -> Vec<LaunchFailure> {
+        ledger
+            .launch_failures_since(t - Duration::days(7))
+            .await
+            .unwrap()
+    }
+
     #[tokio::test]
     async fn a_failure_is_kept_once_and_never_lowered() {
         let ledger = Ledger::open("sqlite::memory:").await.unwrap();
@@ -97,10 +105,7 @@ mod tests {
             .launch_failure(&failure("u1", 1, t - Duration::minutes(5)))
             .await
             .unwrap();
-        let got = ledger
-            .launch_failures_since(t - Duration::days(7))
-            .await
-            .unwrap();
+        let got = week(&ledger, t).await;
         assert_eq!(got, vec![failure("u1", 2, t)]);
         // It repeats: both rise.
         let later = t + Duration::minutes(3);
@@ -112,10 +117,7 @@ mod tests {
             .launch_failure(&failure("u2", 1, t - Duration::days(8)))
             .await
             .unwrap();
-        let got = ledger
-            .launch_failures_since(t - Duration::days(7))
-            .await
-            .unwrap();
+        let got = week(&ledger, t).await;
         assert_eq!(
             got,
             vec![failure("u1", 3, later)],

@@ -7,38 +7,13 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
-use kube::{Api, ResourceExt};
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use crate::common::sim::eventually;
+use crate::common::untouched_node;
 use crate::providers::{AWS_CLUSTER, CKS, get, start};
-
-/// Taints the embedded nodes carry from the start: GKE's GPU taint, CKS's node-type taints.
-const BORN_WITH: [&str; 3] = ["nvidia.com/gpu", "is_gpu", "is_cpu_compute"];
-
-/// A node of `selector` nothing has touched yet: not cordoned, no taint but the ones nodes
-/// are born with (a random preemption's notice would make it ignore what the test asks).
-async fn untouched(nodes: &Api<Node>, selector: &str, skip: &[String]) -> String {
-    nodes
-        .list(&ListParams::default().labels(selector))
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .filter(|n| {
-            n.spec.as_ref().is_none_or(|s| {
-                !s.unschedulable.unwrap_or(false)
-                    && s.taints
-                        .iter()
-                        .flatten()
-                        .all(|t| BORN_WITH.contains(&t.key.as_str()))
-            })
-        })
-        .map(|n| n.name_any())
-        .find(|n| !skip.contains(n))
-        .expect("an untouched node")
-}
 
 async fn annotate(nodes: &Api<Node>, name: &str, key: &str, value: &str) {
     let patch = json!({"metadata": {"annotations": {key: value}}});
@@ -70,8 +45,8 @@ async fn each_departure_is_recorded_with_its_reason_and_evidence_and_left_out_of
     let aws: Api<Node> = Api::all(d.admin("us-east-1a"));
     let cks: Api<Node> = Api::all(d.admin(CKS));
 
-    let consolidated = untouched(&aws, "karpenter.sh/nodepool=spot-general", &[]).await;
-    let drifted = untouched(
+    let consolidated = untouched_node(&aws, "karpenter.sh/nodepool=spot-general", &[]).await;
+    let drifted = untouched_node(
         &aws,
         "karpenter.sh/nodepool=spot-general",
         std::slice::from_ref(&consolidated),
@@ -85,9 +60,9 @@ async fn each_departure_is_recorded_with_its_reason_and_evidence_and_left_out_of
     )
     .await;
     annotate(&aws, &drifted, "sim.spotboard.dev/disrupt", "Drifted").await;
-    let triage = untouched(&cks, "compute.coreweave.com/node-pool", &[]).await;
+    let triage = untouched_node(&cks, "compute.coreweave.com/node-pool", &[]).await;
     annotate(&cks, &triage, "sim.spotboard.dev/triage", "now").await;
-    let by_hand = untouched(&aws, "karpenter.sh/nodepool=on-demand", &[]).await;
+    let by_hand = untouched_node(&aws, "karpenter.sh/nodepool=on-demand", &[]).await;
     aws.delete(&by_hand, &DeleteParams::default())
         .await
         .unwrap();

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Event, Node};
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{DeleteParams, ListParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use spotboard_embedded::sim::fleet::Flavor;
@@ -158,17 +158,7 @@ async fn refused_launches_count_per_zone_and_type_live_and_survive_the_events_an
     // A preempted gpu-spot node is replaced: one more refusal, live.
     let before = row["failures_24h"].as_u64().unwrap();
     let nodes: Api<Node> = Api::all(client.clone());
-    let victim = nodes
-        .list(&ListParams::default().labels("karpenter.sh/nodepool=gpu-spot"))
-        .await
-        .unwrap()
-        .items[0]
-        .name_any();
-    let patch = json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
-    nodes
-        .patch(&victim, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .unwrap();
+    crate::common::preempt_one(&nodes, "karpenter.sh/nodepool=gpu-spot").await;
     g5_row(&base, before + 1).await;
 }
 

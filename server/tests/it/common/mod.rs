@@ -197,18 +197,20 @@ pub async fn sse_until(
     }
 }
 
-/// A spot node of `selector` not yet under notice, preempted through the behaviour model.
-pub async fn preempt_one(
+/// A node of `selector`, none of `skip`, that nothing has touched yet: not cordoned, under
+/// no notice (a random preemption's would make it ignore what a test asks of it).
+pub async fn untouched_node(
     nodes: &kube::Api<k8s_openapi::api::core::v1::Node>,
     selector: &str,
+    skip: &[String],
 ) -> String {
-    let victim = nodes
+    nodes
         .list(&kube::api::ListParams::default().labels(selector))
         .await
         .unwrap()
         .items
         .into_iter()
-        .find(|n| {
+        .filter(|n| {
             let spec = n.spec.as_ref();
             !spec.and_then(|s| s.unschedulable).unwrap_or(false)
                 && !spec.and_then(|s| s.taints.as_ref()).is_some_and(|t| {
@@ -220,7 +222,16 @@ pub async fn preempt_one(
                 })
         })
         .map(|n| kube::ResourceExt::name_any(&n))
-        .expect("an untouched spot node");
+        .find(|n| !skip.contains(n))
+        .expect("an untouched node")
+}
+
+/// A spot node of `selector` not yet under notice, preempted through the behaviour model.
+pub async fn preempt_one(
+    nodes: &kube::Api<k8s_openapi::api::core::v1::Node>,
+    selector: &str,
+) -> String {
+    let victim = untouched_node(nodes, selector, &[]).await;
     let patch =
         serde_json::json!({"metadata": {"annotations": {"sim.spotboard.dev/preempt": "now"}}});
     nodes

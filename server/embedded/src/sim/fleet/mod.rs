@@ -252,8 +252,13 @@ async fn add_node(
     Ok(name)
 }
 
-/// Karpenter disrupting node `n` for `reason`, once ([`timeline::disrupt`]).
-fn start_disruption(f: &Arc<Fleet>, n: Node, reason: objects::Disruption) {
+/// Runs `work` on node `n` unless a preemption or disruption of it is under way: one way out
+/// at a time per node. `what` names it in the log when it fails.
+fn start_once<W, Fut>(f: &Arc<Fleet>, n: Node, what: &'static str, work: W)
+where
+    W: FnOnce(Arc<Fleet>, Node) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = kube::Result<()>> + Send,
+{
     let name = n.name_any();
     if !f
         .preempting
@@ -265,8 +270,8 @@ fn start_disruption(f: &Arc<Fleet>, n: Node, reason: objects::Disruption) {
     }
     let f2 = f.clone();
     f.spawn(async move {
-        if let Err(e) = timeline::disrupt(&f2, &n, reason).await {
-            tracing::warn!(node = %name, "karpenter disruption: {e}");
+        if let Err(e) = work(f2.clone(), n).await {
+            tracing::warn!(node = %name, "{what}: {e}");
         }
         f2.preempting
             .lock()
@@ -344,7 +349,9 @@ async fn run(f: Arc<Fleet>) {
                     .get(objects::DISRUPT_ANNOTATION)
                     .and_then(|v| objects::Disruption::parse(v))
             {
-                start_disruption(&f, n, reason);
+                start_once(&f, n, "karpenter disruption", move |f, n| async move {
+                    timeline::disrupt(&f, &n, reason).await
+                });
                 continue;
             }
             let asked = n
@@ -359,28 +366,11 @@ async fn run(f: Arc<Fleet>) {
             if !(asked || random) {
                 continue;
             }
-            let name = n.name_any();
-            if !f
-                .preempting
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(name.clone())
-            {
-                continue;
-            }
-            let f2 = f.clone();
-            f.spawn(async move {
-                let result = match f2.flavor {
-                    Flavor::Gke => timeline::gke(&f2, &n).await,
-                    Flavor::Karpenter => timeline::karpenter(&f2, &n).await,
-                };
-                if let Err(e) = result {
-                    tracing::warn!(node = %name, "fleet preemption: {e}");
+            start_once(&f, n, "fleet preemption", |f, n| async move {
+                match f.flavor {
+                    Flavor::Gke => timeline::gke(&f, &n).await,
+                    Flavor::Karpenter => timeline::karpenter(&f, &n).await,
                 }
-                f2.preempting
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&name);
             });
         }
     }
