@@ -546,6 +546,8 @@ impl app::live::SnapshotSource for Hub {
 #[cfg(test)]
 mod derived_tests;
 #[cfg(test)]
+mod launch_failure_tests;
+#[cfg(test)]
 mod scope_tests;
 #[cfg(test)]
 mod tests;
