@@ -28,6 +28,14 @@ pub trait SavingsSource: Send + Sync {
         to: chrono::DateTime<chrono::Utc>,
     ) -> crate::create_api::BoxFuture<'a, spotboard_core::Result<crate::model::SavingsHeadline>>;
 
+    /// Showback over `[from, to]` by `by` (`spotboard_core::domain::showback`).
+    fn showback<'a>(
+        &'a self,
+        from: chrono::DateTime<chrono::Utc>,
+        to: chrono::DateTime<chrono::Utc>,
+        by: crate::model::ShowbackBy,
+    ) -> crate::create_api::BoxFuture<'a, spotboard_core::Result<crate::model::ShowbackReport>>;
+
     /// The price catalog in force, user rows first.
     fn prices(&self) -> Vec<crate::model::PriceEntry>;
 
@@ -67,6 +75,25 @@ fn savings_source() -> Result<SavingsSourceHandle, crate::api_error::ApiError> {
         .ok_or_else(|| crate::api_error::ApiError::internal("no savings source in context"))
 }
 
+/// `[from, to]` of a named `range` or RFC 3339 `from`/`to` ending now, or a 400.
+#[cfg(feature = "ssr")]
+fn any_range(
+    range: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+) -> Result<
+    (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>),
+    crate::api_error::ApiError,
+> {
+    crate::domain::savings::range::resolve(
+        range.as_deref(),
+        from.as_deref(),
+        to.as_deref(),
+        chrono::Utc::now(),
+    )
+    .map_err(crate::api_error::ApiError::invalid)
+}
+
 /// `[from, to]` of a named `range` (`1h`, `24h`, `7d`, `30d`) ending now, or a 400.
 #[cfg(feature = "ssr")]
 fn named_range(
@@ -91,18 +118,31 @@ pub async fn load_savings(
     to: Option<String>,
 ) -> Result<SavingsReport, crate::api_error::ApiError> {
     let source = savings_source()?;
-    let (from, to) = crate::domain::savings::range::resolve(
-        range.as_deref(),
-        from.as_deref(),
-        to.as_deref(),
-        chrono::Utc::now(),
-    )
-    .map_err(crate::api_error::ApiError::invalid)?;
+    let (from, to) = any_range(range, from, to)?;
     source
         .0
         .report(from, to)
         .await
         .map_err(crate::api_error::ApiError::from)
+}
+
+/// Showback over a named `range` or RFC 3339 `from`/`to`, by `by` (`namespace`, `team`,
+/// `pool`), as `GET /api/v1/showback` answers.
+///
+/// Errors: a bad range or `by` (400), the ledger could not be read (503), no savings source
+/// (500).
+#[server(endpoint = "showback", input = Json, output = Json)]
+pub async fn load_showback(
+    range: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+    by: String,
+) -> Result<crate::model::ShowbackReport, crate::api_error::ApiError> {
+    use crate::api_error::ApiError;
+    let source = savings_source()?;
+    let (from, to) = any_range(range, from, to)?;
+    let by = crate::model::ShowbackBy::parse(&by).map_err(ApiError::from)?;
+    Ok(source.0.showback(from, to, by).await?)
 }
 
 /// The headline of [`load_savings`]'s report over a named `range` (`1h`, `24h`, `7d`,

@@ -205,3 +205,39 @@ test("a fallback pair shows what its on-demand nodes cost while spot was queued"
   await page.goto(`/pools/${after.cluster}/b200-spot-burst`);
   await expect(page.getByTestId("pool-fallback")).toContainText("b200-on-demand stands in for this pool.");
 });
+
+test("a namespace's showback row on /savings is the API's, and the rows add up to the total", async ({ page, request }) => {
+  // The pod recorder looks every 15 s: wait until training pods have run at a price.
+  await expect
+    .poll(
+      async () => {
+        const r = await (await request.get("/api/v1/showback?range=1h")).json();
+        return r.rows.some((x: { key: string; cost_usd: string }) => x.key === "ml-training" && Number(x.cost_usd) > 0);
+      },
+      { timeout: 60_000 },
+    )
+    .toBe(true);
+  const to = new Date(Date.now() - 1000);
+  const from = new Date(to.getTime() - 3600_000);
+  const q = `from=${from.toISOString()}&to=${to.toISOString()}`;
+  const r = await (await request.get(`/api/v1/showback?${q}`)).json();
+  const row = r.rows.find((x: { key: string }) => x.key === "ml-training");
+  const cents = (v: string) => Math.round(Number(v) * 100);
+  const parts = [...r.rows, ...r.idle].reduce((s: number, x: { cost_usd: string }) => s + cents(x.cost_usd), 0);
+  expect(parts).toBe(cents(r.total.cost_usd));
+
+  await page.goto(`/savings?${q}`);
+  const tr = page.locator('tr[data-showback-key="ml-training"]');
+  await expect(tr.locator('[data-col="cost"]')).toHaveText(usd(row.cost_usd));
+  await expect(tr.locator('[data-col="on-demand"]')).toHaveText(usd(row.on_demand_usd));
+  await expect(tr.locator('[data-col="savings"]')).toHaveText(usd(row.savings_usd));
+  await expect(page.getByTestId("showback-total").locator('[data-col="cost"]')).toHaveText(usd(r.total.cost_usd));
+  await expect(page.locator("tr[data-idle-pool]").first()).toBeVisible();
+  // One line per row.
+  expect((await tr.boundingBox())!.height).toBeLessThan(40);
+
+  // By team: the embedded workloads' `team` label.
+  await page.getByRole("link", { name: "by team" }).click();
+  await expect(page.getByTestId("showback")).toHaveAttribute("data-by", "team");
+  await expect(page.locator('tr[data-showback-key="research"]')).toBeVisible();
+});

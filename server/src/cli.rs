@@ -238,6 +238,16 @@ pub struct ServeArgs {
     #[arg(global = true, long, default_value_t = 15)]
     pub capacity_poll_seconds: u64,
 
+    /// The pod label whose value names a pod's team on the showback (`/savings` by team,
+    /// `GET /api/v1/showback?by=team`). A label key: `[prefix/]name`.
+    #[arg(global = true, long, env = "SPOTBOARD_TEAM_LABEL", default_value = "team", value_parser = label_key)]
+    pub team_label: String,
+
+    /// Seconds between looks at the pods for showback's pod intervals (an end is seen this
+    /// late at most).
+    #[arg(global = true, long, default_value_t = 15)]
+    pub showback_sample_seconds: u64,
+
     /// The ledger's database: `postgres://…` for replicated deployments, or `sqlite://PATH`.
     /// Default: the SQLite file of --ledger. It can hold a password: its environment value
     /// is never shown in `--help`.
@@ -394,6 +404,14 @@ impl ServeArgs {
 }
 
 /// A discount in percent: a decimal number greater than 0 and below 100.
+/// A label key for `--team-label`.
+fn label_key(v: &str) -> Result<String, String> {
+    match spotboard_core::domain::validation::qualified_name_problem(v) {
+        None => Ok(v.to_string()),
+        Some(p) => Err(format!("--team-label is not a label key: {p}")),
+    }
+}
+
 fn discount_pct(s: &str) -> std::result::Result<rust_decimal::Decimal, String> {
     let d: rust_decimal::Decimal = s
         .trim()
@@ -431,5 +449,18 @@ mod tests {
         }
         let none = Cli::try_parse_from(["spotboard"]).unwrap();
         assert_eq!(none.serve.reserved_discount_pct, None);
+    }
+
+    #[test]
+    fn the_team_label_is_a_label_key() {
+        let parse = |v: &str| {
+            Cli::try_parse_from(["spotboard".to_string(), format!("--team-label={v}")])
+                .map(|c| c.serve.team_label)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(parse("example.com/team"), Ok("example.com/team".into()));
+        assert!(parse("has space").unwrap_err().contains("--team-label"));
+        let none = Cli::try_parse_from(["spotboard"]).unwrap();
+        assert_eq!(none.serve.team_label, "team");
     }
 }

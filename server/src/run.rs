@@ -218,12 +218,19 @@ pub async fn start(
     watchers.extend(capacity_tasks);
     // The recorder and the tracker follow the hub's typed changes (no copies on a timer).
     watchers.push(ledger::spawn_recorder(ledger.clone(), hub.clone()));
+    watchers.push(ledger::pod_recorder::spawn(
+        ledger.clone(),
+        hub.clone(),
+        args.team_label.clone(),
+        std::time::Duration::from_secs(args.showback_sample_seconds.max(1)),
+    ));
     watchers.push(crate::waiting::spawn_publisher(hub.clone()));
     watchers.push(crate::kueue::spawn_publisher(hub.clone()));
     let savings = Arc::new(
         Savings::new(ledger.clone(), prices)
             .with_hub(hub.clone())
             .with_reserved_discount(args.reserved_discount_pct)
+            .with_team_label(&args.team_label)
             .with_fallback(
                 capacity.clone(),
                 chrono::Duration::minutes(i64::from(args.fallback_move_back_minutes)),

@@ -20,6 +20,7 @@ pub mod prices;
 pub mod quantity;
 pub mod savings;
 pub mod selector;
+pub mod showback;
 pub mod survival;
 pub mod text;
 pub mod validation;

@@ -16,6 +16,7 @@ mod preemption;
 mod readiness;
 mod rows;
 mod savings;
+mod showback;
 mod stream;
 mod waiting;
 #[cfg(test)]
@@ -33,5 +34,6 @@ pub use preemption::*;
 pub use readiness::*;
 pub use rows::*;
 pub use savings::*;
+pub use showback::*;
 pub use stream::*;
 pub use waiting::*;

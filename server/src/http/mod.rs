@@ -33,6 +33,7 @@ mod preemptions;
 mod proxy;
 mod savings;
 mod serve;
+mod showback;
 pub mod site;
 mod stream;
 mod streams;
@@ -156,6 +157,8 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/api/v1/savings", get(savings::savings))
         .route("/api/v1/savings.csv", get(savings::savings_csv))
+        .route("/api/v1/showback", get(showback::showback))
+        .route("/api/v1/showback.csv", get(showback::showback_csv))
         .route("/api/v1/fallback", get(savings::fallback))
         .route("/api/v1/ledger", get(savings::ledger))
         .route("/api/v1/ledger.csv", get(savings::ledger_csv))

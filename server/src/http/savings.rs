@@ -48,7 +48,7 @@ fn failed(e: crate::Error) -> Response {
     (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response()
 }
 
-fn csv_response(name: &str, body: Vec<u8>) -> Response {
+pub(super) fn csv_response(name: &str, body: Vec<u8>) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),

@@ -675,6 +675,25 @@ impl ClusterData {
             .collect()
     }
 
+    /// Each active pod bound to a node this cluster holds, with the node as showback reads
+    /// it (a pod bound to a node not seen yet is left for the next look).
+    pub fn pod_stays(&self) -> Vec<super::pod_reads::PodStay> {
+        self.pods
+            .bound_active()
+            .filter_map(|(uid, facts, node)| {
+                let rec = self.nodes.get(self.node_uid_by_name.get(node)?)?;
+                Some(super::pod_reads::PodStay {
+                    pod_uid: uid,
+                    facts: facts.clone(),
+                    node_uid: rec.uid.clone(),
+                    node_gpus: projection::gpus(rec).0.unwrap_or(0),
+                    node_cpu_m: rec.cpu_allocatable_m,
+                    node_memory_b: rec.memory_allocatable_b,
+                })
+            })
+            .collect()
+    }
+
     /// The pods of this cluster waiting for a node: their shared facts and why they wait, as
     /// reference counts (the caller reads them after the hub's lock is released).
     pub fn waiting(

@@ -46,6 +46,7 @@ use crate::watch::records::{
 pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, WatchedKind};
 pub use derived::DerivedRow;
 pub use facts::{FACTS_BUFFER, Fact, Following, LedgerInputs};
+pub use pod_reads::PodStay;
 pub use views::{POOL_AGGREGATE_EVERY, Published};
 
 use cluster::{ClusterData, Dirty};

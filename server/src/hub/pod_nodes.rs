@@ -204,6 +204,17 @@ impl PodNodes {
         }
     }
 
+    /// Every active pod bound to a node: its uid as text, its workload's shared facts and
+    /// its node's name, in no particular order.
+    pub fn bound_active(&self) -> impl Iterator<Item = (String, &Arc<PodFacts>, &NodeName)> + '_ {
+        self.by_uuid
+            .iter()
+            .map(|(u, b)| (u.to_string(), b))
+            .chain(self.by_text.iter().map(|(u, b)| (u.to_string(), b)))
+            .filter(|(_, b)| b.facts.active)
+            .filter_map(|(u, b)| Some((u, &b.facts, b.node.as_ref()?)))
+    }
+
     /// Every pod's shared facts and node, copied as two reference counts each, in no
     /// particular order.
     pub fn bindings(&self) -> Vec<PodBinding> {

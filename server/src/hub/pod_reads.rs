@@ -2,13 +2,41 @@
 //! and pod's facts (the readiness audit), and the pods past their grace period.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use spotboard_core::domain::preemption::readiness::NodeFacts;
+use spotboard_core::domain::preemption::readiness::{NodeFacts, PodFacts};
 
 use super::{Hub, WatchedKind, pod_nodes::PodBinding};
 
+/// An active pod on a node, for the ledger's pod intervals (`crate::ledger::pod_intervals`).
+#[derive(Clone, Debug)]
+pub struct PodStay {
+    pub pod_uid: String,
+    /// Its workload's shared facts: namespace, labels, owner, requests.
+    pub facts: Arc<PodFacts>,
+    pub node_uid: Arc<str>,
+    /// The node's GPUs: its capacity, else the catalog's (`projection::gpus`); 0 when neither.
+    pub node_gpus: u32,
+    /// `status.allocatable.cpu`, millicores.
+    pub node_cpu_m: Option<u64>,
+    /// `status.allocatable.memory`, bytes.
+    pub node_memory_b: Option<u64>,
+}
+
 impl Hub {
+    /// The active pods on nodes of every cluster whose watches have all listed, by cluster,
+    /// from one read (two reference counts and a uid a pod: about 5 MB at 50,000 pods).
+    pub fn pod_stays(&self) -> Vec<(String, Vec<PodStay>)> {
+        self.read(|s| {
+            s.clusters
+                .iter()
+                .filter(|(_, c)| c.synced & super::ALL_KINDS == super::ALL_KINDS)
+                .map(|(name, c)| (name.clone(), c.pod_stays()))
+                .collect()
+        })
+    }
+
     /// Each node as the readiness audit reads it ([`NodeFacts`]: name, pool, zone, provider,
     /// spot), by cluster, from one read.
     ///

@@ -64,6 +64,10 @@ const FILES: &[(&str, &str)] = &[
         "20261129000100_end_evidence.sql",
         include_str!("../../migrations/20261129000100_end_evidence.sql"),
     ),
+    (
+        "20261130000000_pod_intervals.sql",
+        include_str!("../../migrations/20261130000000_pod_intervals.sql"),
+    ),
 ];
 
 /// The migrations of [`FILES`], as sqlx's `Migrator::new` takes them.

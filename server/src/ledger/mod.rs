@@ -7,6 +7,7 @@
 //! - `lock`: one process per SQLite file.
 //! - `recorder`: turns the hub's nodes into lifetimes.
 //! - `pods`: the pods each preemption hit.
+//! - `pod_intervals`, `pod_recorder`: each pod's stays on nodes, for showback.
 //! - `conditions`: NodePool condition history.
 //! - `launch_failures`: Karpenter's refused launches.
 //! - `fallback`: the fallback pairs of the last 24 h, published on the stream.
@@ -18,6 +19,8 @@ mod launch_failures;
 mod lifetimes;
 mod lock;
 mod migrations;
+mod pod_intervals;
+pub mod pod_recorder;
 mod pods;
 mod recorder;
 mod savings;

@@ -42,6 +42,8 @@ pub struct Savings {
     /// How long a pair's spot side must have been fulfilling before a move back is advised
     /// (`--fallback-move-back-minutes`).
     move_back_after: chrono::Duration,
+    /// The pod label read for teams (`--team-label`).
+    team_label: String,
 }
 
 /// [`Savings`]' `move_back_after` unless told otherwise.
@@ -58,7 +60,60 @@ impl Savings {
             reserved_discount_pct: None,
             capacity: None,
             move_back_after: chrono::Duration::minutes(i64::from(MOVE_BACK_AFTER_MINUTES)),
+            team_label: "team".into(),
         }
+    }
+
+    /// Showback reads teams from `label` (`--team-label`).
+    pub fn with_team_label(mut self, label: &str) -> Self {
+        self.team_label = label.to_string();
+        self
+    }
+
+    /// Showback over `[from, to]` by `by`: the lifetimes as the savings report reads them, and
+    /// the pod intervals that overlap the range streamed by node, at most
+    /// [`spotboard_core::domain::showback::MAX_INTERVALS`].
+    ///
+    /// Errors: the ledger could not be read ("ledger unavailable since …").
+    pub async fn showback(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        by: spotboard_core::model::ShowbackBy,
+    ) -> crate::Result<spotboard_core::model::ShowbackReport> {
+        use spotboard_core::domain::showback::{MAX_INTERVALS, Params, Showback};
+        let lifetimes = self.lifetimes(from, to).await?;
+        let now = Utc::now();
+        let mut fold = Showback::new(&Params {
+            lifetimes: &lifetimes,
+            prices: &self.prices,
+            from,
+            to,
+            now,
+            by,
+            team_label: &self.team_label,
+        });
+        let mut node = String::new();
+        let mut held: Vec<spotboard_core::model::PodInterval> = Vec::new();
+        let read = self
+            .ledger
+            .each_pod_interval(from, to.min(now), MAX_INTERVALS, |iv| {
+                if iv.node_uid != node {
+                    fold.node(&node, &held);
+                    held.clear();
+                    node.clone_from(&iv.node_uid);
+                }
+                held.push(iv);
+            })
+            .await;
+        let truncated = self.ledger.track(read).map_err(|e| self.unavailable(e))?;
+        fold.node(&node, &held);
+        if truncated {
+            fold.truncated();
+        }
+        let killed = self.ledger.killed_pods(from, to).await;
+        fold.killed(self.ledger.track(killed).map_err(|e| self.unavailable(e))?);
+        Ok(fold.finish())
     }
 
     /// Fallback pairs take the Capacity Finder's score from `capacity`'s grid, and advise a
@@ -309,6 +364,15 @@ impl SavingsSource for Savings {
         to: DateTime<Utc>,
     ) -> BoxFuture<'a, spotboard_core::Result<SavingsHeadline>> {
         Box::pin(async move { Ok(Savings::headline(self, range, from, to).await?) })
+    }
+
+    fn showback<'a>(
+        &'a self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        by: spotboard_core::model::ShowbackBy,
+    ) -> BoxFuture<'a, spotboard_core::Result<spotboard_core::model::ShowbackReport>> {
+        Box::pin(async move { Ok(Savings::showback(self, from, to, by).await?) })
     }
 
     fn prices(&self) -> Vec<PriceEntry> {

@@ -41,6 +41,7 @@ mod process;
 mod providers;
 mod replicas;
 mod security;
+mod showback;
 mod signals;
 mod streaming_lists;
 mod survival;

@@ -2,6 +2,7 @@
 
 pub mod chart;
 mod fallback;
+mod showback;
 mod whatif;
 
 use leptos::prelude::*;
@@ -56,6 +57,13 @@ pub fn SavingsPage() -> impl IntoView {
         move || params.get(),
         |p| load_savings(p.range, p.from, p.to),
     );
+    let by = Memo::new(move |_| {
+        query.with(|q| {
+            q.get("by")
+                .and_then(|b| crate::model::ShowbackBy::parse(&b).ok())
+                .unwrap_or_default()
+        })
+    });
     let live = expect_context::<LiveStore>();
     let snapshot = use_live(Scope::pools);
     crate::components::chart::dispose_on_unmount(CHART_ID);
@@ -89,6 +97,7 @@ pub fn SavingsPage() -> impl IntoView {
             })}
         </Transition>
         <div id=CHART_ID class="chart" role="img" aria-label="Actual cost against the on-demand baseline over time"></div>
+        <showback::Showback params by />
         <Transition fallback=|| ()>
             {move || report.get().and_then(Result::ok).map(details_view)}
         </Transition>

@@ -19,4 +19,4 @@ pub use hybrid::{Floor, Hybrid, hybrid};
 pub use report::{ReportInput, report};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

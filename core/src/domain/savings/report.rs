@@ -33,16 +33,16 @@ pub fn hours(from: DateTime<Utc>, to: DateTime<Utc>) -> Decimal {
     Decimal::from((to - from).num_seconds().max(0)) / Decimal::from(3600)
 }
 
-struct Priced<'a> {
-    life: &'a Lifetime,
-    paid: Option<UnitPrice>,
-    on_demand: Option<UnitPrice>,
+pub(crate) struct Priced<'a> {
+    pub(crate) life: &'a Lifetime,
+    pub(crate) paid: Option<UnitPrice>,
+    pub(crate) on_demand: Option<UnitPrice>,
     /// The spot price of the same type, whatever the node ran as (for the what-if).
     spot: Option<UnitPrice>,
 }
 
 impl Priced<'_> {
-    fn known(&self) -> Option<(Decimal, Decimal)> {
+    pub(crate) fn known(&self) -> Option<(Decimal, Decimal)> {
         Some((
             self.paid.as_ref()?.usd_per_hour,
             self.on_demand.as_ref()?.usd_per_hour,
@@ -50,7 +50,7 @@ impl Priced<'_> {
     }
 }
 
-fn price<'a>(prices: &PriceCatalog, life: &'a Lifetime) -> Priced<'a> {
+pub(crate) fn price<'a>(prices: &PriceCatalog, life: &'a Lifetime) -> Priced<'a> {
     let look = |c| {
         prices.lookup(
             &life.cluster,
@@ -68,7 +68,12 @@ fn price<'a>(prices: &PriceCatalog, life: &'a Lifetime) -> Priced<'a> {
 }
 
 /// Hours of `life` inside `[from, to]`, running lifetimes ending at `now`.
-fn overlap(life: &Lifetime, from: DateTime<Utc>, to: DateTime<Utc>, now: DateTime<Utc>) -> Decimal {
+pub(crate) fn overlap(
+    life: &Lifetime,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Decimal {
     let end = life.ended_at.unwrap_or(now).min(to);
     let start = life.started_at.max(from);
     if end <= start {

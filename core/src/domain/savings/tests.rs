@@ -6,11 +6,18 @@ use super::*;
 use crate::domain::prices::PriceCatalog;
 use crate::model::{FleetGroup, Lifetime, SavingsReport};
 
-fn t0() -> DateTime<Utc> {
+pub(crate) fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 20, 0, 0, 0).unwrap()
 }
 
-fn life(uid: &str, class: &str, instance: &str, start_h: i64, end_h: Option<i64>) -> Lifetime {
+/// A lifetime of an 8-GPU node of `pool-a` in cluster `c1`, hours counted from [`t0`].
+pub(crate) fn life(
+    uid: &str,
+    class: &str,
+    instance: &str,
+    start_h: i64,
+    end_h: Option<i64>,
+) -> Lifetime {
     Lifetime {
         uid: uid.into(),
         cluster: "c1".into(),

@@ -285,10 +285,27 @@ pub fn node_pods(
                 .collect()
         }
     };
+    for p in &mut pods {
+        if let Some(team) = team_of(p.namespace, gpus > 0) {
+            p.labels.push(("team".into(), team.into()));
+        }
+    }
     if workload != Workload::Bulk {
         pods.push(cilium(seed, slot.node, &mut next));
     }
     pods
+}
+
+/// The `team` label of a user pod: the research group trains and evaluates on GPUs, the
+/// serving group runs inference, the data group runs CPU batch. Not a namespace per team, so
+/// showback by team and by namespace differ (as they do in a shared cluster).
+fn team_of(namespace: &str, gpu_node: bool) -> Option<&'static str> {
+    match (namespace, gpu_node) {
+        ("ml-training", _) | ("batch", true) => Some("research"),
+        ("inference", _) => Some("serving"),
+        ("batch", false) => Some("data"),
+        _ => None,
+    }
 }
 
 /// The DaemonSet pods every node of a scenario pool runs (Cilium, CKS's CNI), for a node that
