@@ -135,6 +135,8 @@ pub struct ClusterData {
     drill_interrupted: HashSet<String>,
     /// Kueue's objects, where the cluster serves `kueue.x-k8s.io/v1beta1`.
     pub kueue: super::kueue::KueueStore,
+    /// Namespaces' labels (showback's team label may be on the namespace).
+    pub namespaces: super::namespaces::NamespaceStore,
 }
 
 impl ClusterData {
@@ -684,6 +686,7 @@ impl ClusterData {
                 let rec = self.nodes.get(self.node_uid_by_name.get(node)?)?;
                 Some(super::pod_reads::PodStay {
                     pod_uid: uid,
+                    namespace_labels: self.namespaces.labels_of(&facts.namespace),
                     facts: facts.clone(),
                     node_uid: rec.uid.clone(),
                     node_gpus: projection::gpus(rec).0.unwrap_or(0),

@@ -25,6 +25,7 @@ mod cluster;
 mod derived;
 mod facts;
 pub mod kueue;
+mod namespaces;
 mod pod_nodes;
 mod pod_reads;
 mod pools_seen;

@@ -15,6 +15,8 @@ pub struct PodStay {
     pub pod_uid: String,
     /// Its workload's shared facts: namespace, labels, owner, requests.
     pub facts: Arc<PodFacts>,
+    /// Its namespace's labels, once the namespace watch has seen it.
+    pub namespace_labels: Option<super::namespaces::Labels>,
     pub node_uid: Arc<str>,
     /// The node's GPUs: its capacity, else the catalog's (`projection::gpus`); 0 when neither.
     pub node_gpus: u32,

@@ -75,7 +75,8 @@ fn fingerprint(iv: &PodInterval) -> u64 {
     h.finish()
 }
 
-/// The interval `stay` opens at `now`, its team read from `team_label`.
+/// The interval `stay` opens at `now`, its team the value of `team_label` on the pod, else on
+/// its namespace (a pod's own label wins, as a namespace's default is meant to be overridden).
 pub fn interval(
     cluster: &str,
     stay: &PodStay,
@@ -89,7 +90,11 @@ pub fn interval(
         namespace: f.namespace.clone(),
         workload: f.workload(),
         pod_uid: stay.pod_uid.clone(),
-        team: f.labels.get(team_label).cloned(),
+        team: f
+            .labels
+            .get(team_label)
+            .or_else(|| stay.namespace_labels.as_ref()?.get(team_label))
+            .cloned(),
         gpus: f.gpus,
         cpu_m: f.cpu_m,
         memory_b: f.memory_b,

@@ -37,6 +37,7 @@ fn stay(uid: &str, ns: &str, team: Option<&str>, gpus: u32) -> PodStay {
             gpus,
             ..Default::default()
         }),
+        namespace_labels: None,
         node_uid: "node-1".into(),
         node_gpus: 8,
         node_cpu_m: Some(128_000),
@@ -215,5 +216,28 @@ async fn showback_from_the_ledger_splits_a_node_between_two_namespaces_and_its_i
             .rows
             .iter()
             .any(|r| r.key == spotboard_core::model::NO_TEAM)
+    );
+}
+
+#[test]
+fn a_pod_without_the_team_label_takes_its_namespaces_and_its_own_label_wins() {
+    let ns: crate::hub::PodStay = PodStay {
+        namespace_labels: Some(Arc::new(BTreeMap::from([(
+            "team".to_string(),
+            "serving".to_string(),
+        )]))),
+        ..stay(POD_A, "inference", None, 1)
+    };
+    assert_eq!(
+        super::interval("c1", &ns, "team", t(0)).team.as_deref(),
+        Some("serving")
+    );
+    let own = PodStay {
+        facts: stay(POD_A, "inference", Some("research"), 1).facts,
+        ..ns
+    };
+    assert_eq!(
+        super::interval("c1", &own, "team", t(0)).team.as_deref(),
+        Some("research")
     );
 }

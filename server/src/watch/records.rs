@@ -138,6 +138,15 @@ pub struct PendingRecord {
     pub tolerations: Vec<spotboard_core::model::Toleration>,
 }
 
+/// A Namespace as stored: its labels, shared by the pods read with them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NamespaceRecord {
+    pub uid: String,
+    pub name: String,
+    /// At most [`super::trim::namespaces::MAX_LABELS`].
+    pub labels: Arc<std::collections::BTreeMap<String, String>>,
+}
+
 /// An Event about a NodePool or a Node, as stored.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EventRecord {

@@ -7,7 +7,7 @@ use std::{
 };
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Event, Node};
+use k8s_openapi::api::core::v1::{Event, Namespace, Node};
 use kube::{
     Api, Client, Resource, ResourceExt,
     api::{ApiResource, DynamicObject},
@@ -81,6 +81,16 @@ pub fn spawn_cluster(hub: Hub, src: ClusterSource) -> Vec<JoinHandle<()>> {
             trim::event,
             Hub::events,
             Some(last_error.clone()),
+        )),
+        // Optional: a read-only account without `namespaces` still shows everything but the
+        // teams named on namespaces.
+        tokio::spawn(watch(
+            hub.clone(),
+            src.name.clone(),
+            Api::<Lenient<Namespace>>::all(c.clone()),
+            trim::namespace,
+            Hub::namespaces,
+            None,
         )),
         tokio::spawn(watch_karpenter(hub.clone(), src.clone())),
         tokio::spawn(watch_kueue(hub.clone(), src.clone())),

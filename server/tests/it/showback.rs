@@ -1,6 +1,7 @@
 //! Showback through kube-rs against the embedded CKS zone: the pod recorder follows the
 //! zone's pods into intervals, `GET /api/v1/showback` splits the fleet's cost among
-//! namespaces and teams (the embedded workloads carry a `team` label) with the pools' idle,
+//! namespaces and teams (the embedded training and batch pods carry a `team` label, the
+//! inference pods none: their namespace does) with the pools' idle,
 //! to the cent of the savings report's cost; a preempted training node's pods show as
 //! killed in their namespace; bad requests get 400s; the CSV carries the same figures.
 

@@ -3,7 +3,6 @@
 //! ([`Loader`]: 10k nodes and 50k pods in seconds, not as 60,000 HTTP creates). Objects that
 //! exist already are left alone, so seeding twice is harmless.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use spotboard_core::nodepool::NodePool;
@@ -73,10 +72,20 @@ pub async fn seed(
         let obj = Namespace {
             metadata: ObjectMeta {
                 name: Some(ns.into()),
-                labels: Some(BTreeMap::from([(
-                    "ns.coreweave.cloud/org".to_string(),
-                    scenario.org_id.clone(),
-                )])),
+                labels: Some(
+                    [(
+                        "ns.coreweave.cloud/org".to_string(),
+                        scenario.org_id.clone(),
+                    )]
+                    .into_iter()
+                    .chain(
+                        workloads::NAMESPACE_TEAMS
+                            .iter()
+                            .filter(|(n, _)| *n == ns)
+                            .map(|(_, team)| ("team".to_string(), team.to_string())),
+                    )
+                    .collect(),
+                ),
                 ..Default::default()
             },
             ..Default::default()

@@ -296,17 +296,21 @@ pub fn node_pods(
     pods
 }
 
-/// The `team` label of a user pod: the research group trains and evaluates on GPUs, the
-/// serving group runs inference, the data group runs CPU batch. Not a namespace per team, so
-/// showback by team and by namespace differ (as they do in a shared cluster).
+/// The `team` label of a user pod: the research group trains and evaluates on GPUs, the data
+/// group runs CPU batch. Not a namespace per team, so showback by team and by namespace
+/// differ (as they do in a shared cluster). Inference pods carry none: their namespace does
+/// ([`NAMESPACE_TEAMS`]).
 fn team_of(namespace: &str, gpu_node: bool) -> Option<&'static str> {
     match (namespace, gpu_node) {
         ("ml-training", _) | ("batch", true) => Some("research"),
-        ("inference", _) => Some("serving"),
         ("batch", false) => Some("data"),
         _ => None,
     }
 }
+
+/// The `team` label on a user namespace, for the pods that carry none of their own: the
+/// serving group owns `inference`.
+pub const NAMESPACE_TEAMS: [(&str, &str); 1] = [("inference", "serving")];
 
 /// The DaemonSet pods every node of a scenario pool runs (Cilium, CKS's CNI), for a node that
 /// just joined.

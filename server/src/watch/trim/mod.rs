@@ -1,9 +1,12 @@
 //! Pure functions from Kubernetes objects to trimmed records: NodePools (CoreWeave's and
-//! Karpenter's), Nodes and Events here, Pods in `pods`, Kueue's kinds in `kueue`.
+//! Karpenter's), Nodes and Events here, Pods in `pods`, Kueue's kinds in `kueue`, Namespaces
+//! in `namespaces`.
 
 pub mod kueue;
+pub mod namespaces;
 mod pods;
 
+pub use namespaces::namespace;
 pub use pods::{DEFAULT_GRACE_S, pending, pod, pod_facts};
 
 use chrono::{DateTime, Utc};
