@@ -14,6 +14,8 @@
 //!   dashboard memory each of those streams costs (KiB per stream);
 //! - node change → stream latency again with those 1,000 streams open (fan-out), with the
 //!   dashboard on one core when `--one-core` (the default) and `taskset` is there;
+//! - showback's query time over `--showback-days` (30) days of pod intervals, one a pod a day,
+//!   beside the savings report's over the same lifetimes, and the RSS peak meanwhile;
 //! - with `--pending-pods N` (default 10,000) a runaway Job's pending pods (`pending.rs`):
 //!   the dashboard's RSS once it lists them, and node change → stream latency again with
 //!   them waiting, beside the same run's figures without them;
@@ -38,6 +40,8 @@
 //! - `baseline.rs`: what the memory figures are compared with: a plain kube-rs reflector (run
 //!   as a child of this binary) and the serialized size of the embedded cluster's objects.
 //! - `pending.rs`: the runaway Job's pending pods.
+//! - `showback.rs`: showback's query over `--showback-days` of pod intervals, beside the
+//!   savings report's.
 //! - `report.rs`: the figures as one JSON object (`--json`).
 //!
 //! `churn.rs` and `sse.rs` are also compiled into the server's integration tests
@@ -49,6 +53,7 @@ mod churn;
 mod pending;
 mod procs;
 mod report;
+mod showback;
 mod sse;
 
 use std::time::{Duration, Instant};
@@ -86,10 +91,14 @@ struct Args {
     #[arg(long, default_value_t = 1000)]
     streams: usize,
     /// A figure table in about a minute: 1,000 nodes, 5 s of churn each time, 100 streams,
-    /// 1,000 pending pods (overrides `--nodes`, `--seconds`, `--fan-out-seconds`, `--streams`
-    /// and `--pending-pods`).
+    /// 1,000 pending pods, 3 days of showback (overrides `--nodes`, `--seconds`,
+    /// `--fan-out-seconds`, `--streams`, `--pending-pods` and `--showback-days`).
     #[arg(long)]
     quick: bool,
+    /// Days of synthetic pod intervals written into the dashboard's ledger before showback's
+    /// query is timed (one interval a pod a day); 0 skips the step.
+    #[arg(long, default_value_t = 30)]
+    showback_days: i64,
     /// Also write the figures to this file as JSON.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -108,6 +117,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return baseline::run_reflector(kubeconfig).await;
     }
     if args.quick {
+        args.showback_days = 3;
         args.nodes = 1_000;
         args.seconds = 5;
         args.fan_out_seconds = 5;
@@ -326,6 +336,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             &nodes,
             &mut cordoned,
             (&cluster_name, &pool),
+            &mut report,
+        )
+        .await?;
+    }
+    if args.showback_days > 0 {
+        showback::run(
+            &dash,
+            &dir.join("ledger.sqlite"),
+            (args.nodes, args.pods_per_node, args.showback_days),
             &mut report,
         )
         .await?;

@@ -245,7 +245,12 @@ pub struct ServeArgs {
 
     /// Seconds between looks at the pods for showback's pod intervals (an end is seen this
     /// late at most).
-    #[arg(global = true, long, default_value_t = 15)]
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_SHOWBACK_SAMPLE_SECONDS",
+        default_value_t = 15
+    )]
     pub showback_sample_seconds: u64,
 
     /// The ledger's database: `postgres://…` for replicated deployments, or `sqlite://PATH`.

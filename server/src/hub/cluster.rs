@@ -677,24 +677,27 @@ impl ClusterData {
             .collect()
     }
 
-    /// Each active pod bound to a node this cluster holds, with the node as showback reads
-    /// it (a pod bound to a node not seen yet is left for the next look).
-    pub fn pod_stays(&self) -> Vec<super::pod_reads::PodStay> {
-        self.pods
-            .bound_active()
-            .filter_map(|(uid, facts, node)| {
-                let rec = self.nodes.get(self.node_uid_by_name.get(node)?)?;
-                Some(super::pod_reads::PodStay {
-                    pod_uid: uid,
-                    namespace_labels: self.namespaces.labels_of(&facts.namespace),
-                    facts: facts.clone(),
-                    node_uid: rec.uid.clone(),
-                    node_gpus: projection::gpus(rec).0.unwrap_or(0),
-                    node_cpu_m: rec.cpu_allocatable_m,
-                    node_memory_b: rec.memory_allocatable_b,
-                })
-            })
-            .collect()
+    /// Calls `f` with each active pod bound to a node this cluster holds, with the node as
+    /// showback reads it (a pod bound to a node not seen yet is left for the next look).
+    pub fn each_pod_stay(&self, mut f: impl FnMut(&super::pod_reads::PodStay<'_>)) {
+        self.pods.each_bound_active(|uid, facts, node| {
+            let Some(rec) = self
+                .node_uid_by_name
+                .get(node)
+                .and_then(|u| self.nodes.get(u))
+            else {
+                return;
+            };
+            f(&super::pod_reads::PodStay {
+                pod_uid: uid,
+                namespace_labels: self.namespaces.labels_of(&facts.namespace),
+                facts,
+                node_uid: &rec.uid,
+                node_gpus: projection::gpus(rec).0.unwrap_or(0),
+                node_cpu_m: rec.cpu_allocatable_m,
+                node_memory_b: rec.memory_allocatable_b,
+            });
+        });
     }
 
     /// The pods of this cluster waiting for a node: their shared facts and why they wait, as

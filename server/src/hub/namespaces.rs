@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::Hub;
 use crate::watch::records::{NamespaceRecord, Observed};
 
-/// A namespace's labels, shared with every pod read that asks for them.
+/// A namespace's labels.
 pub type Labels = Arc<BTreeMap<String, String>>;
 
 /// One cluster's namespaces: labels by name, and names by uid (deletes name the uid).
@@ -40,8 +40,8 @@ impl NamespaceStore {
     }
 
     /// The labels of namespace `name`, if it is known.
-    pub fn labels_of(&self, name: &str) -> Option<Labels> {
-        self.labels.get(name).cloned()
+    pub fn labels_of(&self, name: &str) -> Option<&BTreeMap<String, String>> {
+        self.labels.get(name).map(|l| &**l)
     }
 }
 

@@ -22,6 +22,33 @@ pub type NodeName = Arc<str>;
 /// A pod's workload facts (shared by its workload's replicas) and the node it is bound to.
 pub type PodBinding = (Arc<PodFacts>, Option<NodeName>);
 
+/// A pod's uid as the hub keeps it: 16 bytes when it is a UUID in canonical text (the API
+/// server's are), else the text.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PodUid {
+    Uuid(Uuid),
+    Text(Box<str>),
+}
+
+impl PodUid {
+    /// The key of `uid` (canonical UUID text becomes 16 bytes).
+    pub fn of(uid: &str) -> Self {
+        match Uuid::parse_str(uid) {
+            Ok(u) if u.hyphenated().to_string() == uid => PodUid::Uuid(u),
+            _ => PodUid::Text(uid.into()),
+        }
+    }
+}
+
+impl std::fmt::Display for PodUid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PodUid::Uuid(u) => write!(f, "{}", u.hyphenated()),
+            PodUid::Text(t) => f.write_str(t),
+        }
+    }
+}
+
 /// Where a pod is bound, and its workload's shared facts.
 #[derive(Clone, Debug)]
 struct Bound {
@@ -204,15 +231,19 @@ impl PodNodes {
         }
     }
 
-    /// Every active pod bound to a node: its uid as text, its workload's shared facts and
-    /// its node's name, in no particular order.
-    pub fn bound_active(&self) -> impl Iterator<Item = (String, &Arc<PodFacts>, &NodeName)> + '_ {
-        self.by_uuid
-            .iter()
-            .map(|(u, b)| (u.to_string(), b))
-            .chain(self.by_text.iter().map(|(u, b)| (u.to_string(), b)))
-            .filter(|(_, b)| b.facts.active)
-            .filter_map(|(u, b)| Some((u, &b.facts, b.node.as_ref()?)))
+    /// Calls `f` with every active pod bound to a node: its uid, its workload's shared facts
+    /// and its node's name, in no particular order, copying nothing but a non-UUID uid.
+    pub fn each_bound_active(&self, mut f: impl FnMut(PodUid, &PodFacts, &NodeName)) {
+        for (u, b) in &self.by_uuid {
+            if let (true, Some(node)) = (b.facts.active, &b.node) {
+                f(PodUid::Uuid(*u), &b.facts, node);
+            }
+        }
+        for (u, b) in &self.by_text {
+            if let (true, Some(node)) = (b.facts.active, &b.node) {
+                f(PodUid::Text(u.clone()), &b.facts, node);
+            }
+        }
     }
 
     /// Every pod's shared facts and node, copied as two reference counts each, in no

@@ -2,22 +2,25 @@
 //! and pod's facts (the readiness audit), and the pods past their grace period.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use spotboard_core::domain::preemption::readiness::{NodeFacts, PodFacts};
 
-use super::{Hub, WatchedKind, pod_nodes::PodBinding};
+use super::{
+    Hub, WatchedKind,
+    pod_nodes::{PodBinding, PodUid},
+};
 
-/// An active pod on a node, for the ledger's pod intervals (`crate::ledger::pod_intervals`).
+/// An active pod on a node, for the ledger's pod intervals (`crate::ledger::pod_recorder`),
+/// borrowed from the hub while its read lock is held.
 #[derive(Clone, Debug)]
-pub struct PodStay {
-    pub pod_uid: String,
+pub struct PodStay<'a> {
+    pub pod_uid: PodUid,
     /// Its workload's shared facts: namespace, labels, owner, requests.
-    pub facts: Arc<PodFacts>,
+    pub facts: &'a PodFacts,
     /// Its namespace's labels, once the namespace watch has seen it.
-    pub namespace_labels: Option<super::namespaces::Labels>,
-    pub node_uid: Arc<str>,
+    pub namespace_labels: Option<&'a BTreeMap<String, String>>,
+    pub node_uid: &'a str,
     /// The node's GPUs: its capacity, else the catalog's (`projection::gpus`); 0 when neither.
     pub node_gpus: u32,
     /// `status.allocatable.cpu`, millicores.
@@ -26,19 +29,33 @@ pub struct PodStay {
     pub node_memory_b: Option<u64>,
 }
 
-impl Hub {
-    /// The active pods on nodes of every cluster whose watches have all listed, by cluster,
-    /// from one read (two reference counts and a uid a pod: about 5 MB at 50,000 pods).
-    pub fn pod_stays(&self) -> Vec<(String, Vec<PodStay>)> {
+/// What the pod recorder reads: every active pod on a node, by cluster.
+pub trait PodStays {
+    /// Calls `f` with each active pod on a node of every cluster whose watches have all
+    /// listed, and returns those clusters.
+    fn each_pod_stay(&self, f: &mut dyn FnMut(&str, &PodStay<'_>)) -> Vec<String>;
+}
+
+impl PodStays for Hub {
+    /// Under one read of the hub, copying nothing per pod: at 50,000 pods the recorder's
+    /// look is a hash and a map lookup each, a few milliseconds, where a copy of the pods made
+    /// 5 MB every 15 s.
+    fn each_pod_stay(&self, f: &mut dyn FnMut(&str, &PodStay<'_>)) -> Vec<String> {
         self.read(|s| {
-            s.clusters
-                .iter()
-                .filter(|(_, c)| c.synced & super::ALL_KINDS == super::ALL_KINDS)
-                .map(|(name, c)| (name.clone(), c.pod_stays()))
-                .collect()
+            let mut judged = Vec::new();
+            for (name, c) in &s.clusters {
+                if c.synced & super::ALL_KINDS != super::ALL_KINDS {
+                    continue;
+                }
+                c.each_pod_stay(|stay| f(name, stay));
+                judged.push(name.clone());
+            }
+            judged
         })
     }
+}
 
+impl Hub {
     /// Each node as the readiness audit reads it ([`NodeFacts`]: name, pool, zone, provider,
     /// spot), by cluster, from one read.
     ///

@@ -45,6 +45,13 @@ fn interval(r: &sqlx::any::AnyRow) -> PodInterval {
     }
 }
 
+/// What showback's fold reads ([`interval`]'s order): the cluster is not read (the node's
+/// lifetime has it), and a pod's uid only where it requests nothing (the fold counts those
+/// pods); about a third less to sort and copy over a month of intervals.
+const FOLD_COLUMNS: &str = "CASE WHEN gpus = 0 AND cpu_m = 0 AND memory_b = 0 THEN pod_uid ELSE '' END, \
+    started_at, ended_at, '', node_uid, namespace, workload, team, gpus, cpu_m, memory_b, \
+    node_gpus, node_cpu_m, node_memory_b";
+
 /// An interval the recorder closes: the pod's uid, its start (the row's key) and its end.
 pub type Close = (String, DateTime<Utc>, DateTime<Utc>);
 
@@ -118,8 +125,9 @@ impl Ledger {
     }
 
     /// Calls `each` with every interval that overlaps `[from, to)`, ordered by node, streamed
-    /// (one row in memory at a time here), at most `limit` of them. Returns whether there were
-    /// more.
+    /// (one row in memory at a time here), at most `limit` of them, as showback's fold reads
+    /// them: `cluster` empty, and `pod_uid` empty unless the pod requests nothing. Returns
+    /// whether there were more.
     ///
     /// Errors: the database could not be read.
     pub async fn each_pod_interval(
@@ -131,7 +139,7 @@ impl Ledger {
     ) -> Result<bool> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let sql = format!(
-            "SELECT {COLUMNS} FROM pod_intervals
+            "SELECT {FOLD_COLUMNS} FROM pod_intervals
              WHERE (ended_at IS NULL OR ended_at > $1) AND started_at < $2
              ORDER BY node_uid LIMIT $3"
         );
@@ -149,6 +157,18 @@ impl Ledger {
             each(interval(&r));
         }
         Ok(false)
+    }
+
+    /// Every interval, whole, by pod and start (for tests).
+    #[cfg(test)]
+    pub(super) async fn all_pod_intervals(&self) -> Vec<PodInterval> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM pod_intervals ORDER BY pod_uid, started_at"
+        ))
+        .fetch_all(&self.pool)
+        .await
+        .unwrap();
+        rows.iter().map(interval).collect()
     }
 
     /// The pods that nodes preempted with T=0 in `[from, to)` held then.

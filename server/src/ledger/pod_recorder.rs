@@ -3,7 +3,7 @@
 //! pods gone, and starts a new one for a pod whose node, requests or team label changed.
 //!
 //! Why sampled, not per pod change: the hub keeps no change feed per pod (a pod is a 40-byte
-//! slot, [`crate::hub::PodStay`]), and a pod's cost is hours × price, which an end seen up to
+//! slot, read in place: [`PodStays`]), and a pod's cost is hours × price, which an end seen up to
 //! 15 s late moves by a quarter of a minute of one node's price at most.
 //!
 //! A restart, or a takeover by another replica, takes up the ledger's open intervals: a pod
@@ -12,89 +12,115 @@
 //! still connecting does not look empty. A failed write changes nothing here: the next look
 //! makes the same changes again (the writes are idempotent).
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::collections::HashMap;
+use std::hash::Hasher;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use spotboard_core::model::PodInterval;
-use uuid::Uuid;
 
 use super::Ledger;
 use super::pod_intervals::Close;
 use crate::Result;
-use crate::hub::{Hub, PodStay};
+use crate::hub::{Hub, PodStay, PodStays, PodUid};
 
 /// How often the hub's pods are looked at by default.
 pub const SAMPLE_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
 
-/// A pod's uid as kept: 16 bytes when it is a UUID (the API server's are), else its text.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum PodKey {
-    Uuid(Uuid),
-    Text(Box<str>),
-}
-
-impl PodKey {
-    fn of(uid: &str) -> Self {
-        match Uuid::parse_str(uid) {
-            Ok(u) if u.hyphenated().to_string() == uid => PodKey::Uuid(u),
-            _ => PodKey::Text(uid.into()),
-        }
-    }
-
-    fn text(&self) -> String {
-        match self {
-            PodKey::Uuid(u) => u.hyphenated().to_string(),
-            PodKey::Text(t) => t.to_string(),
-        }
-    }
-}
-
-/// An open interval as the recorder remembers it.
+/// An open interval as the recorder remembers it (about 40 bytes, beside its 24-byte key).
 #[derive(Clone, Debug)]
 struct Open {
     started_at: DateTime<Utc>,
     /// What ends the interval when it changes: node, namespace, workload, team, requests.
     fingerprint: u64,
     cluster: Arc<str>,
+    /// The last look that saw the pod.
+    seen: u64,
 }
 
-fn fingerprint(iv: &PodInterval) -> u64 {
+/// The fingerprint of an interval's identity: the same from a [`PodStay`] (no allocation) and
+/// from a [`PodInterval`] read back from the ledger.
+fn fingerprint(
+    node_uid: &str,
+    namespace: &str,
+    workload: &[&str],
+    team: Option<&str>,
+    requests: (u32, u64, u64),
+) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (
-        &iv.node_uid,
-        &iv.namespace,
-        &iv.workload,
-        &iv.team,
-        iv.gpus,
-        iv.cpu_m,
-        iv.memory_b,
-    )
-        .hash(&mut h);
+    // Raw writes stream their bytes: the workload's pieces hash as its whole text.
+    for part in [node_uid, namespace] {
+        h.write(part.as_bytes());
+        h.write_u8(0xff);
+    }
+    for piece in workload {
+        h.write(piece.as_bytes());
+    }
+    h.write_u8(0xff);
+    match team {
+        Some(t) => {
+            h.write_u8(1);
+            h.write(t.as_bytes());
+        }
+        None => h.write_u8(0),
+    }
+    h.write_u32(requests.0);
+    h.write_u64(requests.1);
+    h.write_u64(requests.2);
     h.finish()
 }
 
-/// The interval `stay` opens at `now`, its team the value of `team_label` on the pod, else on
-/// its namespace (a pod's own label wins, as a namespace's default is meant to be overridden).
+/// The team of `stay`: the value of `team_label` on the pod, else on its namespace (a pod's
+/// own label wins, as a namespace's default is meant to be overridden).
+fn team<'a>(stay: &PodStay<'a>, team_label: &str) -> Option<&'a str> {
+    stay.facts
+        .labels
+        .get(team_label)
+        .or_else(|| stay.namespace_labels?.get(team_label))
+        .map(String::as_str)
+}
+
+fn stay_fingerprint(stay: &PodStay<'_>, team_label: &str) -> u64 {
+    let f = stay.facts;
+    let owner = f.owner_kind.as_deref().zip(f.owner_name.as_deref());
+    let workload: [&str; 3] = match owner {
+        Some((k, n)) => [k, "/", n],
+        None => ["Pod", "/", &f.name],
+    };
+    fingerprint(
+        stay.node_uid,
+        &f.namespace,
+        &workload,
+        team(stay, team_label),
+        (f.gpus, f.cpu_m, f.memory_b),
+    )
+}
+
+fn interval_fingerprint(iv: &PodInterval) -> u64 {
+    fingerprint(
+        &iv.node_uid,
+        &iv.namespace,
+        &[&iv.workload],
+        iv.team.as_deref(),
+        (iv.gpus, iv.cpu_m, iv.memory_b),
+    )
+}
+
+/// The interval `stay` opens at `now`, its team read from `team_label` (see [`team`]).
 pub fn interval(
     cluster: &str,
-    stay: &PodStay,
+    stay: &PodStay<'_>,
     team_label: &str,
     now: DateTime<Utc>,
 ) -> PodInterval {
-    let f = &stay.facts;
+    let f = stay.facts;
     PodInterval {
         cluster: cluster.to_string(),
         node_uid: stay.node_uid.to_string(),
         namespace: f.namespace.clone(),
         workload: f.workload(),
-        pod_uid: stay.pod_uid.clone(),
-        team: f
-            .labels
-            .get(team_label)
-            .or_else(|| stay.namespace_labels.as_ref()?.get(team_label))
-            .cloned(),
+        pod_uid: stay.pod_uid.to_string(),
+        team: team(stay, team_label).map(str::to_string),
         gpus: f.gpus,
         cpu_m: f.cpu_m,
         memory_b: f.memory_b,
@@ -109,7 +135,8 @@ pub fn interval(
 /// The recorder's memory: the open intervals, once read from the ledger.
 pub struct PodRecorder {
     team_label: String,
-    open: Option<HashMap<PodKey, Open>>,
+    open: Option<HashMap<PodUid, Open>>,
+    looks: u64,
 }
 
 impl PodRecorder {
@@ -117,6 +144,7 @@ impl PodRecorder {
         Self {
             team_label: team_label.to_string(),
             open: None,
+            looks: 0,
         }
     }
 
@@ -125,16 +153,16 @@ impl PodRecorder {
         self.open.as_ref().map(HashMap::len)
     }
 
-    /// One look: the changes since the last, written in one transaction. On a replica that
-    /// does not write, forgets what it knew (the writer's intervals are read again on a
-    /// takeover).
+    /// One look at `pods`: the changes since the last, written in one transaction. On a
+    /// replica that does not write, forgets what it knew (the writer's intervals are read
+    /// again on a takeover).
     ///
     /// Errors: the database failed; nothing is remembered as written, so the next look
     /// writes it again.
     pub async fn step(
         &mut self,
         ledger: &Ledger,
-        stays: &[(String, Vec<PodStay>)],
+        pods: &impl PodStays,
         now: DateTime<Utc>,
     ) -> Result<()> {
         if !ledger.writer().holds() {
@@ -151,11 +179,12 @@ impl PodRecorder {
                     .iter()
                     .map(|iv| {
                         (
-                            PodKey::of(&iv.pod_uid),
+                            PodUid::of(&iv.pod_uid),
                             Open {
                                 started_at: iv.started_at,
-                                fingerprint: fingerprint(iv),
+                                fingerprint: interval_fingerprint(iv),
                                 cluster: iv.cluster.as_str().into(),
+                                seen: 0,
                             },
                         )
                     })
@@ -163,45 +192,53 @@ impl PodRecorder {
                 (open, beat.min(now))
             }
         };
-        let judged: HashSet<&str> = stays.iter().map(|(c, _)| c.as_str()).collect();
+        self.looks += 1;
+        let look = self.looks;
         let mut starts = Vec::new();
         let mut ends: Vec<Close> = Vec::new();
-        let mut here: HashSet<PodKey> = HashSet::new();
-        let mut opened: Vec<(PodKey, Open)> = Vec::new();
-        for (cluster, pods) in stays {
-            let shared: Arc<str> = cluster.as_str().into();
-            for stay in pods {
-                let iv = interval(cluster, stay, &self.team_label, now);
-                let key = PodKey::of(&stay.pod_uid);
-                let fp = fingerprint(&iv);
-                match open.get(&key) {
-                    Some(o) if o.fingerprint == fp => {}
-                    was => {
-                        if let Some(o) = was {
-                            ends.push((stay.pod_uid.clone(), o.started_at, now));
-                        }
-                        opened.push((
-                            key.clone(),
-                            Open {
-                                started_at: now,
-                                fingerprint: fp,
-                                cluster: shared.clone(),
-                            },
-                        ));
-                        starts.push(iv);
-                    }
+        let mut opened: Vec<(PodUid, Open)> = Vec::new();
+        let mut shared: Option<Arc<str>> = None;
+        let team_label = self.team_label.as_str();
+        let judged = pods.each_pod_stay(&mut |cluster, stay| {
+            let fp = stay_fingerprint(stay, team_label);
+            match open.get_mut(&stay.pod_uid) {
+                Some(o) if o.fingerprint == fp => {
+                    o.seen = look;
+                    return;
                 }
-                here.insert(key);
+                Some(o) => {
+                    o.seen = look;
+                    ends.push((stay.pod_uid.to_string(), o.started_at, now));
+                }
+                None => {}
             }
-        }
-        let gone: Vec<PodKey> = open
+            let c = match &shared {
+                Some(c) if &**c == cluster => c.clone(),
+                _ => {
+                    let c: Arc<str> = cluster.into();
+                    shared = Some(c.clone());
+                    c
+                }
+            };
+            opened.push((
+                stay.pod_uid.clone(),
+                Open {
+                    started_at: now,
+                    fingerprint: fp,
+                    cluster: c,
+                    seen: look,
+                },
+            ));
+            starts.push(interval(cluster, stay, team_label, now));
+        });
+        let gone: Vec<PodUid> = open
             .iter()
-            .filter(|(k, o)| judged.contains(&*o.cluster) && !here.contains(*k))
+            .filter(|(_, o)| o.seen != look && judged.iter().any(|c| **c == *o.cluster))
             .map(|(k, _)| k.clone())
             .collect();
         for k in &gone {
             if let Some(o) = open.get(k) {
-                ends.push((k.text(), o.started_at, gone_at.max(o.started_at)));
+                ends.push((k.to_string(), o.started_at, gone_at.max(o.started_at)));
             }
         }
         if (!starts.is_empty() || !ends.is_empty())
@@ -215,6 +252,10 @@ impl PodRecorder {
             open.remove(&k);
         }
         open.extend(opened);
+        // A first list or a departed fleet leaves the map's buffer at its largest.
+        if open.capacity() > 4 * open.len().max(1024) {
+            open.shrink_to_fit();
+        }
         self.open = Some(open);
         Ok(())
     }
@@ -236,8 +277,12 @@ pub fn spawn(
         let mut failing = false;
         loop {
             tick.tick().await;
-            let stays = hub.pod_stays();
-            match recorder.step(&ledger, &stays, Utc::now()).await {
+            // A replica that does not write reads nothing of the hub's pods.
+            if !ledger.writer().holds() {
+                recorder.open = None;
+                continue;
+            }
+            match recorder.step(&ledger, &hub, Utc::now()).await {
                 Ok(()) => failing = false,
                 Err(crate::Error::NotWriter { .. }) => {}
                 Err(e) if !failing => {

@@ -10,7 +10,7 @@ use spotboard_core::domain::preemption::readiness::PodFacts;
 use spotboard_core::model::{Lifetime, PodInterval, ShowbackBy};
 
 use super::PodRecorder;
-use crate::hub::PodStay;
+use crate::hub::{PodStay, PodStays, PodUid};
 use crate::ledger::{Ledger, Savings};
 
 fn d(s: &str) -> Decimal {
@@ -24,10 +24,17 @@ fn t(min: i64) -> DateTime<Utc> {
 const POD_A: &str = "0b6e3f4c-1111-4a5b-9c2d-000000000001";
 const POD_B: &str = "0b6e3f4c-1111-4a5b-9c2d-000000000002";
 
-fn stay(uid: &str, ns: &str, team: Option<&str>, gpus: u32) -> PodStay {
-    PodStay {
-        pod_uid: uid.into(),
-        facts: Arc::new(PodFacts {
+/// A pod as a test holds it; [`Stays`] lends it to the recorder as the hub would.
+struct Owned {
+    uid: String,
+    facts: PodFacts,
+    namespace_labels: Option<BTreeMap<String, String>>,
+}
+
+fn stay(uid: &str, ns: &str, team: Option<&str>, gpus: u32) -> Owned {
+    Owned {
+        uid: uid.into(),
+        facts: PodFacts {
             namespace: ns.into(),
             name: format!("pod-{uid}"),
             labels: team
@@ -36,30 +43,48 @@ fn stay(uid: &str, ns: &str, team: Option<&str>, gpus: u32) -> PodStay {
             active: true,
             gpus,
             ..Default::default()
-        }),
+        },
         namespace_labels: None,
-        node_uid: "node-1".into(),
-        node_gpus: 8,
-        node_cpu_m: Some(128_000),
-        node_memory_b: Some(1 << 40),
+    }
+}
+
+impl Owned {
+    fn lend(&self) -> PodStay<'_> {
+        PodStay {
+            pod_uid: PodUid::of(&self.uid),
+            facts: &self.facts,
+            namespace_labels: self.namespace_labels.as_ref(),
+            node_uid: "node-1",
+            node_gpus: 8,
+            node_cpu_m: Some(128_000),
+            node_memory_b: Some(1 << 40),
+        }
+    }
+}
+
+/// The pods of the clusters whose watches have listed.
+struct Stays(Vec<(String, Vec<Owned>)>);
+
+impl PodStays for Stays {
+    fn each_pod_stay(&self, f: &mut dyn FnMut(&str, &PodStay<'_>)) -> Vec<String> {
+        for (cluster, pods) in &self.0 {
+            for p in pods {
+                f(cluster, &p.lend());
+            }
+        }
+        self.0.iter().map(|(c, _)| c.clone()).collect()
     }
 }
 
 async fn all(ledger: &Ledger) -> Vec<PodInterval> {
-    let mut v = Vec::new();
-    ledger
-        .each_pod_interval(t(-10_000), t(10_000), 1000, |iv| v.push(iv))
-        .await
-        .unwrap();
-    v.sort_by(|a, b| (&a.pod_uid, a.started_at).cmp(&(&b.pod_uid, b.started_at)));
-    v
+    ledger.all_pod_intervals().await
 }
 
 #[tokio::test]
 async fn intervals_open_split_on_a_team_change_and_close_when_the_pod_goes() {
     let ledger = Ledger::open("sqlite::memory:").await.unwrap();
     let mut r = PodRecorder::new("team");
-    let c = |pods: Vec<PodStay>| vec![("c1".to_string(), pods)];
+    let c = |pods: Vec<Owned>| Stays(vec![("c1".to_string(), pods)]);
     r.step(
         &ledger,
         &c(vec![
@@ -119,7 +144,7 @@ async fn intervals_open_split_on_a_team_change_and_close_when_the_pod_goes() {
     assert_eq!(ivs[0].gpus, 4);
     assert_eq!(ivs[0].node_gpus, 8);
     // A cluster not judged (still listing) closes nothing.
-    r.step(&ledger, &[], t(4)).await.unwrap();
+    r.step(&ledger, &Stays(vec![]), t(4)).await.unwrap();
     assert_eq!(all(&ledger).await[1].ended_at, None);
 }
 
@@ -127,7 +152,7 @@ async fn intervals_open_split_on_a_team_change_and_close_when_the_pod_goes() {
 async fn a_restart_takes_up_the_open_intervals_and_ends_the_gone_at_the_last_heartbeat() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("ledger.sqlite").display());
-    let c = |pods: Vec<PodStay>| vec![("c1".to_string(), pods)];
+    let c = |pods: Vec<Owned>| Stays(vec![("c1".to_string(), pods)]);
     {
         let ledger = Ledger::open(&url).await.unwrap();
         let mut r = PodRecorder::new("team");
@@ -174,7 +199,7 @@ async fn showback_from_the_ledger_splits_a_node_between_two_namespaces_and_its_i
         .unwrap();
     ledger.ended("node-1", t(60), "deleted").await.unwrap();
     let mut r = PodRecorder::new("team");
-    let c = |pods: Vec<PodStay>| vec![("c1".to_string(), pods)];
+    let c = |pods: Vec<Owned>| Stays(vec![("c1".to_string(), pods)]);
     r.step(
         &ledger,
         &c(vec![
@@ -221,23 +246,34 @@ async fn showback_from_the_ledger_splits_a_node_between_two_namespaces_and_its_i
 
 #[test]
 fn a_pod_without_the_team_label_takes_its_namespaces_and_its_own_label_wins() {
-    let ns: crate::hub::PodStay = PodStay {
-        namespace_labels: Some(Arc::new(BTreeMap::from([(
-            "team".to_string(),
-            "serving".to_string(),
-        )]))),
-        ..stay(POD_A, "inference", None, 1)
-    };
+    let mut ns = stay(POD_A, "inference", None, 1);
+    ns.namespace_labels = Some(BTreeMap::from([(
+        "team".to_string(),
+        "serving".to_string(),
+    )]));
+    let iv = super::interval("c1", &ns.lend(), "team", t(0));
+    assert_eq!(iv.team.as_deref(), Some("serving"));
+    // The fingerprint read back from the ledger is the one made from the hub's pod.
     assert_eq!(
-        super::interval("c1", &ns, "team", t(0)).team.as_deref(),
-        Some("serving")
+        super::interval_fingerprint(&iv),
+        super::stay_fingerprint(&ns.lend(), "team")
     );
-    let own = PodStay {
-        facts: stay(POD_A, "inference", Some("research"), 1).facts,
-        ..ns
-    };
+    // So is an owned pod's, whose workload is its owner.
+    let mut replica = stay(POD_B, "inference", None, 1);
+    replica.facts.owner_kind = Some("ReplicaSet".into());
+    replica.facts.owner_name = Some("vllm-7c9".into());
+    let r = super::interval("c1", &replica.lend(), "team", t(0));
+    assert_eq!(r.workload, "ReplicaSet/vllm-7c9");
     assert_eq!(
-        super::interval("c1", &own, "team", t(0)).team.as_deref(),
+        super::interval_fingerprint(&r),
+        super::stay_fingerprint(&replica.lend(), "team")
+    );
+    let mut own = stay(POD_A, "inference", Some("research"), 1);
+    own.namespace_labels = ns.namespace_labels.clone();
+    assert_eq!(
+        super::interval("c1", &own.lend(), "team", t(0))
+            .team
+            .as_deref(),
         Some("research")
     );
 }

@@ -35,6 +35,15 @@ async fn get(base: &str, path: &str) -> reqwest::Response {
     reqwest::get(format!("{base}{path}")).await.unwrap()
 }
 
+/// `GET /api/v1/showback?{query}` as JSON (`Null` when it is not JSON).
+async fn showback(base: &str, query: &str) -> Value {
+    get(base, &format!("/api/v1/showback?{query}"))
+        .await
+        .json()
+        .await
+        .unwrap_or(Value::Null)
+}
+
 fn row<'a>(r: &'a Value, key: &str) -> Option<&'a Value> {
     r["rows"].as_array()?.iter().find(|x| x["key"] == key)
 }
@@ -50,11 +59,7 @@ async fn namespaces_teams_and_idle_add_up_to_the_fleet_cost_and_preemptions_hit_
         Duration::from_secs(30),
         "showback rows with cost",
         || async {
-            let r: Value = get(&d.base, "/api/v1/showback?range=1h")
-                .await
-                .json()
-                .await
-                .ok()?;
+            let r = showback(&d.base, "range=1h").await;
             let train = row(&r, "ml-training")?;
             (money(&train["cost_usd"]) > Decimal::ZERO && row(&r, "inference").is_some())
                 .then_some(r)
@@ -75,11 +80,7 @@ async fn namespaces_teams_and_idle_add_up_to_the_fleet_cost_and_preemptions_hit_
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let range = format!("from={from}&to={to}");
     for by in ["namespace", "team", "pool"] {
-        let r: Value = get(&d.base, &format!("/api/v1/showback?{range}&by={by}"))
-            .await
-            .json()
-            .await
-            .unwrap();
+        let r = showback(&d.base, &format!("{range}&by={by}")).await;
         let total = money(&r["total"]["cost_usd"]);
         assert!(total > Decimal::ZERO);
         assert_eq!(
@@ -103,11 +104,7 @@ async fn namespaces_teams_and_idle_add_up_to_the_fleet_cost_and_preemptions_hit_
             money(&savings["baseline_usd"])
         );
     }
-    let teams: Value = get(&d.base, &format!("/api/v1/showback?{range}&by=team"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let teams = showback(&d.base, &format!("{range}&by=team")).await;
     assert_eq!(teams["team_label"], "team");
     for team in ["research", "serving"] {
         assert!(row(&teams, team).is_some(), "{team}: {teams}");
@@ -124,11 +121,7 @@ async fn namespaces_teams_and_idle_add_up_to_the_fleet_cost_and_preemptions_hit_
         "{csv}"
     );
     let total_line = csv.lines().find(|l| l.starts_with("total,")).unwrap();
-    let r: Value = get(&d.base, &format!("/api/v1/showback?{range}"))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let r = showback(&d.base, &range).await;
     assert_eq!(
         total_line.split(',').nth(2).unwrap(),
         r["total"]["cost_usd"].as_str().unwrap()
@@ -157,11 +150,7 @@ async fn namespaces_teams_and_idle_add_up_to_the_fleet_cost_and_preemptions_hit_
         Duration::from_secs(40),
         "the preemption in ml-training",
         || async {
-            let r: Value = get(&d.base, "/api/v1/showback?range=1h")
-                .await
-                .json()
-                .await
-                .ok()?;
+            let r = showback(&d.base, "range=1h").await;
             let train = row(&r, "ml-training")?.clone();
             (train["preemptions"].as_u64() >= Some(1) && train["pods_killed"].as_u64() >= Some(1))
                 .then_some(train)

@@ -54,6 +54,18 @@ fn params<'a>(
     }
 }
 
+/// The savings report over the same lifetimes, prices and range.
+fn savings_of(p: &Params) -> crate::model::SavingsReport {
+    report(&ReportInput {
+        lifetimes: p.lifetimes,
+        prices: p.prices,
+        from: p.from,
+        to: p.to,
+        now: p.now,
+        reserved_discount_pct: None,
+    })
+}
+
 fn fold(p: &Params, intervals: &[PodInterval]) -> ShowbackReport {
     let mut s = Showback::new(p);
     let mut by_node: BTreeMap<&str, Vec<PodInterval>> = BTreeMap::new();
@@ -122,14 +134,7 @@ fn the_total_is_the_savings_reports_cost_and_baseline() {
     ];
     let p = params(&lifetimes, &prices, ShowbackBy::Namespace, 9.0);
     let r = fold(&p, &ivs);
-    let s = report(&ReportInput {
-        lifetimes: &lifetimes,
-        prices: &prices,
-        from: p.from,
-        to: p.to,
-        now: p.now,
-        reserved_discount_pct: None,
-    });
+    let s = savings_of(&p);
     assert_eq!(r.total.cost_usd, s.actual_usd);
     assert_eq!(r.total.on_demand_usd, s.baseline_usd);
     assert_eq!(r.total.unpriced_nodes, s.unpriced_nodes);
@@ -334,14 +339,7 @@ fn rows_and_idle_add_up_to_the_fleet_cost_to_the_cent_on_random_fleets() {
                 r.idle.iter().all(|i| i.cost_usd >= Decimal::ZERO),
                 "round {round}: shares never exceed the node"
             );
-            let s = report(&ReportInput {
-                lifetimes: &lifetimes,
-                prices: &prices,
-                from: p.from,
-                to: p.to,
-                now: p.now,
-                reserved_discount_pct: None,
-            });
+            let s = savings_of(&p);
             assert_eq!(r.total.cost_usd, s.actual_usd, "round {round}");
             assert_eq!(r.total.on_demand_usd, s.baseline_usd, "round {round}");
         }
