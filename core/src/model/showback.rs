@@ -59,13 +59,24 @@ pub struct KilledPod {
     pub started_at: Option<DateTime<Utc>>,
 }
 
+/// A pod's workload: its controlling owner as `Kind/name`, or `Pod/<name>` for a bare pod.
+/// [`PodInterval::workload`] and `PodFacts::workload` both name workloads this way, so a
+/// killed pod finds its interval's team.
+pub fn workload_name(owner_kind: Option<&str>, owner_name: Option<&str>, pod: &str) -> String {
+    match (owner_kind, owner_name) {
+        (Some(k), Some(n)) => format!("{k}/{n}"),
+        _ => format!("Pod/{pod}"),
+    }
+}
+
 impl KilledPod {
     /// Its workload as [`PodInterval::workload`] names it.
     pub fn workload(&self) -> String {
-        match (&self.owner_kind, &self.owner_name) {
-            (Some(k), Some(n)) => format!("{k}/{n}"),
-            _ => format!("Pod/{}", self.pod),
-        }
+        workload_name(
+            self.owner_kind.as_deref(),
+            self.owner_name.as_deref(),
+            &self.pod,
+        )
     }
 }
 
@@ -197,7 +208,8 @@ pub struct ShowbackReport {
     pub idle: Vec<IdleRow>,
     pub total: ShowbackTotal,
     /// The ledger held more pod intervals in the range than one report reads
-    /// (`spotboard_core::domain::showback::MAX_INTERVALS`): the newest were read, and the
-    /// older nodes' cost counts as idle.
+    /// (`spotboard_core::domain::showback::MAX_INTERVALS`): they are read in node-uid order,
+    /// so the pods of the nodes past the bound are not read, and those nodes' cost counts as
+    /// idle.
     pub truncated: bool,
 }

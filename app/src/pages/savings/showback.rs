@@ -146,7 +146,7 @@ fn table(r: ShowbackReport, query: String) -> impl IntoView {
             usd(Some(t.idle_usd)),
         )}</p>
         {r.truncated.then(|| view! {
-            <p class="notice">"The ledger holds more pod intervals in this range than one report reads: the oldest nodes' cost counts as idle. Choose a shorter range."</p>
+            <p class="notice">"The ledger holds more pod intervals in this range than one report reads: the nodes past the bound (in node-uid order) count as idle. Choose a shorter range."</p>
         })}
         <div class="table-wrap" tabindex="0" role="region" aria-label="Showback">
             <table class="breakdown" data-testid="showback" data-by=by.as_str()>

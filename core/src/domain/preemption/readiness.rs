@@ -51,10 +51,11 @@ pub struct PodFacts {
 impl PodFacts {
     /// `Kind/name` of the owner, or `Pod/name` for a bare pod.
     pub fn workload(&self) -> String {
-        match (&self.owner_kind, &self.owner_name) {
-            (Some(k), Some(n)) => format!("{k}/{n}"),
-            _ => format!("Pod/{}", self.name),
-        }
+        crate::model::workload_name(
+            self.owner_kind.as_deref(),
+            self.owner_name.as_deref(),
+            &self.name,
+        )
     }
 
     /// The `(namespace, workload)` this pod is a replica of, or `None` for a finished pod.

@@ -38,7 +38,7 @@ use crate::model::{
 #[cfg(test)]
 mod tests;
 
-/// Pod intervals one report reads at most (newest first past it; the report says
+/// Pod intervals one report reads at most (in node-uid order; past it the report says
 /// `truncated`). About 300 bytes each while read: 2 million pods restarting over 30 days is
 /// the scale this allows for, and the fold holds one node's intervals at a time.
 pub const MAX_INTERVALS: usize = 2_000_000;
@@ -275,6 +275,12 @@ impl<'a> Showback<'a> {
         }
     }
 
+    /// Whether `life` was preempted with T=0 in the range (its pods are then counted as hit).
+    fn preempted_in_range(&self, life: &Lifetime) -> bool {
+        life.preemption_t0
+            .is_some_and(|t| t >= self.from && t < self.to)
+    }
+
     /// Node `node_uid` and every interval of its pods that overlaps the range. A node that is
     /// not among the lifetimes, or is folded a second time, is ignored.
     pub fn node(&mut self, node_uid: &str, intervals: &[PodInterval]) {
@@ -291,9 +297,7 @@ impl<'a> Showback<'a> {
         let b = secs(life.ended_at.unwrap_or(self.now).min(self.to));
         let weighted = weighted_seconds(intervals, a, b, secs(self.now));
         let spot = life.capacity_type == CapacityType::Spot;
-        let preempted = life
-            .preemption_t0
-            .is_some_and(|t| t >= self.from && t < self.to);
+        let preempted = self.preempted_in_range(life);
         let mut allocated = (Decimal::ZERO, Decimal::ZERO);
         let mut pod_gpu_hours = Decimal::ZERO;
         for (iv, (w, s)) in intervals.iter().zip(weighted) {
@@ -367,10 +371,7 @@ impl<'a> Showback<'a> {
                 continue;
             };
             let life = p.life;
-            if !life
-                .preemption_t0
-                .is_some_and(|t| t >= self.from && t < self.to)
-            {
+            if !self.preempted_in_range(life) {
                 continue;
             }
             let team = self
