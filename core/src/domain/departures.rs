@@ -5,6 +5,7 @@
 //! alone, and `/preemptions` shows the other departures beside the rate so a reader sees what
 //! was left out (kubernetes-sigs/karpenter#1413 asks for exactly this split).
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
 /// The Normal event Karpenter records on a Node it disrupts, with the reason in its message:
@@ -29,7 +30,9 @@ pub enum EndReason {
     /// Karpenter expiry (`Expired`; `Expiration` in Karpenter before v1).
     Expired,
     /// Taken out for repair: a CKS node whose lifecycle state (`node.coreweave.cloud/state`)
-    /// had left `production` for `triage` or `zap` (CoreWeave CKS: node lifecycle labels).
+    /// had left `production` for `triage` or `zap` (CoreWeave CKS: node lifecycle labels), or
+    /// any node cordoned after it stopped being Ready and gone while still not Ready
+    /// ([`DrainedNotReady`]: how GKE auto-repair looks from the Kubernetes API).
     Repaired,
     /// No provider signal: deleted by hand or by a controller spotboard does not read.
     Deleted,
@@ -158,6 +161,27 @@ impl std::fmt::Display for DepartureCounts {
     }
 }
 
+/// A node that stopped being Ready and was cordoned afterwards, still not Ready when it left:
+/// a repair's drain as the Kubernetes API shows it. GKE auto-repair drains and re-creates a
+/// node that reported NotReady, or no status, for about 10 minutes, and records the repair
+/// only in its own operations log, never as a Kubernetes event (GKE: Auto-repair nodes);
+/// Karpenter's node repair (Ready False or Unknown for 30 minutes, AWS: EKS automatic node
+/// repair) marks the node with its `karpenter.sh/disrupted` taint rather than a cordon, so
+/// its repairs still read as `deleted`.
+///
+/// The order tells it from a drain that came first: a node drained by hand, or by a
+/// scale-down, and then shut down turns NotReady only after its cordon, and is no repair.
+/// The time not Ready is evidence, not a threshold: a repair's threshold is the provider's
+/// to choose and differs between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DrainedNotReady {
+    /// When its `Ready` condition left True (its lastTransitionTime), or when spotboard
+    /// first saw it not Ready if the kubelet gave no time.
+    pub since: DateTime<Utc>,
+    /// When it left the cluster.
+    pub left: DateTime<Utc>,
+}
+
 /// What the watches saw of a node before it left.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Signals {
@@ -171,11 +195,15 @@ pub struct Signals {
     pub cks_state: Option<String>,
     /// Its CKS NodePool's `targetNodes` and `currentNodes` when it left, if it had one.
     pub pool_target: Option<(i32, i32)>,
+    /// It was cordoned after it stopped being Ready, and was still not Ready when it left.
+    pub drained_not_ready: Option<DrainedNotReady>,
 }
 
 /// The reason a node left, and the evidence that decided it (one line, for the ledger's
 /// `end_evidence`). The first signal that applies wins, in this order: drill, preemption,
-/// Karpenter's disruption, a CKS repair state, a CKS scale-down, else deleted.
+/// Karpenter's disruption, a CKS repair state, a CKS scale-down, a drain while not Ready,
+/// else deleted. A shrinking pool comes before a drain while not Ready: the pool's target
+/// is the operator's own word, the order of a cordon and a NotReady only an inference.
 pub fn decide(s: &Signals) -> (EndReason, String) {
     if s.drill {
         return (
@@ -216,6 +244,17 @@ pub fn decide(s: &Signals) -> (EndReason, String) {
         return (
             EndReason::ScaledDown,
             format!("its NodePool's targetNodes {target} below currentNodes {current}"),
+        );
+    }
+    if let Some(d) = s.drained_not_ready {
+        let for_s = (d.left - d.since).num_seconds().max(0) as u64;
+        return (
+            EndReason::Repaired,
+            format!(
+                "not Ready since {} ({} before it left), cordoned after: a repair's drain",
+                d.since.to_rfc3339_opts(SecondsFormat::Secs, true),
+                crate::domain::capacity::score::human(for_s),
+            ),
         );
     }
     (EndReason::Deleted, "no provider signal".into())
@@ -303,6 +342,62 @@ mod tests {
             ..preempted
         };
         assert_eq!(decide(&drill).0, EndReason::Drill);
+    }
+
+    #[test]
+    fn a_drain_while_not_ready_is_a_repair_after_the_pools_own_word() {
+        let since = "2026-11-28T14:02:10Z".parse().unwrap();
+        let left = "2026-11-28T14:13:40Z".parse().unwrap();
+        let repaired = Signals {
+            drained_not_ready: Some(DrainedNotReady { since, left }),
+            ..Signals::default()
+        };
+        assert_eq!(
+            decide(&repaired),
+            (
+                EndReason::Repaired,
+                "not Ready since 2026-11-28T14:02:10Z (11 min before it left), cordoned after: \
+                 a repair's drain"
+                    .into()
+            )
+        );
+        // Under two minutes reads in seconds; a clock that ran backwards reads 0 s.
+        let quick = Signals {
+            drained_not_ready: Some(DrainedNotReady {
+                since,
+                left: since + chrono::Duration::seconds(52),
+            }),
+            ..Signals::default()
+        };
+        assert!(
+            decide(&quick).1.contains("(52 s before"),
+            "{:?}",
+            decide(&quick)
+        );
+        let backwards = Signals {
+            drained_not_ready: Some(DrainedNotReady {
+                since: left,
+                left: since,
+            }),
+            ..Signals::default()
+        };
+        assert!(decide(&backwards).1.contains("(0 s before"));
+        // A pool being scaled down, a CKS state, Karpenter's disruption and a notice win.
+        let shrinking = Signals {
+            pool_target: Some((1, 2)),
+            ..repaired.clone()
+        };
+        assert_eq!(decide(&shrinking).0, EndReason::ScaledDown);
+        let consolidated = Signals {
+            karpenter_disruption: Some("Disrupting Node: Empty/Delete".into()),
+            ..repaired.clone()
+        };
+        assert_eq!(decide(&consolidated).0, EndReason::Consolidated);
+        let preempted = Signals {
+            preempted: true,
+            ..repaired
+        };
+        assert_eq!(decide(&preempted).0, EndReason::Preempted);
     }
 
     #[test]

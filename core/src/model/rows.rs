@@ -278,11 +278,12 @@ pub struct NodeRow {
     /// The `Ready` condition; `None` when not reported.
     #[serde(default)]
     pub ready: Option<bool>,
-    /// When the `Ready` condition last turned True (its lastTransitionTime): the ledger's
-    /// replacement latency ends there. Server-side only: no view shows it, so it stays off
-    /// the wire (a change of readiness also changes `ready`, which is sent).
+    /// When the `Ready` condition last changed status (its lastTransitionTime): see
+    /// [`NodeRow::ready_since`] and [`NodeRow::not_ready_since`]. Server-side only: no view
+    /// shows it, so it stays off the wire (a change of readiness also changes `ready`, which
+    /// is sent).
     #[serde(skip)]
-    pub ready_since: Option<DateTime<Utc>>,
+    pub ready_changed: Option<DateTime<Utc>>,
     /// `spec.unschedulable`.
     pub cordoned: bool,
     /// `qos.coreweave.cloud/pending-preemption=true` is set (T=0 of a preemption).
@@ -317,6 +318,21 @@ pub struct NodeRow {
     /// else limits); the node's idle GPUs are `gpus` less this.
     #[serde(default)]
     pub gpus_requested: u32,
+}
+
+impl NodeRow {
+    /// When it last turned Ready (the `Ready` condition's lastTransitionTime): the ledger's
+    /// replacement latency ends there. `None` while not Ready or when the kubelet gave no
+    /// time.
+    pub fn ready_since(&self) -> Option<DateTime<Utc>> {
+        self.ready_changed.filter(|_| self.ready == Some(true))
+    }
+
+    /// Since when it reports not Ready (`Ready` False or Unknown, its lastTransitionTime);
+    /// `None` while Ready, when no Ready condition is reported, or when no time was given.
+    pub fn not_ready_since(&self) -> Option<DateTime<Utc>> {
+        self.ready_changed.filter(|_| self.ready == Some(false))
+    }
 }
 
 /// Where a node's GPU count comes from.

@@ -30,7 +30,7 @@ pub struct RangeQuery {
 
 impl RangeQuery {
     /// The range asked for (see `spotboard_core::domain::savings::range::resolve`).
-    fn resolve(&self) -> Result<(DateTime<Utc>, DateTime<Utc>), String> {
+    pub(super) fn resolve(&self) -> Result<(DateTime<Utc>, DateTime<Utc>), String> {
         spotboard_core::domain::savings::range::resolve(
             self.range.as_deref(),
             self.from.as_deref(),
@@ -40,11 +40,11 @@ impl RangeQuery {
     }
 }
 
-fn bad(e: String) -> Response {
+pub(super) fn bad(e: String) -> Response {
     (StatusCode::BAD_REQUEST, e).into_response()
 }
 
-fn failed(e: crate::Error) -> Response {
+pub(super) fn failed(e: crate::Error) -> Response {
     (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response()
 }
 

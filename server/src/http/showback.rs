@@ -9,39 +9,29 @@ use std::sync::Arc;
 use axum::{
     Json,
     extract::{Query, State},
-    http::StatusCode,
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
 use spotboard_core::model::{ShowbackBy, ShowbackReport};
 
-use super::savings::csv_response;
+use super::savings::{RangeQuery, bad, csv_response, failed};
 use crate::ledger::Savings;
 
+/// The savings report's range, and the grouping.
 #[derive(Deserialize)]
 pub struct ShowbackQuery {
-    from: Option<String>,
-    to: Option<String>,
-    range: Option<String>,
+    #[serde(flatten)]
+    range: RangeQuery,
     by: Option<String>,
 }
 
 async fn load(s: &Savings, q: &ShowbackQuery) -> Result<ShowbackReport, Response> {
-    let bad = |e: String| (StatusCode::BAD_REQUEST, e).into_response();
-    let (from, to) = spotboard_core::domain::savings::range::resolve(
-        q.range.as_deref(),
-        q.from.as_deref(),
-        q.to.as_deref(),
-        chrono::Utc::now(),
-    )
-    .map_err(bad)?;
+    let (from, to) = q.range.resolve().map_err(bad)?;
     let by = match q.by.as_deref() {
         None => ShowbackBy::default(),
         Some(b) => ShowbackBy::parse(b).map_err(|e| bad(e.to_string()))?,
     };
-    s.showback(from, to, by)
-        .await
-        .map_err(|e| (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response())
+    s.showback(from, to, by).await.map_err(failed)
 }
 
 pub async fn showback(State(s): State<Arc<Savings>>, Query(q): Query<ShowbackQuery>) -> Response {

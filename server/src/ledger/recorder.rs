@@ -3,7 +3,7 @@
 //! preemption gets its T=0; a node that leaves ends with the reason and evidence
 //! `spotboard_core::domain::departures::decide` reads from what was seen of it (its
 //! preemption notice, Karpenter's disruption event, its CKS lifecycle state, its NodePool's
-//! target). Lifetimes still open in the ledger for
+//! target, a cordon after it stopped being Ready). Lifetimes still open in the ledger for
 //! nodes that are gone when spotboard starts end at the last heartbeat: they ended while
 //! nobody was watching.
 //!
@@ -42,6 +42,19 @@ struct Seen {
     /// Its CKS lifecycle state when last seen, if it had left `production` for repair
     /// (`triage` or `zap`).
     repair_state: Option<&'static str>,
+    /// While it is not Ready: since when, and whether a cordon came after.
+    not_ready: Option<NotReady>,
+}
+
+/// A node's time not Ready as the recorder follows it, for
+/// [`departures::DrainedNotReady`].
+#[derive(Clone, Copy)]
+struct NotReady {
+    since: DateTime<Utc>,
+    /// It was already cordoned when first seen not Ready: a cordon then is no repair's.
+    cordoned_before: bool,
+    /// It was cordoned while not Ready, after it stopped being Ready.
+    drained: bool,
 }
 
 /// A NodePool condition's status and reason as last queued, and since when.
@@ -500,6 +513,7 @@ impl Recorder {
                         drill: false,
                         drilled: false,
                         repair_state: None,
+                        not_ready: None,
                     },
                 );
                 self.push(Write::Started(Box::new(lifetime(n, now))));
@@ -519,6 +533,19 @@ impl Recorder {
                 Some("zap") => Some("zap"),
                 _ => None,
             };
+            s.not_ready = match (n.ready, s.not_ready) {
+                (Some(false), None) => Some(NotReady {
+                    since: n.not_ready_since().unwrap_or(now),
+                    cordoned_before: n.cordoned,
+                    drained: false,
+                }),
+                (Some(false), Some(mut was)) => {
+                    was.drained |= n.cordoned && !was.cordoned_before;
+                    Some(was)
+                }
+                // Ready again (or no longer reporting): a later cordon starts afresh.
+                _ => None,
+            };
             if n.drill && n.notice && !s.drilled {
                 s.drilled = true;
                 self.push(Write::Drill {
@@ -527,7 +554,7 @@ impl Recorder {
                 });
             }
         }
-        if let Some(at) = n.ready_since
+        if let Some(at) = n.ready_since()
             && let Some(s) = self.seen.get_mut(&n.key)
             && !s.ready
         {
@@ -585,6 +612,12 @@ impl Recorder {
                 karpenter_disruption: disruption,
                 cks_state: s.repair_state.map(str::to_string),
                 pool_target,
+                drained_not_ready: s.not_ready.filter(|n| n.drained).map(|n| {
+                    departures::DrainedNotReady {
+                        since: n.since,
+                        left: missed,
+                    }
+                }),
             });
             self.push(Write::Ended {
                 uid: uid.clone(),

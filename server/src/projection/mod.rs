@@ -61,7 +61,7 @@ pub fn node_row(cluster: &str, rec: &NodeRecord, ctx: NodeContext<'_>) -> NodeRo
         zone: rec.zone.as_deref().map(str::to_string),
         state: rec.state.as_deref().map(str::to_string),
         ready: rec.ready,
-        ready_since: rec.ready_since,
+        ready_changed: rec.ready_changed,
         cordoned: rec.cordoned,
         pending_preemption: rec.pending_preemption,
         evicted_at: rec.evicted_at.clone(),

@@ -69,9 +69,9 @@ pub struct NodeRecord {
     /// `node.coreweave.cloud/state`.
     pub state: Option<Arc<str>>,
     pub ready: Option<bool>,
-    /// When the `Ready` condition last turned True (its lastTransitionTime); `None` while not
-    /// Ready or when the kubelet gave no time.
-    pub ready_since: Option<DateTime<Utc>>,
+    /// When the `Ready` condition last changed status (its lastTransitionTime): since when
+    /// the node is Ready, or not; `None` when the kubelet gave no time.
+    pub ready_changed: Option<DateTime<Utc>>,
     /// `spec.unschedulable`.
     pub cordoned: bool,
     /// `qos.coreweave.cloud/pending-preemption == "true"`.

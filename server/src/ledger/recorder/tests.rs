@@ -538,3 +538,108 @@ fn an_old_disruption_does_not_decide_a_later_departure() {
     r.settle(t(7200) + END_GRACE);
     assert_eq!(ended(&r), vec![("n1".to_string(), "deleted")]);
 }
+
+/// A node cordoned after it stopped being Ready and gone still not Ready is a repair (GKE
+/// auto-repair's drain); a cordon before the NotReady (a drain, then a shutdown), a cordon
+/// after Ready came back, and a node first seen already both are not.
+#[test]
+fn a_cordon_after_not_ready_is_a_repair_and_a_cordon_before_it_is_not() {
+    let state = |uid: &str, name: &str, ready: bool, changed: i64, cordoned: bool| NodeRow {
+        ready: Some(ready),
+        ready_changed: Some(t(changed)),
+        cordoned,
+        ..node(uid, name, false)
+    };
+    let mut r = started(vec![
+        state("r1", "g1", true, -100, false),
+        state("r2", "g2", true, -100, false),
+        state("r3", "g3", true, -100, false),
+        state("r4", "g4", false, -50, true),
+    ]);
+    // The pool at its target: nothing leaves by a scale-down.
+    let steady = PoolRow {
+        key: "p1".into(),
+        cluster: CLUSTER.into(),
+        name: "spot-a".into(),
+        provider: spotboard_core::Provider::Cks,
+        target_nodes: 4,
+        current_nodes: Some(4),
+        ..Default::default()
+    };
+    r.apply(
+        &Fact::Pool {
+            key: "p1".into(),
+            row: Some(std::sync::Arc::new(steady)),
+        },
+        t(1),
+    );
+    let seen = |r: &mut Recorder, row: NodeRow, at: i64| {
+        r.apply(
+            &Fact::Node {
+                key: row.key.clone(),
+                row: Some(Box::new(row)),
+            },
+            t(at),
+        );
+    };
+    // r1: the kubelet stops at t(10); the repair drains it at t(300).
+    seen(&mut r, state("r1", "g1", false, 10, false), 20);
+    seen(&mut r, state("r1", "g1", false, 10, true), 300);
+    // r2: drained first, then shut down.
+    seen(&mut r, state("r2", "g2", true, -100, true), 20);
+    seen(&mut r, state("r2", "g2", false, 60, true), 70);
+    // r3: not Ready a while, Ready again, then cordoned, then not Ready.
+    seen(&mut r, state("r3", "g3", false, 10, false), 20);
+    seen(&mut r, state("r3", "g3", true, 30, false), 30);
+    seen(&mut r, state("r3", "g3", true, 30, true), 40);
+    seen(&mut r, state("r3", "g3", false, 50, true), 50);
+    // Later changes of each (a taint, a label) while they stay as they are.
+    for (uid, name, changed) in [("r2", "g2", 60), ("r3", "g3", 50), ("r4", "g4", -50)] {
+        seen(&mut r, state(uid, name, false, changed, true), 200);
+    }
+    for uid in ["r1", "r2", "r3", "r4"] {
+        r.apply(&removed(uid), t(400));
+    }
+    r.settle(t(400) + END_GRACE);
+    let mut got: Vec<(String, &str, String)> = r
+        .queued_writes()
+        .filter_map(|w| match w {
+            Write::Ended {
+                uid,
+                reason,
+                evidence,
+                ..
+            } => Some((uid.clone(), reason.as_str(), evidence.clone())),
+            _ => None,
+        })
+        .collect();
+    got.sort();
+    let since = t(10).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    assert_eq!(
+        got,
+        vec![
+            (
+                "r1".to_string(),
+                "repaired",
+                format!(
+                    "not Ready since {since} (6 min before it left), cordoned after: a repair's drain"
+                )
+            ),
+            (
+                "r2".to_string(),
+                "deleted",
+                "no provider signal".to_string()
+            ),
+            (
+                "r3".to_string(),
+                "deleted",
+                "no provider signal".to_string()
+            ),
+            (
+                "r4".to_string(),
+                "deleted",
+                "no provider signal".to_string()
+            ),
+        ]
+    );
+}

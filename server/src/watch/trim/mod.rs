@@ -202,9 +202,7 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
             .and_then(|a| a.get(name))
             .map(|q| q.0.as_str())
     };
-    let ready_since = ready_condition
-        .filter(|c| c.status == "True")
-        .and_then(|c| time(c.last_transition_time.as_ref()));
+    let ready_changed = ready_condition.and_then(|c| time(c.last_transition_time.as_ref()));
     Some(NodeRecord {
         uid: uid.into(),
         name: n.name_any().into(),
@@ -213,7 +211,7 @@ pub fn node(n: &Node) -> Option<NodeRecord> {
         zone: shared(labels::ZONE),
         state: shared(labels::NODE_STATE),
         ready,
-        ready_since,
+        ready_changed,
         cordoned: n
             .spec
             .as_ref()

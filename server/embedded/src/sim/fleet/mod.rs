@@ -21,6 +21,10 @@
 //!   45 s later. At T+2 min the instance is reclaimed: the Node is deleted and whatever still
 //!   ran dies with it (the pod garbage collector deletes those pods after its quarantine).
 //!
+//! A GKE node annotated `sim.spotboard.dev/kubelet=stopped` loses its kubelet and goes
+//! through GKE auto-repair ([`repair`]): `Ready=Unknown`, drained after about ten minutes,
+//! re-created under the same name.
+//!
 //! A Karpenter pool marked `short_in_first_az` ([`objects::PoolPlan`]) meets this zone's own
 //! EC2, which has no spot capacity for its types in the first AZ: every launch of it (seeding
 //! and each replacement) is refused there first, recorded as Karpenter's Warning
@@ -30,6 +34,7 @@
 
 pub mod machines;
 pub mod objects;
+pub mod repair;
 mod timeline;
 
 use std::collections::HashSet;
@@ -351,6 +356,12 @@ async fn run(f: Arc<Fleet>) {
             {
                 start_once(&f, n, "karpenter disruption", move |f, n| async move {
                     timeline::disrupt(&f, &n, reason).await
+                });
+                continue;
+            }
+            if f.flavor == Flavor::Gke && repair::wanted(&n) {
+                start_once(&f, n, "gke auto-repair", |f, n| async move {
+                    repair::kubelet_stops(&f, &n).await
                 });
                 continue;
             }

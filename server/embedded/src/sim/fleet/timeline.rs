@@ -23,7 +23,7 @@ use super::super::random::hash;
 use super::{Fleet, add_node, objects, run_pod};
 
 /// GKE: the managed instance group recreating the VM, until it registers.
-const GKE_RECREATE: Duration = secs(45);
+pub(super) const GKE_RECREATE: Duration = secs(45);
 /// Karpenter: launching the replacement until its node registers (with [`KUBELET_READY`],
 /// under a minute to Ready on a well-configured cluster; a typical target, not a documented
 /// figure).
@@ -34,7 +34,7 @@ const POD_GC_QUARANTINE: Duration = secs(40);
 /// replacement latency ends at Ready, not at the Node's creation.
 const KUBELET_READY: Duration = secs(15);
 
-async fn pods_on(f: &Fleet, node: &str) -> kube::Result<Vec<Pod>> {
+pub(super) async fn pods_on(f: &Fleet, node: &str) -> kube::Result<Vec<Pod>> {
     let lp = ListParams::default().fields(&format!("spec.nodeName={node}"));
     Ok(Api::<Pod>::all(f.client.clone()).list(&lp).await?.items)
 }
@@ -198,7 +198,7 @@ pub(super) async fn karpenter(f: &Arc<Fleet>, node: &Node) -> kube::Result<()> {
 
 /// The pod garbage collector: the pods still bound to vanished node `name` are deleted after
 /// its quarantine.
-fn collect_pods(f: &Arc<Fleet>, name: String) {
+pub(super) fn collect_pods(f: &Arc<Fleet>, name: String) {
     let f2 = f.clone();
     f.spawn(async move {
         tokio::time::sleep(f2.clock.real(POD_GC_QUARANTINE).max(Duration::from_secs(5))).await;
@@ -291,7 +291,7 @@ fn kubelet_stops(f: &Arc<Fleet>, p: &Pod, reclaimed: tokio::time::Instant) {
     });
 }
 
-fn pod_ref(p: &Pod) -> PodRef {
+pub(super) fn pod_ref(p: &Pod) -> PodRef {
     PodRef {
         namespace: p.namespace().unwrap_or_default(),
         name: p.name_any(),
@@ -299,7 +299,7 @@ fn pod_ref(p: &Pod) -> PodRef {
     }
 }
 
-async fn remove_node(f: &Fleet, name: &str) {
+pub(super) async fn remove_node(f: &Fleet, name: &str) {
     match Api::<Node>::all(f.client.clone())
         .delete(name, &DeleteParams::default())
         .await
@@ -330,20 +330,25 @@ async fn launch(f: &Fleet, pool: Option<&str>) -> Option<String> {
             return None;
         }
     };
+    kubelet_ready(f, &node).await;
+    Some(node)
+}
+
+/// A registered node's kubelet coming up: Ready after [`KUBELET_READY`].
+pub(super) async fn kubelet_ready(f: &Fleet, node: &str) {
     f.clock.sleep(KUBELET_READY).await;
     let ready =
         json!({"status": {"conditions": [objects::ready_condition(true, &rfc3339(Utc::now()))]}});
     let set = Api::<Node>::all(f.client.clone())
-        .patch_status(&node, &PatchParams::default(), &Patch::Merge(&ready))
+        .patch_status(node, &PatchParams::default(), &Patch::Merge(&ready))
         .await;
     if let Err(e) = set {
         tracing::warn!(node = %node, "turning a replacement Ready: {e}");
     }
-    Some(node)
 }
 
 /// New pods on `node` for the replicated workloads among `lost`.
-async fn restart(f: &Fleet, node: &str, lost: &[Pod]) {
+pub(super) async fn restart(f: &Fleet, node: &str, lost: &[Pod]) {
     for p in lost {
         let Some((kind, owner)) = owner(p) else {
             continue;
