@@ -19,6 +19,9 @@
 //! - with `--pending-pods N` (default 10,000) a runaway Job's pending pods (`pending.rs`):
 //!   the dashboard's RSS once it lists them, and node change → stream latency again with
 //!   them waiting, beside the same run's figures without them;
+//! - a restart (`restart.rs`): the dashboard killed and started again on its ledger, the
+//!   seconds until it shows every pool (its last known state, stale) and until it has listed,
+//!   beside the same run's cold start;
 //! - the baselines (`baseline.rs`): a plain reflector's RSS over the same objects, and the
 //!   embedded cluster's objects' serialized size (MB).
 //!
@@ -42,6 +45,7 @@
 //! - `pending.rs`: the runaway Job's pending pods.
 //! - `showback.rs`: showback's query over `--showback-days` of pod intervals, beside the
 //!   savings report's.
+//! - `restart.rs`: the restart's first paint from the last known state.
 //! - `report.rs`: the figures as one JSON object (`--json`).
 //!
 //! `churn.rs` and `sse.rs` are also compiled into the server's integration tests
@@ -53,6 +57,7 @@ mod churn;
 mod pending;
 mod procs;
 mod report;
+mod restart;
 mod showback;
 mod sse;
 
@@ -99,6 +104,10 @@ struct Args {
     /// query is timed (one interval a pod a day); 0 skips the step.
     #[arg(long, default_value_t = 30)]
     showback_days: i64,
+    /// Restart the dashboard without its last known state (`--last-known-seconds 0`): the
+    /// control for the restart step's figures.
+    #[arg(long)]
+    restart_cold: bool,
     /// Also write the figures to this file as JSON.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -159,7 +168,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.one_core,
     )
     .await?;
-    report.add("dashboard_listed_s", t.elapsed().as_secs_f64());
+    let cold_s = t.elapsed().as_secs_f64();
+    report.add("dashboard_listed_s", cold_s);
     println!(
         "dashboard listed everything in {:.1} s",
         t.elapsed().as_secs_f64()
@@ -349,6 +359,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .await?;
     }
+    let dash = restart::run(
+        dash,
+        (&kubeconfig, &dir.join("ledger.sqlite")),
+        args.streams + 10,
+        (cold_s, args.restart_cold),
+        &mut report,
+    )
+    .await?;
     if let Some(path) = &args.json {
         report.write(path)?;
         println!("figures written to {}", path.display());

@@ -93,6 +93,12 @@ impl Dashboard {
     pub fn pid(&self) -> u32 {
         self.child.id().unwrap_or(0)
     }
+
+    /// Kills the process (as a crash or an OOM kill would: no shutdown) and waits for it.
+    pub async fn kill(mut self) -> Res<()> {
+        self.child.kill().await?;
+        Ok(())
+    }
 }
 
 /// Starts the dashboard against `kubeconfig` with a ledger of its own at `ledger`, allowing
@@ -107,6 +113,24 @@ pub async fn start_dashboard(
     ledger: &Path,
     streams: usize,
     one_core: bool,
+) -> Res<Dashboard> {
+    let dash = spawn_dashboard(kubeconfig, ledger, streams, one_core, LAST_KNOWN_SECONDS)?;
+    wait_ready(&dash.base).await?;
+    Ok(dash)
+}
+
+/// How often the bench's dashboard keeps its last known state (`--last-known-seconds`): soon
+/// after listing, so the restart step has one to show.
+pub const LAST_KNOWN_SECONDS: u64 = 5;
+
+/// [`start_dashboard`] without waiting: returned as soon as the process is spawned, keeping
+/// its last known state every `keep_seconds` (0: none kept or restored).
+pub fn spawn_dashboard(
+    kubeconfig: &Path,
+    ledger: &Path,
+    streams: usize,
+    one_core: bool,
+    keep_seconds: u64,
 ) -> Res<Dashboard> {
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -137,10 +161,18 @@ pub async fn start_dashboard(
         // Every stream of the bench comes from this one address: a connection each, plus
         // the bench's own requests.
         .args(["--connections-per-peer", &(streams + 64).to_string()])
+        .args(["--last-known-seconds", &keep_seconds.to_string()])
         .env("RUST_LOG", "warn")
         .kill_on_drop(true)
         .spawn()?;
-    let base = format!("http://127.0.0.1:{port}");
+    Ok(Dashboard {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    })
+}
+
+/// Waits until the dashboard at `base` has listed every cluster (`/readyz`), up to 300 s.
+pub async fn wait_ready(base: &str) -> Res<()> {
     let start = Instant::now();
     loop {
         if let Ok(r) = reqwest::get(format!("{base}/readyz")).await
@@ -153,7 +185,7 @@ pub async fn start_dashboard(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    Ok(Dashboard { child, base })
+    Ok(())
 }
 
 /// Resident set size of a process, KiB, from /proc.

@@ -253,6 +253,17 @@ pub struct ServeArgs {
     )]
     pub showback_sample_seconds: u64,
 
+    /// Seconds between keeps of each listed cluster's pools and nodes in the ledger, which a
+    /// restart shows (marked stale since then) until the cluster is listed again; 0 keeps
+    /// and restores nothing. Not for the embedded cluster, a new world each run.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_LAST_KNOWN_SECONDS",
+        default_value_t = 60
+    )]
+    pub last_known_seconds: u64,
+
     /// The ledger's database: `postgres://…` for replicated deployments, or `sqlite://PATH`.
     /// Default: the SQLite file of --ledger. It can hold a password: its environment value
     /// is never shown in `--help`.

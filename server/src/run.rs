@@ -107,6 +107,10 @@ impl Drop for Running {
 /// compressor, nests deeper than tokio's default 2 MiB allows in debug builds.
 pub const WORKER_STACK_BYTES: usize = 8 << 20;
 
+/// How long the start waits for the ledger's last known state before the watches start
+/// without it (a database that is away must not hold the dashboard up).
+const RESTORE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The multi-threaded runtime spotboard runs on (and its tests that render pages).
 ///
 /// Errors: the operating system refused the threads.
@@ -187,6 +191,18 @@ pub async fn start(
         Some(e) => ledger.with_writer(e.leadership.clone()),
         None => ledger,
     };
+    // The last known fleet first, so the first page shows it (stale) while the watches list;
+    // the embedded cluster is a new world each run, with nothing to restore.
+    let keep_known = args.last_known_seconds > 0 && embedded.is_none();
+    if keep_known {
+        let restoring = ledger::last_known::restore(&ledger, &hub);
+        if tokio::time::timeout(RESTORE_WAIT, restoring).await.is_err() {
+            tracing::warn!(
+                wait_s = RESTORE_WAIT.as_secs(),
+                "the ledger did not give the last known state in time; the clusters start empty"
+            );
+        }
+    }
     let clients: std::collections::HashMap<String, kube::Client> = sources
         .iter()
         .map(|s| (s.name.clone(), s.client.clone()))
@@ -196,6 +212,13 @@ pub async fn start(
         .flat_map(|s| watch::spawn_cluster(hub.clone(), s))
         .collect();
     watchers.push(hub.spawn_flusher());
+    if keep_known {
+        watchers.push(ledger::last_known::spawn_writer(
+            ledger.clone(),
+            hub.clone(),
+            std::time::Duration::from_secs(args.last_known_seconds),
+        ));
+    }
     // The embedded cluster's clusters have the same names every run: its lifetimes carry
     // this run's id, so a later run (or another process on the same PostgreSQL) never closes
     // or prices them as its own.

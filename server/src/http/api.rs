@@ -33,7 +33,7 @@ pub async fn pools(State(hub): State<Hub>) -> Json<PoolList> {
     let rev = hub.stats().rev;
     Json(PoolList {
         rev,
-        pools: hub.pool_rows(),
+        pools: hub.shown_pool_rows(),
     })
 }
 

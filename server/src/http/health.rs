@@ -2,7 +2,11 @@
 
 use std::sync::Arc;
 
-use axum::{extract::State, http::StatusCode};
+use axum::{
+    extract::{Query, State},
+    http::StatusCode,
+};
+use serde::Deserialize;
 
 use crate::{hub::Hub, ledger::Savings};
 
@@ -11,12 +15,25 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
-/// `GET /readyz`: 200 once every kind of every cluster has been listed once; 503 before.
+/// `/readyz`'s query.
+#[derive(Deserialize)]
+pub struct ReadyQuery {
+    /// `true`: a cluster showing its last known state (after a restart, until it is listed)
+    /// counts as ready, so a lone replica serves that state (marked stale) at once instead of
+    /// nothing. Off by default: beside a replica that has listed, a restarted one should not
+    /// take the traffic with an older state.
+    #[serde(rename = "last-known", default)]
+    last_known: bool,
+}
+
+/// `GET /readyz[?last-known=true]`: 200 once every kind of every cluster has been listed
+/// once (with `last-known=true`, or shows its last known state); 503 before.
 /// The body names the ledger when its database is away: live pages still serve then (so the
 /// status stays 200), but savings and history cannot.
 pub async fn readyz(
     State(hub): State<Hub>,
     State(savings): State<Arc<Savings>>,
+    Query(q): Query<ReadyQuery>,
 ) -> (StatusCode, String) {
     let ledger = match savings.ledger.health().unavailable_since {
         Some(since) => format!(
@@ -32,8 +49,16 @@ pub async fn readyz(
     } else {
         ledger
     };
+    let (serving, restored) = hub.serving();
     if hub.ready() {
         (StatusCode::OK, format!("ready{ledger}"))
+    } else if q.last_known && serving {
+        (
+            StatusCode::OK,
+            format!(
+                "ready: showing the last known state of {restored} cluster(s) while listing{ledger}"
+            ),
+        )
     } else {
         (
             StatusCode::SERVICE_UNAVAILABLE,

@@ -91,6 +91,9 @@ pub struct ClusterData {
     pub zone: Option<String>,
     pub synced: u8,
     pub last_good: Option<DateTime<Utc>>,
+    /// When the last known state it shows until it is listed was current
+    /// (`super::last_known`); `None` when none was restored.
+    pub restored: Option<DateTime<Utc>>,
     pools: HashMap<String, PoolRecord>,
     pool_uid_by_name: HashMap<String, String>,
     // Boxed: the map keeps a third of its slots empty, and a record is 200 bytes.

@@ -20,11 +20,13 @@
 //! - `derived`: the kinds producers publish ([`DerivedRow`]) and where each is kept.
 //! - `facts`: the same changes, typed, for the producers and the ledger.
 //! - `kueue`: each cluster's Kueue objects, for the queue rows' producer.
+//! - `last_known`: a cluster's rows as last known, kept and restored across a restart.
 
 mod cluster;
 mod derived;
 mod facts;
 pub mod kueue;
+mod last_known;
 mod namespaces;
 mod pod_nodes;
 mod pod_reads;
@@ -47,6 +49,7 @@ use crate::watch::records::{
 pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, WatchedKind};
 pub use derived::DerivedRow;
 pub use facts::{FACTS_BUFFER, Fact, Following, LedgerInputs};
+pub use last_known::{KnownRows, RESTORED_MESSAGE};
 pub use pod_nodes::PodUid;
 pub use pod_reads::{PodStay, PodStays};
 pub use views::{POOL_AGGREGATE_EVERY, Published};
@@ -226,6 +229,12 @@ impl Hub {
                 .views
                 .refresh(cluster, data, dirty, aggregate_only, tx, facts);
             if !was_synced && data.synced & ALL_KINDS == ALL_KINDS {
+                // Restored rows the cluster no longer has go before anyone reads it as
+                // listed.
+                let leftovers = state.views.take_restored(cluster);
+                state
+                    .views
+                    .refresh(cluster, data, leftovers, false, tx, facts);
                 let _ = facts.send(Arc::new(Fact::Synced {
                     cluster: cluster.to_string(),
                 }));
@@ -415,7 +424,16 @@ impl Hub {
         })
     }
 
-    /// Every pool row, copied, sorted by cluster then name.
+    /// Every pool row shown, restored ones too (a cluster's last known state after a
+    /// restart), copied, sorted by cluster then name: for `/api/v1/pools`.
+    pub fn shown_pool_rows(&self) -> Vec<PoolRow> {
+        self.read(|s| s.views.shown_pool_rows())
+            .iter()
+            .map(|r| PoolRow::clone(r))
+            .collect()
+    }
+
+    /// Every pool row the watches made, copied, sorted by cluster then name.
     pub fn pool_rows(&self) -> Vec<PoolRow> {
         self.shared_pool_rows()
             .iter()
@@ -548,6 +566,8 @@ impl app::live::SnapshotSource for Hub {
 
 #[cfg(test)]
 mod derived_tests;
+#[cfg(test)]
+mod last_known_tests;
 #[cfg(test)]
 mod launch_failure_tests;
 #[cfg(test)]

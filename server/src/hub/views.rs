@@ -86,6 +86,16 @@ pub struct Views {
     derived: Derived,
     ring: VecDeque<Arc<Published>>,
     ring_cap: usize,
+    /// Per cluster, the keys of the rows restored from its last known state
+    /// ([`Views::restore`]) that no watch has refreshed yet.
+    restored: HashMap<String, Restored>,
+}
+
+/// The keys of one cluster's restored rows not yet refreshed by its watches.
+#[derive(Default)]
+struct Restored {
+    pools: HashSet<String>,
+    nodes: HashSet<String>,
 }
 
 fn to_value<T: Serialize>(row: &T) -> serde_json::Value {
@@ -107,7 +117,100 @@ impl Views {
             derived: Derived::default(),
             ring: VecDeque::with_capacity(ring_cap),
             ring_cap,
+            restored: HashMap::new(),
         }
+    }
+
+    /// Shows `pools` and `nodes` of `cluster` as its last known state, kept until a watch
+    /// refreshes the key; no fact is sent (nothing was seen). A key that already has a row is
+    /// left alone. Each row is published as new only when someone subscribes: a restart
+    /// restores before it serves, and a subscriber's snapshot has the rows (at 100,000 nodes
+    /// the deltas nobody would read were most of the restore's time). Returns how many rows
+    /// were restored.
+    pub fn restore(
+        &mut self,
+        cluster: &str,
+        pools: Vec<PoolRow>,
+        nodes: Vec<NodeRow>,
+        tx: &broadcast::Sender<Arc<Published>>,
+    ) -> usize {
+        let mut restored = self.restored.remove(cluster).unwrap_or_default();
+        let mut preempting = 0;
+        let watched = tx.receiver_count() > 0;
+        for row in pools.into_iter().filter(|r| r.cluster == cluster) {
+            if self.pools.contains_key(&row.key) {
+                continue;
+            }
+            preempting += row.nodes_preempting;
+            let (key, name) = (row.key.clone(), row.name.clone());
+            let change = watched.then(|| change_of(None, Some(&row))).flatten();
+            self.pools.insert(key.clone(), Arc::new(row));
+            restored.pools.insert(key.clone());
+            match change {
+                Some(c) => self.publish(RowKind::Pool, key, cluster.to_string(), Some(name), c, tx),
+                None => self.rev += 1,
+            }
+        }
+        for row in nodes.into_iter().filter(|r| r.cluster == cluster) {
+            if self.nodes.contains_key(&row.key) {
+                continue;
+            }
+            let (key, pool) = (row.key.clone(), row.pool.clone());
+            let change = watched.then(|| change_of(None, Some(&row))).flatten();
+            self.nodes.insert(key.clone(), Box::new(row));
+            restored.nodes.insert(key.clone());
+            match change {
+                Some(c) => self.publish(RowKind::Node, key, cluster.to_string(), pool, c, tx),
+                None => self.rev += 1,
+            }
+        }
+        let count = restored.pools.len() + restored.nodes.len();
+        if preempting > 0 {
+            *self.preempting.entry(cluster.to_string()).or_default() += preempting;
+        }
+        if count > 0 {
+            self.restored.insert(cluster.to_string(), restored);
+        }
+        count
+    }
+
+    /// `cluster`'s pool and node rows as JSON (`super::KnownRows`), serialized from the rows
+    /// in place.
+    pub fn known_rows_json(&self, cluster: &str) -> String {
+        #[derive(Serialize)]
+        struct Rows<'a> {
+            pools: Vec<&'a PoolRow>,
+            nodes: Vec<&'a NodeRow>,
+        }
+        let rows = Rows {
+            pools: self
+                .pools
+                .values()
+                .filter(|p| p.cluster == cluster)
+                .map(|p| &**p)
+                .collect(),
+            nodes: self
+                .nodes
+                .values()
+                .filter(|n| n.cluster == cluster)
+                .map(|n| &**n)
+                .collect(),
+        };
+        // Rows are plain structs of strings, numbers and maps: serializing cannot fail.
+        serde_json::to_string(&rows).unwrap_or_default()
+    }
+
+    /// The keys of `cluster`'s restored rows no watch has refreshed, taken: refreshed once
+    /// its watches have all listed, each is removed (a row its cluster no longer has).
+    pub fn take_restored(&mut self, cluster: &str) -> Vec<Dirty> {
+        let Some(r) = self.restored.remove(cluster) else {
+            return Vec::new();
+        };
+        r.pools
+            .into_iter()
+            .map(|k| (RowKind::Pool, k))
+            .chain(r.nodes.into_iter().map(|k| (RowKind::Node, k)))
+            .collect()
     }
 
     pub fn cluster(&self, name: &str) -> Option<&ClusterRow> {
@@ -149,6 +252,16 @@ impl Views {
         let send = |fact: Fact| drop(facts.send(Arc::new(fact)));
         let preempting_before = self.preempting.get(cluster).copied().unwrap_or(0);
         let mut preempting = i64::from(preempting_before);
+        // A restored row a watch now refreshes: its fact goes out even when the row is the
+        // same, since the followers never saw the restored one.
+        let mut restored = self.restored.remove(cluster);
+        let mut was_restored = |kind: RowKind, key: &str| {
+            restored.as_mut().is_some_and(|r| match kind {
+                RowKind::Pool => r.pools.remove(key),
+                RowKind::Node => r.nodes.remove(key),
+                _ => false,
+            })
+        };
         for (kind, key) in dirty {
             match kind {
                 RowKind::Pool => {
@@ -175,29 +288,41 @@ impl Views {
                         i64::from(r.as_ref().map_or(0, |r| r.nodes_preempting))
                     };
                     preempting += count(&new) - count(&old);
-                    if let Some(c) = change_of(old.as_deref(), new.as_deref()) {
+                    let first = was_restored(kind, &key);
+                    let change = if first {
+                        replaced(old.as_deref(), new.as_deref())
+                    } else {
+                        change_of(old.as_deref(), new.as_deref())
+                    };
+                    if following && (change.is_some() || first) {
+                        send(Fact::Pool {
+                            key: key.clone(),
+                            row: new.clone(),
+                        });
+                    }
+                    if let Some(c) = change {
                         let name = new.as_ref().or(old.as_ref()).map(|r| r.name.clone());
                         self.pool_published.insert(key.clone(), Instant::now());
-                        if following {
-                            send(Fact::Pool {
-                                key: key.clone(),
-                                row: new,
-                            });
-                        }
                         self.publish(kind, key, cluster.to_string(), name, c, tx);
                     }
                 }
                 RowKind::Node => {
                     let new = data.node_row(cluster, &key).map(Box::new);
                     let old = sync(&mut self.nodes, &key, new.clone());
-                    if let Some(c) = change_of(old.as_deref(), new.as_deref()) {
+                    let first = was_restored(kind, &key);
+                    let change = if first {
+                        replaced(old.as_deref(), new.as_deref())
+                    } else {
+                        change_of(old.as_deref(), new.as_deref())
+                    };
+                    if following && (change.is_some() || first) {
+                        send(Fact::Node {
+                            key: key.clone(),
+                            row: new.clone(),
+                        });
+                    }
+                    if let Some(c) = change {
                         let moved = Moved::of(old.as_deref(), new.as_deref(), |r| r.pool.clone());
-                        if following {
-                            send(Fact::Node {
-                                key: key.clone(),
-                                row: new,
-                            });
-                        }
                         self.publish_placed(kind, key, cluster.to_string(), moved, c, tx);
                     }
                 }
@@ -254,6 +379,9 @@ impl Views {
                 | RowKind::Queue
                 | RowKind::LaunchFailure => {}
             }
+        }
+        if let Some(r) = restored.filter(|r| !r.pools.is_empty() || !r.nodes.is_empty()) {
+            self.restored.insert(cluster.to_string(), r);
         }
         let preempting = u32::try_from(preempting.max(0)).unwrap_or(u32::MAX);
         if preempting != preempting_before {
@@ -381,9 +509,34 @@ impl Views {
         rows
     }
 
-    /// Every pool row, shared (not copied), sorted by cluster then name (alerts that start
-    /// together are announced in that order).
+    /// Whether the row `key` of `kind` in `cluster` is a restored one no watch has refreshed
+    /// (see [`Views::restore`]).
+    fn restored_row(&self, cluster: &str, kind: RowKind, key: &str) -> bool {
+        self.restored.get(cluster).is_some_and(|r| match kind {
+            RowKind::Pool => r.pools.contains(key),
+            RowKind::Node => r.nodes.contains(key),
+            _ => false,
+        })
+    }
+
+    /// Every pool row the watches made, shared (not copied), sorted by cluster then name
+    /// (alerts that start together are announced in that order). Restored rows are left out:
+    /// the alerts, the capacity grid and `/metrics` judge what was seen, not what was last
+    /// known.
     pub fn pool_rows(&self) -> Vec<Arc<PoolRow>> {
+        let mut rows: Vec<Arc<PoolRow>> = self
+            .pools
+            .values()
+            .filter(|p| !self.restored_row(&p.cluster, RowKind::Pool, &p.key))
+            .cloned()
+            .collect();
+        rows.sort_by(|a, b| (&a.cluster, &a.name).cmp(&(&b.cluster, &b.name)));
+        rows
+    }
+
+    /// Every pool row shown, the restored ones too, sorted by cluster then name: what a page
+    /// and `/api/v1/pools` show.
+    pub fn shown_pool_rows(&self) -> Vec<Arc<PoolRow>> {
         let mut rows: Vec<Arc<PoolRow>> = self.pools.values().cloned().collect();
         rows.sort_by(|a, b| (&a.cluster, &a.name).cmp(&(&b.cluster, &b.name)));
         rows
@@ -401,11 +554,20 @@ impl Views {
             .map(|n| NodeRow::clone(n))
     }
 
-    /// Every node and pool, and the events whose reason is `reason`: the ledger's view.
+    /// Every node and pool the watches made (restored rows left out: a follower starts from
+    /// what was seen), and the events whose reason is `reason`: the ledger's view.
     pub fn ledger_inputs(&self, reason: &str) -> (Vec<NodeRow>, Vec<PoolRow>, Vec<EventRow>) {
         (
-            self.nodes.values().map(|r| NodeRow::clone(r)).collect(),
-            self.pools.values().map(|r| PoolRow::clone(r)).collect(),
+            self.nodes
+                .values()
+                .filter(|n| !self.restored_row(&n.cluster, RowKind::Node, &n.key))
+                .map(|r| NodeRow::clone(r))
+                .collect(),
+            self.pools
+                .values()
+                .filter(|p| !self.restored_row(&p.cluster, RowKind::Pool, &p.key))
+                .map(|r| PoolRow::clone(r))
+                .collect(),
             self.events_with_reason(reason),
         )
     }
@@ -420,7 +582,11 @@ impl Views {
             .map(|p| (p.cluster.as_str(), p.name.as_str()))
             .collect();
         let mut out: BTreeMap<String, Vec<NodeFacts>> = BTreeMap::new();
-        for n in self.nodes.values() {
+        let seen = self
+            .nodes
+            .values()
+            .filter(|n| !self.restored_row(&n.cluster, RowKind::Node, &n.key));
+        for n in seen {
             let facts = NodeFacts {
                 name: n.name.clone(),
                 pool: n.pool.clone(),
@@ -586,6 +752,18 @@ impl Moved {
             },
             _ => Moved::Stayed(new.or(old).and_then(pool_of)),
         }
+    }
+}
+
+/// A restored row's change once a watch refreshes it: the new row whole (a tab's store
+/// replaces the row it holds), or its removal. Not a diff: at 100,000 nodes comparing and
+/// diffing each restored row with its refreshed one made the first list after a restart
+/// three times as long as a cold one.
+fn replaced<T: Serialize>(old: Option<&T>, new: Option<&T>) -> Option<Change> {
+    match (old, new) {
+        (_, Some(n)) => Some(Change::Add(to_value(n))),
+        (Some(_), None) => Some(Change::Remove),
+        (None, None) => None,
     }
 }
 

@@ -68,6 +68,10 @@ const FILES: &[(&str, &str)] = &[
         "20261130000000_pod_intervals.sql",
         include_str!("../../migrations/20261130000000_pod_intervals.sql"),
     ),
+    (
+        "20261201000000_last_known.sql",
+        include_str!("../../migrations/20261201000000_last_known.sql"),
+    ),
 ];
 
 /// The migrations of [`FILES`], as sqlx's `Migrator::new` takes them.

@@ -15,6 +15,7 @@
 
 mod conditions;
 pub mod fallback;
+pub mod last_known;
 mod launch_failures;
 mod lifetimes;
 mod lock;

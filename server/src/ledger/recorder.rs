@@ -77,9 +77,13 @@ const MAX_DISRUPTIONS: usize = 10_000;
 /// is decided (the node and event watches are independent streams).
 pub const END_GRACE: chrono::Duration = chrono::Duration::seconds(3);
 
-/// Writes queued while the database is away, at most; past this the oldest are dropped with
-/// an error in the log (hours of a large fleet's changes).
-pub const MAX_QUEUED: usize = 100_000;
+/// Writes queued while the database is away or slower than the watches, at most; past this
+/// the oldest are dropped, with one error in the log when dropping starts and one with the
+/// count once the queue is written. Why this many: a first list queues a start per node and
+/// the conditions of every pool at once, 150,000 writes for 20 clusters of 5,000 nodes and
+/// 10,000 NodePools; at 100,000 (the size before) that first list alone overflowed and lost
+/// lifetimes from a healthy database. About 300 bytes a queued lifetime, while queued.
+pub const MAX_QUEUED: usize = 400_000;
 
 /// One write the recorder owes the ledger. Each is idempotent.
 #[derive(Clone, Debug, PartialEq)]
@@ -172,6 +176,8 @@ pub struct Recorder {
     keep_for: Option<std::time::Duration>,
     /// Per (cluster, pool, condition type): what was last queued.
     conditions: HashMap<(String, String, String), Held>,
+    /// Writes dropped from the full queue since it was last written out.
+    dropped: u64,
 }
 
 /// How long after Karpenter's `DisruptionTerminating` event a node's departure is still its
@@ -259,10 +265,14 @@ impl Recorder {
     fn push(&mut self, w: Write) {
         if self.queue.len() >= MAX_QUEUED {
             self.queue.pop_front();
-            tracing::error!(
-                max = MAX_QUEUED,
-                "the ledger has been away too long: dropping its oldest unwritten change"
-            );
+            if self.dropped == 0 {
+                tracing::error!(
+                    max = MAX_QUEUED,
+                    "more unwritten ledger changes than the queue holds (the database is away, \
+                     or slower than the watches): dropping the oldest"
+                );
+            }
+            self.dropped += 1;
         }
         self.queue.push_back((std::time::Instant::now(), w));
     }
@@ -666,6 +676,13 @@ impl Recorder {
         while let Some((_, w)) = self.queue.front() {
             w.apply(ledger).await?;
             self.queue.pop_front();
+        }
+        if self.dropped > 0 {
+            tracing::error!(
+                dropped = self.dropped,
+                "the ledger's queue is written; the changes dropped meanwhile are lost"
+            );
+            self.dropped = 0;
         }
         self.compact();
         Ok(())

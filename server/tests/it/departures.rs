@@ -40,6 +40,23 @@ async fn ended(base: &str, name: &str) -> Value {
     .await
 }
 
+/// Pool `key`'s 24-hour rate row once `wanted` holds of it.
+async fn pool_rate(base: &str, key: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+    eventually(
+        Duration::from_secs(20),
+        &format!("{key}'s rate"),
+        || async {
+            let rates = get(base, "/api/v1/preemptions").await;
+            rates["rates"]
+                .as_array()?
+                .iter()
+                .find(|r| r["by"] == "pool" && r["window"] == "24h" && r["key"] == key && wanted(r))
+                .cloned()
+        },
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_departure_is_recorded_with_its_reason_and_evidence_and_left_out_of_the_rate() {
     let d = start().await;
@@ -85,19 +102,8 @@ async fn each_departure_is_recorded_with_its_reason_and_evidence_and_left_out_of
     assert_eq!(row["end_evidence"], "no provider signal");
 
     // The rate of spot-general counts no preemption; its departures say what it left out.
-    let rates = eventually(Duration::from_secs(20), "the rates' departures", || async {
-        let rates = get(&d.base, "/api/v1/preemptions").await;
-        rates["rates"]
-            .as_array()?
-            .iter()
-            .find(|r| {
-                r["by"] == "pool"
-                    && r["window"] == "24h"
-                    && r["key"] == format!("{AWS_CLUSTER}/spot-general")
-                    && r["departures"]["consolidated"] == 1
-                    && r["departures"]["drifted"] == 1
-            })
-            .cloned()
+    let rates = pool_rate(&d.base, &format!("{AWS_CLUSTER}/spot-general"), |r| {
+        r["departures"]["consolidated"] == 1 && r["departures"]["drifted"] == 1
     })
     .await;
     assert_eq!(rates["preemptions"], 0, "{rates}");
@@ -174,18 +180,8 @@ async fn a_gke_node_whose_kubelet_stopped_is_repaired_and_comes_back_under_its_n
             .cloned()
     })
     .await;
-    eventually(Duration::from_secs(20), "the rate's repair", || async {
-        let rates = get(&d.base, "/api/v1/preemptions").await;
-        rates["rates"]
-            .as_array()?
-            .iter()
-            .find(|r| {
-                r["by"] == "pool"
-                    && r["window"] == "24h"
-                    && r["key"] == format!("{GKE_CLUSTER}/spot-batch")
-                    && r["departures"]["repaired"] == 1
-            })
-            .cloned()
+    pool_rate(&d.base, &format!("{GKE_CLUSTER}/spot-batch"), |r| {
+        r["departures"]["repaired"] == 1
     })
     .await;
 }

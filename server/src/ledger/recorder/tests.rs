@@ -50,6 +50,24 @@ fn removed(uid: &str) -> Fact {
     }
 }
 
+/// The ends queued, with their evidence, sorted by uid.
+fn ended_with_evidence(r: &Recorder) -> Vec<(String, &'static str, String)> {
+    let mut got: Vec<(String, &str, String)> = r
+        .queued_writes()
+        .filter_map(|w| match w {
+            Write::Ended {
+                uid,
+                reason,
+                evidence,
+                ..
+            } => Some((uid.clone(), reason.as_str(), evidence.clone())),
+            _ => None,
+        })
+        .collect();
+    got.sort();
+    got
+}
+
 fn ended(r: &Recorder) -> Vec<(String, &'static str)> {
     r.queued_writes()
         .filter_map(|w| match w {
@@ -433,19 +451,7 @@ fn departures_are_told_apart_by_their_signals_with_evidence() {
     // Past the scale-down window of the pool's last shrinking (at t(0)): no scale-down.
     r.apply(&removed("n3"), t(200));
     r.settle(t(200) + END_GRACE);
-    let mut got: Vec<(String, &str, String)> = r
-        .queued_writes()
-        .filter_map(|w| match w {
-            Write::Ended {
-                uid,
-                reason,
-                evidence,
-                ..
-            } => Some((uid.clone(), reason.as_str(), evidence.clone())),
-            _ => None,
-        })
-        .collect();
-    got.sort();
+    let got = ended_with_evidence(&r);
     assert_eq!(
         got,
         vec![
@@ -601,19 +607,7 @@ fn a_cordon_after_not_ready_is_a_repair_and_a_cordon_before_it_is_not() {
         r.apply(&removed(uid), t(400));
     }
     r.settle(t(400) + END_GRACE);
-    let mut got: Vec<(String, &str, String)> = r
-        .queued_writes()
-        .filter_map(|w| match w {
-            Write::Ended {
-                uid,
-                reason,
-                evidence,
-                ..
-            } => Some((uid.clone(), reason.as_str(), evidence.clone())),
-            _ => None,
-        })
-        .collect();
-    got.sort();
+    let got = ended_with_evidence(&r);
     let since = t(10).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     assert_eq!(
         got,

@@ -14,7 +14,7 @@ use spotboard_embedded::{EmbeddedCluster, EmbeddedOptions};
 
 use common::sim::eventually;
 
-const ZONE: &str = "US-EAST-04A";
+pub(crate) const ZONE: &str = "US-EAST-04A";
 
 /// Starts spotboard against the already running `cluster` (as a real kubeconfig context),
 /// with the ledger at `database_url`; returns it and a handle that stops it.
@@ -81,7 +81,11 @@ async fn conditions(base: &str, pool: &str) -> Value {
 
 /// One CKS zone with the behaviour model at `speed` (at 600, T+7 min is 0.7 s), its
 /// kubeconfig written to `kubeconfig`.
-async fn playing_cluster(kubeconfig: &std::path::Path, seed: u64, speed: f64) -> EmbeddedCluster {
+pub(crate) async fn playing_cluster(
+    kubeconfig: &std::path::Path,
+    seed: u64,
+    speed: f64,
+) -> EmbeddedCluster {
     EmbeddedCluster::start(EmbeddedOptions {
         zones: vec![ZONE.into()],
         fleets: vec![],
@@ -386,5 +390,6 @@ pub(crate) async fn fresh_postgres() -> String {
     format!("{base}/{name}")
 }
 
+mod last_known;
 mod outage;
 mod work_lost;
