@@ -289,11 +289,7 @@ impl Views {
                     };
                     preempting += count(&new) - count(&old);
                     let first = was_restored(kind, &key);
-                    let change = if first {
-                        replaced(old.as_deref(), new.as_deref())
-                    } else {
-                        change_of(old.as_deref(), new.as_deref())
-                    };
+                    let change = change_after(first, old.as_deref(), new.as_deref());
                     if following && (change.is_some() || first) {
                         send(Fact::Pool {
                             key: key.clone(),
@@ -310,11 +306,7 @@ impl Views {
                     let new = data.node_row(cluster, &key).map(Box::new);
                     let old = sync(&mut self.nodes, &key, new.clone());
                     let first = was_restored(kind, &key);
-                    let change = if first {
-                        replaced(old.as_deref(), new.as_deref())
-                    } else {
-                        change_of(old.as_deref(), new.as_deref())
-                    };
+                    let change = change_after(first, old.as_deref(), new.as_deref());
                     if following && (change.is_some() || first) {
                         send(Fact::Node {
                             key: key.clone(),
@@ -764,6 +756,19 @@ fn replaced<T: Serialize>(old: Option<&T>, new: Option<&T>) -> Option<Change> {
         (_, Some(n)) => Some(Change::Add(to_value(n))),
         (Some(_), None) => Some(Change::Remove),
         (None, None) => None,
+    }
+}
+
+/// A refreshed row's change: [`replaced`] for a restored row, [`change_of`] otherwise.
+fn change_after<T: Serialize + PartialEq>(
+    restored: bool,
+    old: Option<&T>,
+    new: Option<&T>,
+) -> Option<Change> {
+    if restored {
+        replaced(old, new)
+    } else {
+        change_of(old, new)
     }
 }
 

@@ -40,6 +40,17 @@ async fn ended(base: &str, name: &str) -> Value {
     .await
 }
 
+/// Node `n`'s `Ready` condition, if it reports one.
+fn ready_condition(n: &Node) -> Option<k8s_openapi::api::core::v1::NodeCondition> {
+    n.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .cloned()
+}
+
 /// Pool `key`'s 24-hour rate row once `wanted` holds of it.
 async fn pool_rate(base: &str, key: &str, wanted: impl Fn(&Value) -> bool) -> Value {
     eventually(
@@ -125,14 +136,7 @@ async fn a_gke_node_whose_kubelet_stopped_is_repaired_and_comes_back_under_its_n
     // What kubectl shows of it meanwhile: the node lifecycle controller's marks.
     let node = eventually(Duration::from_secs(20), "Ready=Unknown", || async {
         let n = gke.get(&name).await.ok()?;
-        let ready = n
-            .status
-            .as_ref()?
-            .conditions
-            .as_ref()?
-            .iter()
-            .find(|c| c.type_ == "Ready")?
-            .clone();
+        let ready = ready_condition(&n)?;
         (ready.status == "Unknown").then_some((n, ready))
     })
     .await;
@@ -161,13 +165,7 @@ async fn a_gke_node_whose_kubelet_stopped_is_repaired_and_comes_back_under_its_n
     // Re-created under its name: a new Node, Ready, with a lifetime of its own.
     let again = eventually(Duration::from_secs(30), "the node re-created", || async {
         let n = gke.get(&name).await.ok()?;
-        let ready = n
-            .status
-            .as_ref()?
-            .conditions
-            .as_ref()?
-            .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "True");
+        let ready = ready_condition(&n).is_some_and(|c| c.status == "True");
         (ready && n.uid()? != old).then(|| n.uid().unwrap())
     })
     .await;
