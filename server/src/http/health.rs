@@ -49,10 +49,11 @@ pub async fn readyz(
     } else {
         ledger
     };
-    let (serving, restored) = hub.serving();
     if hub.ready() {
-        (StatusCode::OK, format!("ready{ledger}"))
-    } else if q.last_known && serving {
+        return (StatusCode::OK, format!("ready{ledger}"));
+    }
+    let (serving, restored) = hub.serving();
+    if q.last_known && serving {
         (
             StatusCode::OK,
             format!(

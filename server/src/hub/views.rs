@@ -88,15 +88,10 @@ pub struct Views {
     ring_cap: usize,
     /// Per cluster, the keys of the rows restored from its last known state
     /// ([`Views::restore`]) that no watch has refreshed yet.
-    restored: HashMap<String, Restored>,
+    restored: HashMap<String, restored::Restored>,
 }
 
-/// The keys of one cluster's restored rows not yet refreshed by its watches.
-#[derive(Default)]
-struct Restored {
-    pools: HashSet<String>,
-    nodes: HashSet<String>,
-}
+mod restored;
 
 fn to_value<T: Serialize>(row: &T) -> serde_json::Value {
     // Rows are plain structs of strings, numbers and maps: serializing cannot fail.
@@ -119,98 +114,6 @@ impl Views {
             ring_cap,
             restored: HashMap::new(),
         }
-    }
-
-    /// Shows `pools` and `nodes` of `cluster` as its last known state, kept until a watch
-    /// refreshes the key; no fact is sent (nothing was seen). A key that already has a row is
-    /// left alone. Each row is published as new only when someone subscribes: a restart
-    /// restores before it serves, and a subscriber's snapshot has the rows (at 100,000 nodes
-    /// the deltas nobody would read were most of the restore's time). Returns how many rows
-    /// were restored.
-    pub fn restore(
-        &mut self,
-        cluster: &str,
-        pools: Vec<PoolRow>,
-        nodes: Vec<NodeRow>,
-        tx: &broadcast::Sender<Arc<Published>>,
-    ) -> usize {
-        let mut restored = self.restored.remove(cluster).unwrap_or_default();
-        let mut preempting = 0;
-        let watched = tx.receiver_count() > 0;
-        for row in pools.into_iter().filter(|r| r.cluster == cluster) {
-            if self.pools.contains_key(&row.key) {
-                continue;
-            }
-            preempting += row.nodes_preempting;
-            let (key, name) = (row.key.clone(), row.name.clone());
-            let change = watched.then(|| change_of(None, Some(&row))).flatten();
-            self.pools.insert(key.clone(), Arc::new(row));
-            restored.pools.insert(key.clone());
-            match change {
-                Some(c) => self.publish(RowKind::Pool, key, cluster.to_string(), Some(name), c, tx),
-                None => self.rev += 1,
-            }
-        }
-        for row in nodes.into_iter().filter(|r| r.cluster == cluster) {
-            if self.nodes.contains_key(&row.key) {
-                continue;
-            }
-            let (key, pool) = (row.key.clone(), row.pool.clone());
-            let change = watched.then(|| change_of(None, Some(&row))).flatten();
-            self.nodes.insert(key.clone(), Box::new(row));
-            restored.nodes.insert(key.clone());
-            match change {
-                Some(c) => self.publish(RowKind::Node, key, cluster.to_string(), pool, c, tx),
-                None => self.rev += 1,
-            }
-        }
-        let count = restored.pools.len() + restored.nodes.len();
-        if preempting > 0 {
-            *self.preempting.entry(cluster.to_string()).or_default() += preempting;
-        }
-        if count > 0 {
-            self.restored.insert(cluster.to_string(), restored);
-        }
-        count
-    }
-
-    /// `cluster`'s pool and node rows as JSON (`super::KnownRows`), serialized from the rows
-    /// in place.
-    pub fn known_rows_json(&self, cluster: &str) -> String {
-        #[derive(Serialize)]
-        struct Rows<'a> {
-            pools: Vec<&'a PoolRow>,
-            nodes: Vec<&'a NodeRow>,
-        }
-        let rows = Rows {
-            pools: self
-                .pools
-                .values()
-                .filter(|p| p.cluster == cluster)
-                .map(|p| &**p)
-                .collect(),
-            nodes: self
-                .nodes
-                .values()
-                .filter(|n| n.cluster == cluster)
-                .map(|n| &**n)
-                .collect(),
-        };
-        // Rows are plain structs of strings, numbers and maps: serializing cannot fail.
-        serde_json::to_string(&rows).unwrap_or_default()
-    }
-
-    /// The keys of `cluster`'s restored rows no watch has refreshed, taken: refreshed once
-    /// its watches have all listed, each is removed (a row its cluster no longer has).
-    pub fn take_restored(&mut self, cluster: &str) -> Vec<Dirty> {
-        let Some(r) = self.restored.remove(cluster) else {
-            return Vec::new();
-        };
-        r.pools
-            .into_iter()
-            .map(|k| (RowKind::Pool, k))
-            .chain(r.nodes.into_iter().map(|k| (RowKind::Node, k)))
-            .collect()
     }
 
     pub fn cluster(&self, name: &str) -> Option<&ClusterRow> {
@@ -252,8 +155,8 @@ impl Views {
         let send = |fact: Fact| drop(facts.send(Arc::new(fact)));
         let preempting_before = self.preempting.get(cluster).copied().unwrap_or(0);
         let mut preempting = i64::from(preempting_before);
-        // A restored row a watch now refreshes: its fact goes out even when the row is the
-        // same, since the followers never saw the restored one.
+        // A restored row a watch now refreshes always changes (`replaced`): its fact goes out
+        // even when the row is the same, since the followers never saw the restored one.
         let mut restored = self.restored.remove(cluster);
         let mut was_restored = |kind: RowKind, key: &str| {
             restored.as_mut().is_some_and(|r| match kind {
@@ -289,16 +192,15 @@ impl Views {
                     };
                     preempting += count(&new) - count(&old);
                     let first = was_restored(kind, &key);
-                    let change = change_after(first, old.as_deref(), new.as_deref());
-                    if following && (change.is_some() || first) {
-                        send(Fact::Pool {
-                            key: key.clone(),
-                            row: new.clone(),
-                        });
-                    }
-                    if let Some(c) = change {
+                    if let Some(c) = change_after(first, old.as_deref(), new.as_deref()) {
                         let name = new.as_ref().or(old.as_ref()).map(|r| r.name.clone());
                         self.pool_published.insert(key.clone(), Instant::now());
+                        if following {
+                            send(Fact::Pool {
+                                key: key.clone(),
+                                row: new,
+                            });
+                        }
                         self.publish(kind, key, cluster.to_string(), name, c, tx);
                     }
                 }
@@ -306,15 +208,14 @@ impl Views {
                     let new = data.node_row(cluster, &key).map(Box::new);
                     let old = sync(&mut self.nodes, &key, new.clone());
                     let first = was_restored(kind, &key);
-                    let change = change_after(first, old.as_deref(), new.as_deref());
-                    if following && (change.is_some() || first) {
-                        send(Fact::Node {
-                            key: key.clone(),
-                            row: new.clone(),
-                        });
-                    }
-                    if let Some(c) = change {
+                    if let Some(c) = change_after(first, old.as_deref(), new.as_deref()) {
                         let moved = Moved::of(old.as_deref(), new.as_deref(), |r| r.pool.clone());
+                        if following {
+                            send(Fact::Node {
+                                key: key.clone(),
+                                row: new,
+                            });
+                        }
                         self.publish_placed(kind, key, cluster.to_string(), moved, c, tx);
                     }
                 }
@@ -499,16 +400,6 @@ impl Views {
             .collect();
         rows.sort_by(|a, b| a.cluster.cmp(&b.cluster));
         rows
-    }
-
-    /// Whether the row `key` of `kind` in `cluster` is a restored one no watch has refreshed
-    /// (see [`Views::restore`]).
-    fn restored_row(&self, cluster: &str, kind: RowKind, key: &str) -> bool {
-        self.restored.get(cluster).is_some_and(|r| match kind {
-            RowKind::Pool => r.pools.contains(key),
-            RowKind::Node => r.nodes.contains(key),
-            _ => false,
-        })
     }
 
     /// Every pool row the watches made, shared (not copied), sorted by cluster then name
