@@ -83,6 +83,17 @@ need_postgres() {
   export SPOTBOARD_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
 }
 
+# A real Prometheus for the DCGM utilisation tests (Debian's package): each test starts its
+# own on loopback, scraping the embedded cluster's DCGM exporter.
+need_prometheus() {
+  if ! command -v prometheus >/dev/null 2>&1; then
+    log "installing Debian's Prometheus for the GPU utilisation tests"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus
+  fi
+  SPOTBOARD_TEST_PROMETHEUS=$(command -v prometheus)
+  export SPOTBOARD_TEST_PROMETHEUS
+}
+
 # Clients nobody here wrote: for the embedded cluster's compatibility tests the official Python
 # Kubernetes client and kr8s, Prometheus' own parser for /metrics (prometheus-client), and an
 # independent Kaplan-Meier for the survival curves (lifelines), in a virtualenv of the
@@ -189,6 +200,7 @@ doctor_lines() {
   if [ "${1:-}" = test ]; then
     command -v chromium >/dev/null 2>&1 || echo "install  Debian's Chromium (apt-get; about a minute)"
     ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo "install  Debian's PostgreSQL (apt-get; under a minute)"
+    command -v prometheus >/dev/null 2>&1 || echo "install  Debian's Prometheus (apt-get; under a minute)"
     command -v kubectl >/dev/null 2>&1 || echo "MISSING kubectl on the PATH (the kubectl tests need it)"
     [ -x .tools/py/bin/python ] || echo "install  the Python kubernetes, kr8s, prometheus-client and lifelines packages into .tools/py (pip; about a minute)"
     [ -x .tools/deploy-py/bin/python ] || echo "install  checkov and kubernetes-validate into .tools/deploy-py (pip; about a minute)"
@@ -247,6 +259,7 @@ cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright
   need_chromium
   need_kubectl
   need_postgres
+  need_prometheus
   need_python_clients
   if lint_in_builds; then use_clippy_driver; fi
   log "unit and integration tests"

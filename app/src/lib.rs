@@ -16,6 +16,7 @@
 
 #![recursion_limit = "256"]
 
+pub mod allocation_api;
 pub mod api_error;
 pub mod capacity_api;
 pub mod components;

@@ -32,9 +32,14 @@ test("GPU allocation: a GKE L4 node shows its requested GPUs of its two, and the
   // g2-standard-24: 2 × L4 (Compute Engine: G2), read from the node's capacity.
   for (const text of await cells.allInnerTexts()) expect(text).toMatch(/^[0-2] \/ 2$/);
   await expect(cells.first()).toHaveAttribute("title", /nvidia\.com\/gpu capacity/);
+  // Without a Prometheus the page says these are requests, not measured use, and draws no
+  // utilisation column (the API agrees: source "requests").
+  await expect(page.getByTestId("gpu-source")).toContainText("requested by running pods, not measured use");
+  await expect(page.getByTestId("nodes").locator('td[data-col="gpu-util"]')).toHaveCount(0);
   // Each node's cell is its row in /api/v1/allocation (read in turn: a preemption may move pods).
   await expect(async () => {
     const api = await (await page.request.get(`/api/v1/allocation?cluster=${GKE}&pool=spot-l4`)).json();
+    expect([api.source, api.dcgm]).toEqual(["requests", null]);
     const rows = page.getByTestId("nodes").locator("tr[data-node]");
     const shown: Record<string, string> = {};
     for (const r of await rows.all()) {

@@ -370,6 +370,43 @@ pub struct ServeArgs {
     )]
     pub alert_webhook: Option<String>,
 
+    /// A Prometheus that scrapes NVIDIA's DCGM exporter: each GPU node's utilisation
+    /// (`DCGM_FI_DEV_GPU_UTIL`, mean over `--dcgm-range`) is shown beside its allocation
+    /// (`GET /api/v1/allocation` reads `source: dcgm`, the pool page a "GPU util" column).
+    /// Without it, allocation is by the pods' requests only. `http://` or `https://`, with a
+    /// path prefix where Prometheus' API sits under one.
+    #[arg(global = true, long, env = "SPOTBOARD_PROMETHEUS_URL", value_parser = http_url)]
+    pub prometheus_url: Option<String>,
+
+    /// A bearer token for `--prometheus-url` (set it by the environment: a flag's value shows
+    /// in the process list).
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_PROMETHEUS_TOKEN",
+        hide_env_values = true
+    )]
+    pub prometheus_token: Option<String>,
+
+    /// The range each node's GPU utilisation is averaged over: a Prometheus duration from 1m
+    /// to 7d.
+    #[arg(
+        global = true,
+        long,
+        env = "SPOTBOARD_DCGM_RANGE",
+        default_value = "1h"
+    )]
+    pub dcgm_range: crate::dcgm::Range,
+
+    /// The label of the DCGM exporter's series that holds the node name (`Hostname` as the
+    /// exporter writes it; `node` or `kubernetes_node` where a relabelling put it there).
+    #[arg(global = true, long, env = "SPOTBOARD_DCGM_NODE_LABEL", default_value = "Hostname", value_parser = crate::dcgm::query::label_name)]
+    pub dcgm_node_label: String,
+
+    /// Seconds between reads of GPU utilisation from `--prometheus-url`.
+    #[arg(global = true, long, default_value_t = 30)]
+    pub dcgm_poll_seconds: u64,
+
     /// Directory of the built site (wasm, JS, CSS): `./tasks.sh serve`/`release` build it there.
     #[arg(
         global = true,
@@ -428,6 +465,14 @@ fn label_key(v: &str) -> Result<String, String> {
     }
 }
 
+fn http_url(v: &str) -> Result<String, String> {
+    if (v.starts_with("http://") || v.starts_with("https://")) && v.len() > "https://".len() {
+        Ok(v.to_string())
+    } else {
+        Err("expected an http:// or https:// URL".into())
+    }
+}
+
 fn discount_pct(s: &str) -> std::result::Result<rust_decimal::Decimal, String> {
     let d: rust_decimal::Decimal = s
         .trim()
@@ -465,6 +510,22 @@ mod tests {
         }
         let none = Cli::try_parse_from(["spotboard"]).unwrap();
         assert_eq!(none.serve.reserved_discount_pct, None);
+    }
+
+    #[test]
+    fn the_dcgm_flags_refuse_what_would_not_make_a_query() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("spotboard").chain(args.iter().copied()))
+                .map(|c| c.serve)
+                .map_err(|e| e.to_string())
+        };
+        let ok = parse(&["--prometheus-url=http://prom:9090", "--dcgm-range=6h"]).unwrap();
+        assert_eq!(ok.prometheus_url.as_deref(), Some("http://prom:9090"));
+        assert_eq!(ok.dcgm_range.as_str(), "6h");
+        assert_eq!(ok.dcgm_node_label, "Hostname");
+        assert!(parse(&["--prometheus-url=prom:9090"]).is_err());
+        assert!(parse(&["--dcgm-range=30d"]).unwrap_err().contains("7d"));
+        assert!(parse(&["--dcgm-node-label=node) or vector(1"]).is_err());
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod capacity;
 pub mod cli;
 pub mod crd;
 pub mod create;
+pub mod dcgm;
 #[cfg(feature = "embedded")]
 pub mod demo;
 pub mod drill;

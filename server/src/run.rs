@@ -264,6 +264,17 @@ pub async fn start(
         hub.clone(),
         ledger::fallback::FALLBACK_EVERY,
     ));
+    let dcgm = args.prometheus_url.clone().map(|url| {
+        let (reader, task) = crate::dcgm::spawn(crate::dcgm::DcgmConfig {
+            url,
+            token: args.prometheus_token.clone(),
+            range: args.dcgm_range.clone(),
+            node_label: args.dcgm_node_label.clone(),
+            every: std::time::Duration::from_secs(args.dcgm_poll_seconds.max(1)),
+        });
+        watchers.push(task);
+        reader
+    });
     let drill_reads = clients.clone();
     let (preemptions, preemption_task) = PreemptionWatch::start(
         hub.clone(),
@@ -348,6 +359,7 @@ pub async fn start(
         streams: StreamSlots::new(args.streams_per_client),
         shutdown: Shutdown(stop_rx.clone()),
         drills: drills.clone(),
+        dcgm,
     };
     let router = http::router(state.clone());
     let limits = http::Limits {
@@ -582,6 +594,8 @@ async fn embedded_clusters(args: &ServeArgs, local_user: bool) -> Result<Cluster
         "embedded cluster ready: kubectl --kubeconfig {} get nodepools",
         cluster.kubeconfig_path.display()
     );
+    // For a Prometheus to scrape, then `--prometheus-url` (docs/operations.md).
+    tracing::info!(url = %cluster.dcgm_url, "embedded DCGM exporter serving GPU utilisation");
     Ok((sources, targets, Some(cluster)))
 }
 

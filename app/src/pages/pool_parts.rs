@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use crate::{
     components::time::{age, stamp, use_now},
     live::LiveStore,
-    model::{GpuSource, NodeRow, PoolRow},
+    model::{GpuSource, NodeRow, PoolRow, PoolUtilisation},
 };
 
 /// The work waiting for a pool in one sentence: "2 pods (16 GPUs) since 09:12: waiting for
@@ -165,20 +165,43 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
             }
         });
     });
+    // GPU utilisation, asked by the browser once hydrated and every 30 s (the server's own
+    // poll of Prometheus), for the same reason as `playable`.
+    let utilisation = RwSignal::new(None::<PoolUtilisation>);
+    #[cfg(feature = "hydrate")]
+    {
+        let (cluster, name) = row.with_untracked(|r| (r.cluster.clone(), r.name.clone()));
+        let load = move || {
+            let (cluster, name) = (cluster.clone(), name.clone());
+            leptos::task::spawn_local(async move {
+                if let Ok(u) = crate::allocation_api::load_pool_utilisation(cluster, name).await {
+                    utilisation.set(Some(u));
+                }
+            });
+        };
+        load();
+        let _ = leptos_use::use_interval_fn(load, 30_000);
+    }
+    let measured = move || utilisation.with(|u| u.as_ref().is_some_and(|u| u.dcgm.is_some()));
     view! {
         <section>
             <h2>"Nodes " <span class="muted">{move || format!("({})", all_keys.with(|k| k.len()))}</span></h2>
+            {move || utilisation.get().map(|u| view! { <p class="muted small" data-testid="gpu-source">{gpu_figures_sentence(&u)}</p> })}
             <Show when=move || !keys.get().is_empty() fallback=|| view! { <p class="empty">"No nodes in this pool right now."</p> }>
                 <div class="table-wrap" tabindex="0" role="region" aria-label="Nodes">
                     <table class="nodes" data-testid="nodes">
                         <thead><tr>
                             <th scope="col">"Name"</th><th scope="col">"State"</th><th scope="col">"Ready"</th>
                             <th scope="col">"Schedulable"</th><th scope="col">"Preemption"</th><th scope="col">"Pods"</th>
-                            <th scope="col" title="GPUs requested by the node's running pods, of the GPUs it has">"GPUs"</th><th scope="col">"Age"</th>
+                            <th scope="col" title="GPUs requested by the node's running pods, of the GPUs it has">"GPUs"</th>
+                            <Show when=measured>
+                                <th scope="col" title="Mean GPU utilisation of the node's GPUs (DCGM exporter, from Prometheus)">"GPU util"</th>
+                            </Show>
+                            <th scope="col">"Age"</th>
                         </tr></thead>
                         <tbody>
                             <For each=move || keys.get() key=|k| k.clone() let:key>
-                                {live.nodes.row(&key).map(|n| view! { <NodeRowView node=n playable /> })}
+                                {live.nodes.row(&key).map(|n| view! { <NodeRowView node=n playable utilisation measured /> })}
                             </For>
                         </tbody>
                     </table>
@@ -194,7 +217,19 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
 }
 
 #[component]
-fn NodeRowView(node: RwSignal<NodeRow>, playable: RwSignal<bool>) -> impl IntoView {
+fn NodeRowView(
+    node: RwSignal<NodeRow>,
+    playable: RwSignal<bool>,
+    utilisation: RwSignal<Option<PoolUtilisation>>,
+    measured: impl Fn() -> bool + Send + Sync + Copy + 'static,
+) -> impl IntoView {
+    let util = move || {
+        let name = node.with(|n| n.name.clone());
+        utilisation
+            .with(|u| u.as_ref().and_then(|u| u.nodes.get(&name).copied()))
+            .map(|v| format!("{v} %"))
+            .unwrap_or_else(|| "—".into())
+    };
     let now = use_now();
     // The answer of the last "Play a preemption" on this node, when it was refused.
     let refused = RwSignal::new(None::<String>);
@@ -247,6 +282,9 @@ fn NodeRowView(node: RwSignal<NodeRow>, playable: RwSignal<bool>) -> impl IntoVi
             </td>
             <td class="num">{move || node.with(|n| n.pods.to_string())}</td>
             <td class="num" data-col="gpus" title=move || node.with(gpu_source)>{move || node.with(gpu_cell)}</td>
+            <Show when=measured>
+                <td class="num" data-col="gpu-util">{util}</td>
+            </Show>
             <td class="num" title=move || stamp(node.with(|n| n.created))>{move || age(node.with(|n| n.created), now.get())}</td>
         </tr>
     }
@@ -294,6 +332,29 @@ pub fn EventList(row: RwSignal<PoolRow>) -> impl IntoView {
             </Show>
         </section>
     }
+}
+
+/// Which GPU figures the node table shows: requests alone, or DCGM utilisation beside them
+/// with its range, source and age (or why it could not be read).
+fn gpu_figures_sentence(u: &PoolUtilisation) -> String {
+    let Some(d) = &u.dcgm else {
+        return "GPUs: requested by running pods, not measured use (no Prometheus with DCGM \
+                exporter metrics configured: --prometheus-url)"
+            .into();
+    };
+    let read = match d.as_of {
+        Some(t) => format!("as of {}", crate::components::time::minute(t)),
+        None => "not read yet".into(),
+    };
+    let failing = d
+        .error
+        .as_ref()
+        .map(|e| format!("; the last read failed: {e}"))
+        .unwrap_or_default();
+    format!(
+        "GPU util: DCGM_FI_DEV_GPU_UTIL, mean over {} per node, from Prometheus at {}, {read}{failing}",
+        d.range, d.prometheus
+    )
 }
 
 /// A node's GPUs as "requested / on the node"; "—" for a node without GPUs or whose count

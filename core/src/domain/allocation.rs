@@ -33,9 +33,23 @@ pub fn idle_share(n: &NodeAllocation) -> Option<Decimal> {
 }
 
 /// The pools of `nodes`, summed, by cluster and pool.
+///
+/// A pool's utilisation is the mean of its nodes' figures weighed by their GPUs (a node whose
+/// GPU count is unknown weighs 1), over the nodes that have one: the pool's GPUs' mean when
+/// every node has a figure.
 pub fn pools(nodes: &[NodeAllocation]) -> Vec<PoolAllocation> {
     let mut out: BTreeMap<(&str, &str), PoolAllocation> = BTreeMap::new();
+    // Per pool: Σ utilisation × GPUs and Σ GPUs of the nodes with a figure.
+    let mut weighed: BTreeMap<(&str, &str), (Decimal, Decimal)> = BTreeMap::new();
     for n in nodes {
+        if let Some(u) = n.utilisation {
+            let w = Decimal::from(n.gpus_allocatable.max(1));
+            let (sum, weight) = weighed
+                .entry((n.cluster.as_str(), n.pool.as_deref().unwrap_or(NO_POOL)))
+                .or_default();
+            *sum += u * w;
+            *weight += w;
+        }
         let pool = n.pool.as_deref().unwrap_or(NO_POOL);
         let p = out
             .entry((n.cluster.as_str(), pool))
@@ -57,6 +71,11 @@ pub fn pools(nodes: &[NodeAllocation]) -> Vec<PoolAllocation> {
         match n.idle_usd_h {
             Some(usd) => p.idle_usd_h += usd,
             None => p.unpriced_nodes += 1,
+        }
+    }
+    for (key, (sum, weight)) in weighed {
+        if let Some(p) = out.get_mut(&key) {
+            p.utilisation = Some((sum / weight).round_dp(1));
         }
     }
     out.into_values().collect()
@@ -170,5 +189,21 @@ mod tests {
             );
         }
         assert!(pools.iter().any(|p| p.pool == NO_POOL));
+    }
+
+    /// By hand: an 8-GPU node at 90 % and a 2-GPU node at 15 % make a pool at
+    /// (8 × 90 + 2 × 15) ÷ 10 = 75 %, not the nodes' plain mean (52.5 %); a node without a
+    /// figure does not count, and a pool without any has none (not 0 %).
+    #[test]
+    fn pool_utilisation_weighs_nodes_by_their_gpus() {
+        let mut big = node("a", 8, 8, None, 0);
+        big.utilisation = Some(dec!(90));
+        let mut small = node("a", 2, 1, None, 0);
+        small.utilisation = Some(dec!(15));
+        let blind = node("a", 4, 0, None, 0);
+        let other = node("b", 8, 0, None, 0);
+        let pools = pools(&[big, small, blind, other]);
+        assert_eq!(pools[0].utilisation, Some(dec!(75)));
+        assert_eq!((pools[1].pool.as_str(), pools[1].utilisation), ("b", None));
     }
 }

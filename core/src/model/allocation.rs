@@ -47,7 +47,10 @@ pub struct NodeAllocation {
     /// share of its allocatable CPU on a CPU node. `None` when the node has no price or a
     /// CPU node no allocatable CPU.
     pub idle_usd_h: Option<Decimal>,
-    /// Mean GPU utilisation over the range, percent (DCGM only).
+    /// Mean GPU utilisation over [`DcgmStatus::range`], percent 0–100: DCGM exporter's
+    /// `DCGM_FI_DEV_GPU_UTIL` averaged over the node's GPUs and the range, read from
+    /// Prometheus. `None` without `--prometheus-url`, or for a node Prometheus has no series
+    /// of (a CPU node, a GPU node without the exporter).
     pub utilisation: Option<Decimal>,
 }
 
@@ -70,12 +73,46 @@ pub struct PoolAllocation {
     pub idle_usd_h: Decimal,
     /// Nodes whose idle cost is unknown (no price, or a CPU node without allocatable CPU).
     pub unpriced_nodes: u32,
+    /// Mean GPU utilisation of the pool's nodes that have a figure, percent 0–100, each node
+    /// weighed by its GPUs ([`crate::domain::allocation::pools`]); `None` when none has one.
+    pub utilisation: Option<Decimal>,
+}
+
+/// Where GPU utilisation is read from, and how that went (`--prometheus-url`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DcgmStatus {
+    /// The Prometheus base URL, without credentials.
+    pub prometheus: String,
+    /// The range each node's utilisation is averaged over, a Prometheus duration (`1h`).
+    pub range: String,
+    /// The PromQL query sent.
+    pub query: String,
+    /// When the figures were last read; `None` before the first good answer.
+    pub as_of: Option<chrono::DateTime<chrono::Utc>>,
+    /// Nodes Prometheus had a figure for at `as_of`.
+    pub nodes: u32,
+    /// Why the last read failed (unreachable, HTTP status, a PromQL error, an answer over
+    /// budget); the figures of `as_of` are kept meanwhile. `None` when the last read worked.
+    pub error: Option<String>,
 }
 
 /// `GET /api/v1/allocation`: the nodes and their pools, sorted by cluster, pool and node.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Allocation {
+    /// `dcgm` once Prometheus has answered; `requests` without it or before.
     pub source: AllocationSource,
+    /// The DCGM reader's state when `--prometheus-url` is set, `None` otherwise.
+    pub dcgm: Option<DcgmStatus>,
     pub nodes: Vec<NodeAllocation>,
     pub pools: Vec<PoolAllocation>,
+}
+
+/// A pool's GPU utilisation for its page: the reader's status and each node's figure.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolUtilisation {
+    /// `None` without `--prometheus-url`: the page then says it shows requests only.
+    pub dcgm: Option<DcgmStatus>,
+    /// Mean GPU utilisation by node name, percent 0–100, for the pool's nodes Prometheus has
+    /// a figure for.
+    pub nodes: std::collections::BTreeMap<String, Decimal>,
 }

@@ -98,6 +98,9 @@ pub struct EmbeddedCluster {
     _sim: Vec<sim::SimHandle>,
     _fleets: Vec<sim::fleet::FleetHandle>,
     _demo: Option<AbortOnDrop>,
+    /// The DCGM exporter's `/metrics` URL ([`sim::dcgm`]), for a Prometheus to scrape.
+    pub dcgm_url: String,
+    _dcgm: AbortOnDrop,
 }
 
 /// Stops a task when dropped (the demo's schedule stops with the cluster).
@@ -144,6 +147,17 @@ impl EmbeddedCluster {
             servers.push(server);
         }
         kubeconfig::write(&opts.kubeconfig_path, &zones, &tokens.admin)?;
+        let exporter_clients = zones
+            .iter()
+            .map(|z| client_for(&z.url, &tokens.admin, &z.context))
+            .collect::<Result<Vec<_>>>()?;
+        let (dcgm_url, dcgm) =
+            sim::dcgm::start(exporter_clients)
+                .await
+                .map_err(|source| Error::Io {
+                    context: "the embedded DCGM exporter's listener".into(),
+                    source,
+                })?;
         let mut cluster = Self {
             zones,
             kubeconfig_path: opts.kubeconfig_path.clone(),
@@ -152,6 +166,8 @@ impl EmbeddedCluster {
             _sim: Vec::new(),
             _fleets: Vec::new(),
             _demo: None,
+            dcgm_url,
+            _dcgm: AbortOnDrop(dcgm),
         };
         if opts.simulate {
             let sim_opts = sim::SimOptions {

@@ -93,7 +93,7 @@ pub const MAX_FEED_BYTES: usize = 8 * 1024 * 1024;
 
 /// The body of `resp`, refused once it passes `limit` bytes (a feed gone wrong must not
 /// fill the server's memory).
-async fn read_limited(resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
+pub(crate) async fn read_limited(resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, String> {
     use futures::StreamExt;
     let mut body = Vec::new();
     let mut chunks = resp.bytes_stream();

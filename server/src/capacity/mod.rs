@@ -22,6 +22,7 @@ use spotboard_core::model::{CapacityGrid, LaunchFailureRow};
 
 use crate::hub::{CapacityInputs, Hub};
 
+pub(crate) use feed::read_limited;
 pub use feed::{FeedSource, FeedStates};
 pub use tracker::FulfilTracker;
 

@@ -1,6 +1,7 @@
 //! `GET /api/v1/allocation[?cluster=C&pool=P]`: each node's GPUs, CPU and memory against what
 //! its running pods request, the idle part's cost at the node's own price, and the pools'
-//! sums ([`spotboard_core::model::Allocation`]).
+//! sums ([`spotboard_core::model::Allocation`]); with `--prometheus-url`, each GPU node's
+//! utilisation from DCGM exporter metrics ([`crate::dcgm`]).
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use serde::Deserialize;
 use spotboard_core::domain::allocation::{pools, settle};
 use spotboard_core::model::{Allocation, AllocationSource};
 
+use crate::dcgm::DcgmReader;
 use crate::hub::Hub;
 use crate::ledger::Savings;
 
@@ -29,13 +31,24 @@ pub struct AllocationQuery {
 pub async fn allocation(
     State(hub): State<Hub>,
     State(savings): State<Arc<Savings>>,
+    State(dcgm): State<Option<DcgmReader>>,
     Query(q): Query<AllocationQuery>,
 ) -> Response {
     if let Some(refused) = super::api::unknown_cluster(&hub, q.cluster.as_deref()) {
         return refused;
     }
     let mut nodes = hub.allocations(q.cluster.as_deref(), q.pool.as_deref());
+    // The last reading of GPU utilisation, when Prometheus is configured; `dcgm` once it
+    // has answered, so a reader never takes "no figures yet" for idle GPUs.
+    let reading = dcgm.as_ref().map(DcgmReader::get);
+    let source = match &reading {
+        Some((status, _)) if status.as_of.is_some() => AllocationSource::Dcgm,
+        _ => AllocationSource::Requests,
+    };
     for n in &mut nodes {
+        if let Some((_, by_node)) = &reading {
+            n.utilisation = by_node.get(&n.node).copied();
+        }
         let price = n.instance_type.as_deref().and_then(|t| {
             savings
                 .prices
@@ -45,7 +58,8 @@ pub async fn allocation(
         settle(n, price);
     }
     Json(Allocation {
-        source: AllocationSource::Requests,
+        source,
+        dcgm: reading.map(|(status, _)| status),
         pools: pools(&nodes),
         nodes,
     })

@@ -114,6 +114,8 @@ pub struct AppState {
     pub shutdown: Shutdown,
     /// Preemption drills, as the user.
     pub drills: Arc<crate::drill::Driller>,
+    /// GPU utilisation from Prometheus (`--prometheus-url`); `None` without it.
+    pub dcgm: Option<crate::dcgm::DcgmReader>,
 }
 
 /// A layer setting `name: value` on every response (replacing a handler's own).
@@ -138,6 +140,10 @@ pub fn router(state: AppState) -> Router {
     let savings = state.savings.clone();
     let preemptions = state.preemptions.clone();
     let drills = state.drills.clone();
+    let utilisation = Arc::new(crate::dcgm::PoolUtilisationSource {
+        hub: hub.clone(),
+        dcgm: state.dcgm.clone(),
+    });
     Router::new()
         .route("/api/v1/pools", get(api::pools))
         .route("/api/v1/allocation", get(allocation::allocation))
@@ -182,6 +188,9 @@ pub fn router(state: AppState) -> Router {
                 provide_context(SavingsSourceHandle(savings.clone()));
                 provide_context(PreemptionSourceHandle(Arc::new(preemptions.clone())));
                 provide_context(app::drill_api::DrillRunnerHandle(drills.clone()));
+                provide_context(app::allocation_api::UtilisationSourceHandle(
+                    utilisation.clone(),
+                ));
             },
             move || shell(options.clone()),
         )

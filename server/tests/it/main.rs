@@ -23,6 +23,7 @@ mod capacity;
 mod crd;
 mod create;
 mod dashboard;
+mod dcgm;
 mod demo;
 mod departures;
 mod drill;

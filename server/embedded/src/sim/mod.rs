@@ -45,6 +45,7 @@ pub mod clock;
 pub mod conditions;
 mod controller;
 pub mod crds;
+pub mod dcgm;
 pub mod demo;
 mod events;
 mod eviction;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use server::{cli::ServeArgs, run};
 
 pub mod create;
+pub mod prometheus;
 pub mod python;
 pub mod stream;
 
