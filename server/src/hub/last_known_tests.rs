@@ -1,6 +1,7 @@
 //! A cluster's last known state: kept once listed, shown (stale) after a restart until the
 //! watches list it, each restored row replaced or removed then.
 
+use super::last_known::COMPRESSED;
 use super::tests::{drain_for, hub, node_rec, pool_rec};
 use super::*;
 use spotboard_core::model::{Change, RowKind};
@@ -35,7 +36,7 @@ fn a_listed_clusters_rows_are_kept_and_a_restart_shows_them_stale_since_then() {
     let body = before
         .known_rows("zone-a")
         .expect("a listed cluster is kept");
-    let kept: KnownRows = serde_json::from_str(&body).unwrap();
+    let kept: KnownRows = decode_known(&body, usize::MAX).unwrap();
     assert_eq!((kept.pools.len(), kept.nodes.len()), (1, 2));
     assert!(before.known_rows("zone-b").is_none());
 
@@ -66,7 +67,7 @@ fn a_listed_clusters_rows_are_kept_and_a_restart_shows_them_stale_since_then() {
     // Not kept again before it is listed: the state kept stays the newer one.
     assert!(after.known_rows("zone-a").is_none());
     // A cluster the hub does not watch is not restored.
-    let other: KnownRows = serde_json::from_str(&body).unwrap();
+    let other: KnownRows = decode_known(&body, usize::MAX).unwrap();
     assert_eq!(after.restore("zone-b", as_of(), other), 0);
 }
 
@@ -76,7 +77,7 @@ fn nothing_is_restored_once_a_kind_has_listed() {
     let hub = hub();
     hub.pools("zone-a", Observed::Resync(vec![pool_rec("p1", "spot-a")]));
     assert_eq!(
-        hub.restore("zone-a", as_of(), serde_json::from_str(&body).unwrap()),
+        hub.restore("zone-a", as_of(), decode_known(&body, usize::MAX).unwrap()),
         0
     );
     assert_ne!(
@@ -92,7 +93,7 @@ fn nothing_is_restored_once_a_kind_has_listed() {
 fn the_listing_replaces_restored_rows_and_removes_those_gone_before_announcing_it() {
     let body = listed().known_rows("zone-a").unwrap();
     let hub = hub();
-    hub.restore("zone-a", as_of(), serde_json::from_str(&body).unwrap());
+    hub.restore("zone-a", as_of(), decode_known(&body, usize::MAX).unwrap());
     let mut following = hub.follow();
     let mut rx = hub.inner.tx.subscribe();
     hub.pools("zone-a", Observed::Resync(vec![pool_rec("p1", "spot-a")]));
@@ -163,7 +164,7 @@ fn the_listing_replaces_restored_rows_and_removes_those_gone_before_announcing_i
 fn a_restored_node_that_moved_pools_leaves_the_old_pools_scope() {
     let body = listed().known_rows("zone-a").unwrap();
     let hub = hub();
-    hub.restore("zone-a", as_of(), serde_json::from_str(&body).unwrap());
+    hub.restore("zone-a", as_of(), decode_known(&body, usize::MAX).unwrap());
     let mut rx = hub.inner.tx.subscribe();
     hub.nodes(
         "zone-a",
@@ -179,4 +180,31 @@ fn a_restored_node_that_moved_pools_leaves_the_old_pools_scope() {
             .any(|d| d.key == "n1" && d.change == Change::Remove),
         "{old_page:?}"
     );
+}
+
+/// The kept body is compressed, reads back whole, and is refused past its budget once
+/// decompressed (a small body that inflates to gigabytes must not be read); a body kept as
+/// plain JSON (the first format) still reads; garbage is a sentence, not a panic.
+#[test]
+fn a_kept_body_is_compressed_and_read_back_within_its_budget() {
+    let body = listed().known_rows("zone-a").unwrap();
+    assert!(body.starts_with(COMPRESSED), "{body}");
+    let rows = decode_known(&body, usize::MAX).unwrap();
+    assert_eq!((rows.pools.len(), rows.nodes.len()), (1, 2));
+    let plain = serde_json::to_string(&rows).unwrap();
+    assert!(
+        decode_known(&body, plain.len() - 1)
+            .unwrap_err()
+            .contains("larger than"),
+        "the budget counts the decompressed JSON"
+    );
+    assert_eq!(decode_known(&body, plain.len()).unwrap().nodes.len(), 2);
+    assert_eq!(decode_known(&plain, usize::MAX).unwrap().nodes.len(), 2);
+    for bad in [
+        format!("{COMPRESSED}!!!"),
+        format!("{COMPRESSED}AAAA"),
+        "{\"pools\":".to_string(),
+    ] {
+        assert!(decode_known(&bad, usize::MAX).is_err(), "{bad}");
+    }
 }

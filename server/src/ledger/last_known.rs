@@ -13,7 +13,7 @@ use sqlx::Row;
 use super::Ledger;
 use super::store::{db, secs, text, time};
 use crate::Result;
-use crate::hub::{Hub, KnownRows};
+use crate::hub::{Hub, decode_known};
 
 /// The bytes of one cluster's last known state read back at most: its rows as JSON, about
 /// 400 bytes a node and 1 KB a pool (10,000 nodes are about 5 MB). A larger one is skipped
@@ -43,7 +43,9 @@ impl Ledger {
         )
         .bind(text(cluster).into_owned())
         .bind(secs(as_of))
-        .bind(text(body).into_owned())
+        // Bound as is: a kept body is base64 or serde_json's, which escapes every control
+        // character, so it holds no NUL for `text` to strip (and no copy is made of it).
+        .bind(body)
         .execute(&self.pool)
         .await
         .map_err(db("keeping a cluster's last known state"))?;
@@ -122,7 +124,7 @@ pub async fn restore(ledger: &Ledger, hub: &Hub) -> usize {
     };
     let mut restored = 0;
     for k in known {
-        match serde_json::from_str::<KnownRows>(&k.body) {
+        match decode_known(&k.body, MAX_BODY) {
             Ok(rows) => {
                 let n = hub.restore(&k.cluster, k.as_of, rows);
                 if n > 0 {

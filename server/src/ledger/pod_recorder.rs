@@ -27,15 +27,24 @@ use crate::hub::{Hub, PodStay, PodStays, PodUid};
 /// How often the hub's pods are looked at by default.
 pub const SAMPLE_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
 
-/// An open interval as the recorder remembers it (about 40 bytes, beside its 24-byte key).
-#[derive(Clone, Debug)]
+/// An open interval as the recorder remembers it: 24 bytes beside its 24-byte key, one per
+/// running pod (50,000 of them in the bench's fleet), so each field is as small as it can be.
+#[derive(Clone, Copy, Debug)]
 struct Open {
-    started_at: DateTime<Utc>,
+    /// Unix seconds, as the ledger keys the interval (`started_at`).
+    started_at: i64,
     /// What ends the interval when it changes: node, namespace, workload, team, requests.
     fingerprint: u64,
-    cluster: Arc<str>,
-    /// The last look that saw the pod.
-    seen: u64,
+    /// The pod's cluster, an index into [`PodRecorder::clusters`].
+    cluster: u32,
+    /// The last look that saw the pod (looks wrap after 2,000 years of 15-second looks).
+    seen: u32,
+}
+
+impl Open {
+    fn started(&self) -> DateTime<Utc> {
+        DateTime::from_timestamp(self.started_at, 0).unwrap_or_default()
+    }
 }
 
 /// The fingerprint of an interval's identity: the same from a [`PodStay`] (no allocation) and
@@ -136,7 +145,21 @@ pub fn interval(
 pub struct PodRecorder {
     team_label: String,
     open: Option<HashMap<PodUid, Open>>,
-    looks: u64,
+    /// The clusters [`Open::cluster`] indexes, each named once.
+    clusters: Vec<Arc<str>>,
+    looks: u32,
+}
+
+/// The index of `cluster` in `clusters`, added when new (a fleet has a few dozen at most).
+fn cluster_index(clusters: &mut Vec<Arc<str>>, cluster: &str) -> u32 {
+    let at = match clusters.iter().position(|c| &**c == cluster) {
+        Some(i) => i,
+        None => {
+            clusters.push(cluster.into());
+            clusters.len() - 1
+        }
+    };
+    u32::try_from(at).unwrap_or(u32::MAX)
 }
 
 impl PodRecorder {
@@ -144,6 +167,7 @@ impl PodRecorder {
         Self {
             team_label: team_label.to_string(),
             open: None,
+            clusters: Vec::new(),
             looks: 0,
         }
     }
@@ -175,15 +199,16 @@ impl PodRecorder {
             None => {
                 let read = ledger.open_pod_intervals().await?;
                 let beat = ledger.last_beat().await?.unwrap_or(now);
+                let clusters = &mut self.clusters;
                 let open = read
                     .iter()
                     .map(|iv| {
                         (
                             PodUid::of(&iv.pod_uid),
                             Open {
-                                started_at: iv.started_at,
+                                started_at: iv.started_at.timestamp(),
                                 fingerprint: interval_fingerprint(iv),
-                                cluster: iv.cluster.as_str().into(),
+                                cluster: cluster_index(clusters, &iv.cluster),
                                 seen: 0,
                             },
                         )
@@ -192,12 +217,14 @@ impl PodRecorder {
                 (open, beat.min(now))
             }
         };
-        self.looks += 1;
+        self.looks = self.looks.wrapping_add(1);
         let look = self.looks;
         let mut starts = Vec::new();
         let mut ends: Vec<Close> = Vec::new();
         let mut opened: Vec<(PodUid, Open)> = Vec::new();
-        let mut shared: Option<Arc<str>> = None;
+        // The last cluster named and its index: a look walks the pods cluster by cluster.
+        let mut shared: Option<u32> = None;
+        let clusters = &mut self.clusters;
         let team_label = self.team_label.as_str();
         let judged = pods.each_pod_stay(&mut |cluster, stay| {
             let fp = stay_fingerprint(stay, team_label);
@@ -208,22 +235,22 @@ impl PodRecorder {
                 }
                 Some(o) => {
                     o.seen = look;
-                    ends.push((stay.pod_uid.to_string(), o.started_at, now));
+                    ends.push((stay.pod_uid.to_string(), o.started(), now));
                 }
                 None => {}
             }
-            let c = match &shared {
-                Some(c) if &**c == cluster => c.clone(),
+            let c = match shared {
+                Some(i) if clusters.get(i as usize).is_some_and(|c| &**c == cluster) => i,
                 _ => {
-                    let c: Arc<str> = cluster.into();
-                    shared = Some(c.clone());
-                    c
+                    let i = cluster_index(clusters, cluster);
+                    shared = Some(i);
+                    i
                 }
             };
             opened.push((
                 stay.pod_uid.clone(),
                 Open {
-                    started_at: now,
+                    started_at: now.timestamp(),
                     fingerprint: fp,
                     cluster: c,
                     seen: look,
@@ -231,14 +258,19 @@ impl PodRecorder {
             ));
             starts.push(interval(cluster, stay, team_label, now));
         });
+        let judged: Vec<u32> = judged
+            .iter()
+            .filter_map(|c| self.clusters.iter().position(|k| **k == **c))
+            .filter_map(|i| u32::try_from(i).ok())
+            .collect();
         let gone: Vec<PodUid> = open
             .iter()
-            .filter(|(_, o)| o.seen != look && judged.iter().any(|c| **c == *o.cluster))
+            .filter(|(_, o)| o.seen != look && judged.contains(&o.cluster))
             .map(|(k, _)| k.clone())
             .collect();
         for k in &gone {
             if let Some(o) = open.get(k) {
-                ends.push((k.to_string(), o.started_at, gone_at.max(o.started_at)));
+                ends.push((k.to_string(), o.started(), gone_at.max(o.started())));
             }
         }
         if (!starts.is_empty() || !ends.is_empty())

@@ -19,15 +19,12 @@ use common::preemptions;
 
 /// `POST /api/demo_available`: whether "Play a preemption" is offered.
 async fn demo_available(base: &str) -> Value {
-    reqwest::Client::new()
-        .post(format!("{base}/api/demo_available"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    crate::common::json_of(
+        reqwest::Client::new()
+            .post(format!("{base}/api/demo_available"))
+            .json(&json!({})),
+    )
+    .await
 }
 
 /// Real time (speed 1): the newcomer's first minute, not the simulation's.

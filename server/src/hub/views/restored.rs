@@ -73,7 +73,7 @@ impl Views {
 
     /// `cluster`'s pool and node rows as JSON (`super::KnownRows`), serialized from the rows
     /// in place.
-    pub fn known_rows_json(&self, cluster: &str) -> String {
+    pub fn write_known_rows(&self, cluster: &str, out: impl std::io::Write) -> std::io::Result<()> {
         #[derive(Serialize)]
         struct Rows<'a> {
             pools: Vec<&'a PoolRow>,
@@ -93,8 +93,8 @@ impl Views {
                 .map(|n| &**n)
                 .collect(),
         };
-        // Rows are plain structs of strings, numbers and maps: serializing cannot fail.
-        serde_json::to_string(&rows).unwrap_or_default()
+        // Rows are plain structs of strings, numbers and maps: only `out` can fail.
+        serde_json::to_writer(out, &rows).map_err(std::io::Error::other)
     }
 
     /// The keys of `cluster`'s restored rows no watch has refreshed, taken: refreshed once

@@ -84,15 +84,12 @@ impl Prometheus {
 
     /// An instant query, as a test reads Prometheus directly.
     pub async fn query(&self, promql: &str) -> serde_json::Value {
-        reqwest::Client::new()
-            .get(format!("{}/api/v1/query", self.url))
-            .query(&[("query", promql)])
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        crate::common::json_of(
+            reqwest::Client::new()
+                .get(format!("{}/api/v1/query", self.url))
+                .query(&[("query", promql)]),
+        )
+        .await
     }
 }
 
