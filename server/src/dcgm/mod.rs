@@ -158,11 +158,12 @@ impl app::allocation_api::UtilisationSource for PoolUtilisationSource {
             return Default::default();
         };
         let (status, by_node) = dcgm.get();
+        // Names only: the page polls this every 30 s, and has the nodes' rows already.
         let nodes = self
             .hub
-            .allocations(Some(cluster), Some(pool))
+            .node_names(cluster, pool)
             .into_iter()
-            .filter_map(|n| by_node.get(&n.node).map(|u| (n.node, *u)))
+            .filter_map(|n| by_node.get(&n).map(|u| (n, *u)))
             .collect();
         spotboard_core::model::PoolUtilisation {
             dcgm: Some(status),

@@ -35,37 +35,10 @@ pub const POD_EVENTS_PER_CLUSTER: usize = 2000;
 /// pending" out (the ledger keeps every one it saw).
 pub const CLAIM_EVENTS_PER_CLUSTER: usize = 1000;
 
-/// The uids of the oldest of the events `counted` picks (by last seen) beyond the newest
-/// `keep`.
-fn oldest_past(
-    events: &HashMap<String, EventRecord>,
-    keep: usize,
-    counted: impl Fn(&EventRecord) -> bool,
-) -> Vec<String> {
-    if events.len() <= keep {
-        return Vec::new();
-    }
-    let mut by_age: Vec<(Option<DateTime<Utc>>, &String)> = events
-        .values()
-        .filter(|e| counted(e))
-        .map(|e| (e.last_seen, &e.uid))
-        .collect();
-    if by_age.len() <= keep {
-        return Vec::new();
-    }
-    by_age.sort();
-    let over = by_age.len() - keep;
-    by_age
-        .into_iter()
-        .take(over)
-        .map(|(_, uid)| uid.clone())
-        .collect()
-}
-
-/// Whether `e` is about a NodeClaim (Karpenter's launch failures): counted apart.
-fn about_claim(e: &EventRecord) -> bool {
-    e.kind == "NodeClaim"
-}
+// The events' part of a cluster's data: kept within bounds, and what they tell of nodes
+// (Karpenter's interruptions) and pools (launch failures).
+#[path = "cluster_events.rs"]
+mod events;
 
 /// A row that may have changed.
 pub type Dirty = (RowKind, String);
@@ -450,89 +423,6 @@ impl ClusterData {
         }
     }
 
-    pub fn events(&mut self, change: Observed<EventRecord>) -> Vec<Dirty> {
-        let mut dirty = self.observe(
-            change,
-            |s| {
-                s.events
-                    .keys()
-                    .chain(s.pod_events.keys())
-                    .cloned()
-                    .collect()
-            },
-            |r| &r.uid,
-            Self::put_event,
-            Self::drop_event,
-        );
-        for uid in oldest_past(&self.pod_events, POD_EVENTS_PER_CLUSTER, |_| true) {
-            self.pod_events.remove(&uid);
-        }
-        let others = oldest_past(&self.events, EVENTS_PER_CLUSTER, |e| !about_claim(e));
-        let claims = oldest_past(&self.events, CLAIM_EVENTS_PER_CLUSTER, about_claim);
-        for uid in others.into_iter().chain(claims) {
-            self.forget_event(&uid);
-            dirty.push((RowKind::Event, uid));
-        }
-        dirty
-    }
-
-    fn put_event(&mut self, rec: EventRecord, dirty: &mut Vec<Dirty>) {
-        if rec.kind == "Pod" {
-            self.pod_events.insert(rec.uid.clone(), rec);
-            return;
-        }
-        dirty.push((RowKind::Event, rec.uid.clone()));
-        let interrupted = if rec.drill {
-            &mut self.drill_interrupted
-        } else {
-            &mut self.interrupted
-        };
-        if rec.kind == "Node"
-            && rec.reason == spotboard_core::labels::KARPENTER_SPOT_INTERRUPTED
-            && interrupted.insert(rec.object_name.clone())
-        {
-            self.dirty_node_named(&rec.object_name, dirty);
-            if let Some(pool) = self.node_pool_seen.pool(&rec.object_name).cloned() {
-                self.dirty_pool_named(&pool, dirty);
-            }
-        }
-        if rec.kind == "NodeClaim" && self.nodeclaim_pool(&rec.object_name).is_none() {
-            self.claims_awaiting_pool.insert(rec.uid.clone());
-        }
-        if rec.kind == "Node" && self.node_pool_seen.pool(&rec.object_name).is_none() {
-            let waiting = self
-                .events_awaiting_pool
-                .entry(rec.object_name.clone())
-                .or_default();
-            if !waiting.contains(&rec.uid) {
-                waiting.push(rec.uid.clone());
-            }
-        }
-        self.events.insert(rec.uid.clone(), rec);
-    }
-
-    fn drop_event(&mut self, uid: &str, dirty: &mut Vec<Dirty>) {
-        if self.pod_events.remove(uid).is_some() {
-            return;
-        }
-        self.forget_event(uid);
-        dirty.push((RowKind::Event, uid.to_string()));
-    }
-
-    /// Removes an event and its place among those awaiting their node's pool.
-    fn forget_event(&mut self, uid: &str) {
-        let Some(rec) = self.events.remove(uid) else {
-            return;
-        };
-        self.claims_awaiting_pool.remove(uid);
-        if let Some(waiting) = self.events_awaiting_pool.get_mut(&rec.object_name) {
-            waiting.retain(|u| u != uid);
-            if waiting.is_empty() {
-                self.events_awaiting_pool.remove(&rec.object_name);
-            }
-        }
-    }
-
     /// Whether the node is under its provider's preemption notice ([`projection::notice`],
     /// with this cluster's `SpotInterrupted` events).
     fn notice_of(&self, n: &NodeRecord) -> bool {
@@ -680,6 +570,15 @@ impl ClusterData {
             .collect()
     }
 
+    /// The names of the nodes in `pool`, unordered.
+    pub fn node_names(&self, pool: &str) -> Vec<String> {
+        self.nodes
+            .values()
+            .filter(|rec| rec.pool.as_deref() == Some(pool))
+            .map(|rec| rec.name.to_string())
+            .collect()
+    }
+
     /// Calls `f` with each active pod bound to a node this cluster holds, with the node as
     /// showback reads it (a pod bound to a node not seen yet is left for the next look).
     pub fn each_pod_stay(&self, mut f: impl FnMut(&super::pod_reads::PodStay<'_>)) {
@@ -738,35 +637,5 @@ impl ClusterData {
                 .collect();
             (f.clone(), p.clone(), events)
         })
-    }
-
-    /// The Karpenter NodePool a NodeClaim named `nodeclaim` belongs to, among the NodePool
-    /// objects and the pools the nodes name.
-    fn nodeclaim_pool(&self, nodeclaim: &str) -> Option<String> {
-        let objects = self.karpenter.values().map(|r| r.name.as_str());
-        let named = self
-            .provider_pools
-            .values()
-            .filter(|(p, _)| *p == Provider::Karpenter)
-            .map(|(_, name)| name.as_str());
-        spotboard_core::domain::capacity::launch_failures::nodeclaim_pool(
-            nodeclaim,
-            objects.chain(named),
-        )
-        .map(str::to_string)
-    }
-
-    /// The current event row of `uid`, if the event is kept.
-    pub fn event_row(&self, cluster: &str, uid: &str) -> Option<spotboard_core::model::EventRow> {
-        let rec = self.events.get(uid)?;
-        let pool = match rec.kind.as_str() {
-            "NodePool" => Some(rec.object_name.clone()),
-            "NodeClaim" => self.nodeclaim_pool(&rec.object_name),
-            _ => self
-                .node_pool_seen
-                .pool(&rec.object_name)
-                .map(|p| p.to_string()),
-        };
-        Some(projection::event_row(cluster, rec, pool))
     }
 }

@@ -517,6 +517,17 @@ impl Hub {
         out
     }
 
+    /// The names of the nodes of `pool` in `cluster`, unordered; none for an unknown
+    /// cluster. A name list, without the rows [`Hub::allocations`] projects.
+    pub fn node_names(&self, cluster: &str, pool: &str) -> Vec<String> {
+        self.read(|s| {
+            s.clusters
+                .get(cluster)
+                .map(|d| d.node_names(pool))
+                .unwrap_or_default()
+        })
+    }
+
     /// The pods waiting for a node in `cluster` (all with `None`): each one's cluster, shared
     /// facts and why it waits, copied as reference counts under the lock and nothing more
     /// (reading the scheduler's messages happens after, in [`crate::waiting`]).

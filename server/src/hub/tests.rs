@@ -619,3 +619,22 @@ fn a_waiting_pods_scheduling_events_come_with_it_and_make_no_rows() {
     hub.events("zone-a", Observed::Delete("e2".into()));
     assert_eq!(hub.waiting(None)[0].events.len(), 1);
 }
+
+/// A pool's node names, as the pool page's utilisation reads them: its own nodes only, and
+/// none for a cluster the hub does not hold.
+#[test]
+fn node_names_are_the_pools_own() {
+    let hub = hub();
+    hub.nodes(
+        "zone-a",
+        Observed::Resync(vec![
+            node_rec("n1", "g1", "spot-a"),
+            node_rec("n2", "g2", "spot-a"),
+            node_rec("n3", "g3", "spot-b"),
+        ]),
+    );
+    let mut names = hub.node_names("zone-a", "spot-a");
+    names.sort();
+    assert_eq!(names, ["g1", "g2"]);
+    assert!(hub.node_names("zone-x", "spot-a").is_empty());
+}
