@@ -11,31 +11,16 @@ KUBERNETES_VALIDATE_VERSION=1.37.0  # Kubernetes JSON schemas, 1.33 among them (
 
 log() { printf '\033[1m==> [%s] %s\033[0m\n' "$(date +%T)" "$*" >&2; }
 
+# wasm-bindgen needs no CLI: the site tool links its library at the lock's version
+# (tools/site/src/bindgen.rs).
 need_rust() {
   need_wasm_target
-  need_wasm_bindgen
 }
 
 need_wasm_target() {
   if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
     log "adding the wasm32-unknown-unknown target"
     rustup target add wasm32-unknown-unknown
-  fi
-}
-
-# The wasm-bindgen crate's version in Cargo.lock: the CLI must be exactly this one.
-wasm_bindgen_version() {
-  awk '/^name = "wasm-bindgen"$/{getline; gsub(/"/,"",$3); print $3; exit}' Cargo.lock
-}
-
-need_wasm_bindgen() {
-  # wasm-bindgen's CLI must be the version of the wasm-bindgen crate in Cargo.lock exactly. No
-  # `--locked`: one of its locked dependencies is missing from the registry (shared/TOOLCHAIN.md).
-  local want
-  want=$(wasm_bindgen_version)
-  if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
-    log "installing wasm-bindgen-cli $want (about 4 minutes on 2 cores, once)"
-    cargo install wasm-bindgen-cli --version "$want"
   fi
 }
 
@@ -136,27 +121,36 @@ build_site() {
   site_assemble "$1"
 }
 
-site_profile() { if [ "$1" = release ]; then echo wasm-release; else echo dev; fi; }
+# A site mode's cargo profile: release -> wasm-release (small), serve -> serve (the first run's
+# quick compile, Cargo.toml), anything else -> dev.
+site_profile() {
+  case "$1" in release) echo wasm-release ;; serve) echo serve ;; *) echo dev ;; esac
+}
+# The directory cargo writes a profile's output to.
+profile_dir() { if [ "$1" = dev ]; then echo debug; else echo "$1"; fi; }
+# The site tool's profile: the serve profile in `serve` (one set of dependencies compiled, at
+# opt-level 0), dev elsewhere (where the tests have compiled it).
+tool_profile() { if [ "$1" = serve ]; then echo serve; else echo dev; fi; }
 
 # The cargo half: the wasm and the site tool.
 site_compile() {
   log "site ($1): the wasm"
   cargo build --locked -p app --lib --target wasm32-unknown-unknown --no-default-features \
     --features hydrate --profile "$(site_profile "$1")" --target-dir "$FRONT"
-  cargo build --locked --quiet -p spotboard-site --target-dir "$TOOL_TARGET"
+  cargo build --locked --quiet -p spotboard-site --profile "$(tool_profile "$1")" \
+    --target-dir "$TOOL_TARGET"
 }
 
-# The rest, from the wasm to the site (needs wasm-bindgen and the npm tools).
+# The rest, from the wasm to the site (needs the npm tools).
 site_assemble() {
-  local mode="$1" profile wasm_dir pkg="$SITE/pkg" tool="$TOOL_TARGET/debug/spotboard-site"
-  profile=$(site_profile "$mode")
-  wasm_dir=$FRONT/wasm32-unknown-unknown/$([ "$profile" = dev ] && echo debug || echo "$profile")
+  local mode="$1" wasm_dir pkg="$SITE/pkg" tool
+  tool="$TOOL_TARGET/$(profile_dir "$(tool_profile "$mode")")/spotboard-site"
+  wasm_dir=$FRONT/wasm32-unknown-unknown/$(profile_dir "$(site_profile "$mode")")
   rm -rf "$SITE" && mkdir -p "$pkg"
   log "site ($mode): split, wasm-bindgen, CSS, assets"
   local parts
   parts=$("$tool" split "$wasm_dir/app.wasm" "$pkg" "$wasm_dir/app_split.wasm")
-  wasm-bindgen --target=web --keep-lld-exports --no-demangle --no-typescript --out-name=spotboard \
-    --out-dir="$pkg" "$wasm_dir/app_split.wasm"
+  "$tool" bindgen --out-name=spotboard "$wasm_dir/app_split.wasm" "$pkg"
   # leptos asks for `{name}.wasm` (LEPTOS_OUTPUT_NAME, .cargo/config.toml).
   mv "$pkg/spotboard_bg.wasm" "$pkg/spotboard.wasm"
   local css=(--targets defaults)
@@ -183,21 +177,19 @@ site_assemble() {
 # cores (measured from nothing installed, docs/performance.md "First run"). Prints nothing for
 # what is already there.
 doctor_lines() {
-  local want
-  want=$(wasm_bindgen_version)
   command -v cargo >/dev/null 2>&1 || echo "MISSING rustup/cargo: install Rust 1.95 with rustup first (not done by tasks.sh)"
   command -v npm >/dev/null 2>&1 || echo "MISSING node and npm: install Node.js 20 and npm first (not done by tasks.sh)"
   rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
     || echo "install  the wasm32-unknown-unknown target (rustup; under a minute)"
-  [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "$want" ] \
-    || echo "install  wasm-bindgen-cli $want (cargo install; about 9 minutes alongside the builds on 2 cores)"
   [ -x end2end/node_modules/.bin/esbuild ] && [ -x end2end/node_modules/.bin/wasm-opt ] \
     || echo "install  the npm packages in end2end/ (binaryen, esbuild, lightningcss, ECharts, Playwright; under a minute)"
-  [ -d target/debug/deps ] \
-    || echo "compile  the server and its dependencies, debug (about 26 minutes on 2 cores from nothing, 1,597 s measured on 2026-11-27; docs/performance.md)"
-  [ -d target/front/wasm32-unknown-unknown ] \
-    || echo "compile  the site's wasm (about 21 minutes, alongside the server)"
+  if [ "${1:-}" = serve ]; then
+    [ -x "target/$(profile_dir "${SPOTBOARD_BUILD:-serve}")/spotboard" ] \
+      || echo "compile  the server, the site's wasm and the site tool side by side (serve profile: FIRST_RUN_ESTIMATE on 2 cores from nothing; docs/performance.md#first-run)"
+  fi
   if [ "${1:-}" = test ]; then
+    [ -d target/debug/deps ] \
+      || echo "compile  the workspace and its tests (dev profile: most of the test task's TEST_ESTIMATE on 2 cores from nothing)"
     command -v chromium >/dev/null 2>&1 || echo "install  Debian's Chromium (apt-get; about a minute)"
     ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo "install  Debian's PostgreSQL (apt-get; under a minute)"
     command -v prometheus >/dev/null 2>&1 || echo "install  Debian's Prometheus (apt-get; under a minute)"
@@ -228,29 +220,32 @@ cmd_serve() { # Serve the dashboard on the embedded cluster at http://127.0.0.1:
   fi
   need_wasm_target
   need_node_modules
-  # The server in the dev profile (dependencies at opt-level 1, as the tests build them): on a
-  # fresh machine the first `serve` spends its minutes compiling, not optimising (the release
-  # build of the server alone took 13 of the 44 minutes a first serve took on 2026-11-27).
+  # The server in the `serve` profile (Cargo.toml: the dev profile with every dependency at
+  # opt-level 0): on a fresh machine the first `serve` spends its minutes compiling, and
+  # optimising the dependencies made that compile about 2.5 times longer (k8s-openapi alone:
+  # 17.9 s at opt-level 0, 44.8 s at 1); the demo fleet needs no optimised code. The tests keep
+  # the dev profile, so `serve` and `test` compile the dependencies once each.
   # `./tasks.sh release` builds the optimised binary and site that server/Containerfile ships
-  # (docs/operations.md); SPOTBOARD_BUILD=release serves those instead.
-  local mode=${SPOTBOARD_BUILD:-debug} logs
+  # (docs/operations.md); SPOTBOARD_BUILD=release serves those instead, SPOTBOARD_BUILD=debug
+  # the tests' build.
+  local mode=${SPOTBOARD_BUILD:-serve} logs
+  case "$mode" in serve | debug | release) ;; *)
+    echo "SPOTBOARD_BUILD is serve, debug or release, not '$mode'" >&2; exit 2 ;;
+  esac
+  local profile
+  profile=$([ "$mode" = debug ] && echo dev || echo "$mode")
   logs=$(mktemp -d)
-  # The server, the wasm-bindgen CLI and the site's wasm compile side by side: each has long
-  # stretches on one core (a big crate, a link), which the others fill.
-  log "compiling the server ($mode) and installing what is missing, alongside the site (logs: $logs)"
-  local server_args=(--locked -p server --bin spotboard)
-  if [ "$mode" = release ]; then server_args+=(--release); fi
-  cargo build "${server_args[@]}" > "$logs/server.log" 2>&1 &
+  # The server and the site compile side by side, in target directories of their own: each
+  # has long stretches on one core (a big crate, a link), which the other fills.
+  log "compiling the server ($profile profile) alongside the site (logs: $logs)"
+  cargo build --locked -p server --bin spotboard --profile "$profile" > "$logs/server.log" 2>&1 &
   local server_pid=$!
-  need_wasm_bindgen > "$logs/wasm-bindgen.log" 2>&1 &
-  local bindgen_pid=$!
   site_compile "$mode"
-  wait "$bindgen_pid" || { cat "$logs/wasm-bindgen.log" >&2; exit 1; }
   site_assemble "$mode"
   log "site built; waiting for the server's compile"
   wait "$server_pid" || { tail -n 60 "$logs/server.log" >&2; exit 1; }
   log "serving on http://127.0.0.1:3000 (Ctrl-C stops)"
-  LEPTOS_SITE_ROOT="$SITE" exec "target/$mode/spotboard" "$@"
+  LEPTOS_SITE_ROOT="$SITE" exec "target/$(profile_dir "$profile")/spotboard" "$@"
 }
 
 cmd_test() { # Run every test: unit, integration (kube-rs + kubectl), Playwright in Chromium

@@ -15,6 +15,10 @@ pub enum Error {
     /// (`.cargo/config.toml` sets it for wasm32) or has no split points.
     #[error("splitting {path}: {message}")]
     Split { path: PathBuf, message: String },
+    /// wasm-bindgen refused the main module: most often it was built against another
+    /// `wasm-bindgen` version than the one this tool links (both are `=` pinned in Cargo.toml).
+    #[error("wasm-bindgen on {path}: {message}")]
+    Bindgen { path: PathBuf, message: String },
     /// The built site differs from the committed list; one line per difference.
     #[error("the site under {dir} is not what tools/site/files.txt lists:\n{differences}")]
     Check { dir: PathBuf, differences: String },

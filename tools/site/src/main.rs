@@ -5,7 +5,8 @@
 //!    `-C link-args=--emit-relocs`, `.cargo/config.toml`), the wasm of every page;
 //! 2. `spotboard-site split`: the lazy routes (`app::pages::lazy`) cut out of that wasm into parts
 //!    of their own, a loader module, and the manifest the server reads to preload them;
-//! 3. `wasm-bindgen --target web --keep-lld-exports --no-demangle`, then, for a release,
+//! 3. `spotboard-site bindgen`: wasm-bindgen's glue (`--target web --keep-lld-exports
+//!    --no-demangle`, from wasm-bindgen's own library at the lock's version), then, for a release,
 //!    `wasm-opt -Oz` (npm's binaryen) on every wasm file and esbuild's `--minify` on the JS;
 //! 4. the CSS through lightningcss (npm), `public/` copied in;
 //! 5. `spotboard-site precompress`: a `.br` and a `.gz` beside each file, which the server sends
@@ -18,8 +19,9 @@
 //! cargo-leptos took 11 to 24.5 minutes to compile on two cores (it vendors OpenSSL, swc and
 //! lightningcss to drive a build); this tool compiles in about a minute.
 //!
-//! Layout: `main.rs` (the command line), `split.rs`, `precompress.rs`, `check.rs`, `error.rs`.
+//! Layout: `main.rs` (the command line), `split.rs`, `bindgen.rs`, `precompress.rs`, `check.rs`, `error.rs`.
 
+mod bindgen;
 mod check;
 mod error;
 mod precompress;
@@ -54,6 +56,17 @@ enum Step {
         #[arg(long, default_value = "spotboard")]
         output_name: String,
     },
+    /// wasm-bindgen's JS glue for the main module (`--target web --keep-lld-exports
+    /// --no-demangle --no-typescript`): writes OUT_DIR/{out_name}.js and {out_name}_bg.wasm.
+    Bindgen {
+        /// The main module (`split`'s MAIN_OUT).
+        input: PathBuf,
+        /// The site's package directory (`target/site/pkg`).
+        out_dir: PathBuf,
+        /// The name of the JS and wasm files written.
+        #[arg(long, default_value = "spotboard")]
+        out_name: String,
+    },
     /// Write FILE.br (brotli, quality 11) and FILE.gz (gzip, level 9) beside every file under DIR.
     Precompress {
         /// The site root (`target/site`).
@@ -85,6 +98,11 @@ fn main() -> ExitCode {
                 println!("{}", part.display());
             }
         }),
+        Step::Bindgen {
+            input,
+            out_dir,
+            out_name,
+        } => bindgen::bindgen(&input, &out_dir, &out_name),
         Step::Precompress { dir } => precompress::precompress_dir(&dir).map(|n| {
             eprintln!("precompressed {n} files under {}", dir.display());
         }),
