@@ -185,11 +185,11 @@ doctor_lines() {
     || echo "install  the npm packages in end2end/ (binaryen, esbuild, lightningcss, ECharts, Playwright; under a minute)"
   if [ "${1:-}" = serve ]; then
     [ -x "target/$(profile_dir "${SPOTBOARD_BUILD:-serve}")/spotboard" ] \
-      || echo "compile  the server, the site's wasm and the site tool side by side (serve profile: FIRST_RUN_ESTIMATE on 2 cores from nothing; docs/performance.md#first-run)"
+      || echo "compile  the server, the site's wasm and the site tool side by side (serve profile: about 6 minutes on 2 cores from nothing, 338 and 373 s to the first page on 2026-11-29; docs/performance.md#first-run)"
   fi
   if [ "${1:-}" = test ]; then
     [ -d target/debug/deps ] \
-      || echo "compile  the workspace and its tests (dev profile: most of the test task's TEST_ESTIMATE on 2 cores from nothing)"
+      || echo "compile  the workspace and its tests (dev profile: most of the test task's 26 minutes on 2 cores from nothing)"
     command -v chromium >/dev/null 2>&1 || echo "install  Debian's Chromium (apt-get; about a minute)"
     ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo "install  Debian's PostgreSQL (apt-get; under a minute)"
     command -v prometheus >/dev/null 2>&1 || echo "install  Debian's Prometheus (apt-get; under a minute)"

@@ -3,8 +3,8 @@
 //! library (`wasm-bindgen-cli-support`).
 //!
 //! Why a library and not the CLI: the CLI must be exactly the `wasm-bindgen` version in
-//! `Cargo.lock`, and `cargo install wasm-bindgen-cli` compiled its test runner's HTTP server, TLS
-//! (OpenSSL) and HTTP client as well: 530 s on two busy cores in a first run from nothing. Linked
+//! `Cargo.lock`, and `cargo install wasm-bindgen-cli` compiled its test runner's HTTP server and
+//! client as well: 530 s on two busy cores in a first run from nothing. Linked
 //! here, the version is the lock's (`=0.2.130` in Cargo.toml, beside the `wasm-bindgen` crate the
 //! wasm links), `--locked` holds, and only the code that writes the glue is compiled.
 
