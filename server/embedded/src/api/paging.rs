@@ -7,6 +7,13 @@
 //! and the watch a client starts from the list's resourceVersion then replays that change,
 //! which reflectors apply idempotently. Keeping snapshots would cost a copy of the map per
 //! paged list for no difference a watcher can see.
+//!
+//! `remainingItemCount` is counted once per list, on its first page, and carried in the token:
+//! each later page subtracts what it sent. Counting the rest of the map on every page made a
+//! paged list of N objects cost N²/limit steps (a million Pods in pages of 500: a billion, and
+//! the behaviour model's own pod watch never synced at 100,000 nodes × 10 pods). The real API
+//! server counts at the first page's snapshot too, so later pages' figures are that count
+//! less what was sent, as here.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -26,6 +33,10 @@ pub struct ContinueToken {
     pub ns: String,
     /// Name of the last item sent.
     pub name: String,
+    /// Matching objects after the last item sent, as counted for the first page (lists
+    /// without selectors only); absent in tokens of lists that are not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<usize>,
 }
 
 impl ContinueToken {
@@ -64,31 +75,73 @@ pub struct Page<V> {
     pub remaining: Option<usize>,
 }
 
-/// Collects up to `limit` values (all when `None`) that pass `keep`, in key order, starting
-/// after `after`. Scans one match past the page so a last page never points to an empty
-/// one. With `count_rest`, a page that is cut short also counts the matches after it (a scan
-/// of the rest: callers ask only when `keep` is cheap, as the real API server gives
-/// `remainingItemCount` only for lists without selectors).
+/// Whether and how a cut page reports the matches after it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Count {
+    /// Not counted (a list with selectors, as the real API server).
+    No,
+    /// Counted by scanning the rest of the range: a list's first page.
+    Scan,
+    /// Known: this many matched after the page's start when the list's first page counted
+    /// them (the token carries it); the page's figure is that less what it sends.
+    Known(usize),
+}
+
+/// The keys of one namespace, for a namespaced list: `(ns, "")` up to, not including,
+/// `(ns + "\0", "")` (no namespace name holds a NUL, so no other namespace sorts between).
+pub fn namespace_range(ns: &str) -> (Bound<ObjectKey>, Bound<ObjectKey>) {
+    (
+        Bound::Included((ns.to_string(), String::new())),
+        Bound::Excluded((format!("{ns}\0"), String::new())),
+    )
+}
+
+/// Collects up to `limit` values (all when `None`) that pass `keep`, in key order, from the
+/// keys in `range` after `after`. Scans one match past the page so a last page never points to
+/// an empty one. A cut page reports the matches after it as `count` says (callers ask only
+/// when `keep` is cheap, as the real API server gives `remainingItemCount` only for lists
+/// without selectors).
 pub fn page<V: Clone>(
     map: &BTreeMap<ObjectKey, V>,
+    range: (Bound<ObjectKey>, Bound<ObjectKey>),
     after: Option<&ObjectKey>,
     limit: Option<usize>,
-    count_rest: bool,
+    count: Count,
     mut keep: impl FnMut(&ObjectKey, &V) -> bool,
 ) -> Page<V> {
-    let lower = match after {
-        Some(k) => Bound::Excluded(k.clone()),
-        None => Bound::Unbounded,
+    let (start, end) = range;
+    let lower = match (after, start) {
+        // Resume after the token's key, unless the range starts later (a token from another
+        // namespace's list: the range wins, as it bounds what this list may return).
+        (Some(k), Bound::Included(s)) if s > *k => Bound::Included(s),
+        (Some(k), _) => Bound::Excluded(k.clone()),
+        (None, start) => start,
     };
+    if let (Bound::Included(l) | Bound::Excluded(l), Bound::Excluded(u)) = (&lower, &end)
+        && l >= u
+    {
+        // An empty range: BTreeMap::range panics on a start past its end.
+        return Page {
+            items: Vec::new(),
+            next_after: None,
+            remaining: None,
+        };
+    }
     let mut items = Vec::new();
     let mut last_key: Option<&ObjectKey> = None;
-    let mut rest = map.range((lower, Bound::Unbounded));
+    let mut rest = map.range((lower, end));
     while let Some((k, v)) = rest.next() {
         if !keep(k, v) {
             continue;
         }
         if limit.is_some_and(|l| items.len() >= l) {
-            let remaining = count_rest.then(|| 1 + rest.filter(|(k, v)| keep(k, v)).count());
+            let remaining = match count {
+                Count::No => None,
+                Count::Scan => Some(1 + rest.filter(|(k, v)| keep(k, v)).count()),
+                // At least the match just found: objects made since the first page may
+                // outnumber the count.
+                Count::Known(n) => Some(n.saturating_sub(items.len()).max(1)),
+            };
             return Page {
                 items,
                 next_after: last_key.cloned(),
@@ -109,6 +162,10 @@ pub fn page<V: Clone>(
 mod tests {
     use super::*;
 
+    fn all() -> (Bound<ObjectKey>, Bound<ObjectKey>) {
+        (Bound::Unbounded, Bound::Unbounded)
+    }
+
     fn map(n: usize) -> BTreeMap<ObjectKey, usize> {
         (0..n)
             .map(|i| ((String::new(), format!("n{i:02}")), i))
@@ -121,6 +178,7 @@ mod tests {
             rv: 42,
             ns: "default".into(),
             name: "p-1".into(),
+            remaining: Some(7),
         };
         let s = t.encode();
         assert!(s.chars().all(|c| c.is_ascii_hexdigit()));
@@ -137,7 +195,7 @@ mod tests {
         let mut seen = Vec::new();
         let mut pages = 0;
         loop {
-            let p = page(&m, after.as_ref(), Some(3), false, |_, _| true);
+            let p = page(&m, all(), after.as_ref(), Some(3), Count::No, |_, _| true);
             seen.extend(p.items);
             pages += 1;
             match p.next_after {
@@ -152,8 +210,15 @@ mod tests {
     #[test]
     fn exact_multiple_has_no_empty_last_page() {
         let m = map(6);
-        let p = page(&m, None, Some(3), false, |_, _| true);
-        let p2 = page(&m, p.next_after.as_ref(), Some(3), false, |_, _| true);
+        let p = page(&m, all(), None, Some(3), Count::No, |_, _| true);
+        let p2 = page(
+            &m,
+            all(),
+            p.next_after.as_ref(),
+            Some(3),
+            Count::No,
+            |_, _| true,
+        );
         assert_eq!(p2.items, vec![3, 4, 5]);
         assert_eq!(p2.next_after, None);
     }
@@ -161,24 +226,130 @@ mod tests {
     #[test]
     fn filter_applies_before_limit() {
         let m = map(10);
-        let p = page(&m, None, Some(2), false, |_, v| v % 3 == 0);
+        let p = page(&m, all(), None, Some(2), Count::No, |_, v| v % 3 == 0);
         assert_eq!(p.items, vec![0, 3]);
-        let p = page(&m, p.next_after.as_ref(), Some(2), false, |_, v| v % 3 == 0);
+        let p = page(
+            &m,
+            all(),
+            p.next_after.as_ref(),
+            Some(2),
+            Count::No,
+            |_, v| v % 3 == 0,
+        );
         assert_eq!(p.items, vec![6, 9]);
         assert_eq!(p.next_after, None);
-        let all = page(&m, None, None, false, |_, _| true);
-        assert_eq!(all.items.len(), 10);
+        let everything = page(&m, all(), None, None, Count::No, |_, _| true);
+        assert_eq!(everything.items.len(), 10);
     }
 
     #[test]
     fn remaining_counts_the_matches_after_a_cut_page() {
         let m = map(10);
-        let p = page(&m, None, Some(3), true, |_, _| true);
+        let p = page(&m, all(), None, Some(3), Count::Scan, |_, _| true);
         assert_eq!((p.items.len(), p.remaining), (3, Some(7)));
-        let p = page(&m, p.next_after.as_ref(), Some(3), true, |_, v| v % 2 == 0);
+        let p = page(
+            &m,
+            all(),
+            p.next_after.as_ref(),
+            Some(3),
+            Count::Scan,
+            |_, v| v % 2 == 0,
+        );
         assert_eq!((p.items, p.remaining), (vec![4, 6, 8], None));
-        let p = page(&m, None, Some(2), true, |_, v| v % 2 == 0);
+        let p = page(&m, all(), None, Some(2), Count::Scan, |_, v| v % 2 == 0);
         assert_eq!(p.remaining, Some(3));
-        assert_eq!(page(&m, None, Some(2), false, |_, _| true).remaining, None);
+        assert_eq!(
+            page(&m, all(), None, Some(2), Count::No, |_, _| true).remaining,
+            None
+        );
+    }
+
+    #[test]
+    fn a_known_count_goes_down_by_what_each_page_sends() {
+        let m = map(10);
+        let first = page(&m, all(), None, Some(3), Count::Scan, |_, _| true);
+        assert_eq!(first.remaining, Some(7));
+        let second = page(
+            &m,
+            all(),
+            first.next_after.as_ref(),
+            Some(3),
+            Count::Known(7),
+            |_, _| true,
+        );
+        assert_eq!((second.items, second.remaining), (vec![3, 4, 5], Some(4)));
+        // More objects than counted (made since the first page): never below the one found.
+        let p = page(&m, all(), None, Some(3), Count::Known(2), |_, _| true);
+        assert_eq!(p.remaining, Some(1));
+        // The last page reports nothing, whatever was carried.
+        let last = page(
+            &m,
+            all(),
+            Some(&(String::new(), "n07".into())),
+            Some(3),
+            Count::Known(2),
+            |_, _| true,
+        );
+        assert_eq!((last.items, last.remaining), (vec![8, 9], None));
+    }
+
+    #[test]
+    fn a_namespace_range_holds_that_namespace_alone() {
+        let m: BTreeMap<ObjectKey, usize> =
+            [("a", "x"), ("b", "x"), ("b", "y"), ("b0", "x"), ("c", "x")]
+                .into_iter()
+                .enumerate()
+                .map(|(i, (ns, n))| ((ns.to_string(), n.to_string()), i))
+                .collect();
+        let b = page(&m, namespace_range("b"), None, None, Count::No, |_, _| true);
+        assert_eq!(b.items, vec![1, 2]);
+        let first = page(
+            &m,
+            namespace_range("b"),
+            None,
+            Some(1),
+            Count::Scan,
+            |_, _| true,
+        );
+        assert_eq!((first.items, first.remaining), (vec![1], Some(1)));
+        // A token from before the namespace resumes at its start; one past it finds nothing.
+        let before = (String::from("a"), String::from("x"));
+        assert_eq!(
+            page(
+                &m,
+                namespace_range("b"),
+                Some(&before),
+                None,
+                Count::No,
+                |_, _| true
+            )
+            .items,
+            vec![1, 2]
+        );
+        let past = (String::from("c"), String::from("x"));
+        assert!(
+            page(
+                &m,
+                namespace_range("b"),
+                Some(&past),
+                None,
+                Count::No,
+                |_, _| true
+            )
+            .items
+            .is_empty()
+        );
+        assert!(
+            page(
+                &m,
+                namespace_range("none"),
+                None,
+                None,
+                Count::No,
+                |_, _| true
+            )
+            .items
+            .is_empty()
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! per kind wakes watchers after each write; they read the history themselves.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -239,8 +240,19 @@ impl Store {
             };
         }
         let after = q.continue_token.as_ref().map(ContinueToken::key);
-        let count_rest = q.labels.is_empty() && q.fields.is_empty();
-        let page = paging::page(&coll.objects, after.as_ref(), q.limit, count_rest, keep);
+        let count = match &q.continue_token {
+            _ if !(q.labels.is_empty() && q.fields.is_empty()) => paging::Count::No,
+            None => paging::Count::Scan,
+            Some(t) => t
+                .remaining
+                .map_or(paging::Count::Scan, paging::Count::Known),
+        };
+        // A namespace's list reads that namespace's keys alone, not the whole kind.
+        let range = match scope {
+            Some(ns) if kind.info().namespaced => paging::namespace_range(ns),
+            _ => (Bound::Unbounded, Bound::Unbounded),
+        };
+        let page = paging::page(&coll.objects, range, after.as_ref(), q.limit, count, keep);
         let list_rv = q.continue_token.as_ref().map_or(rv, |t| t.rv);
         Listing {
             items: page.items,
@@ -250,6 +262,7 @@ impl Store {
                     rv: list_rv,
                     ns,
                     name,
+                    remaining: page.remaining,
                 }
                 .encode()
             }),

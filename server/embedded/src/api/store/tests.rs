@@ -305,6 +305,72 @@ fn a_cut_page_without_selectors_counts_what_remains() {
 }
 
 #[test]
+fn a_paged_list_counts_once_and_each_page_reports_what_is_left() {
+    let s = store();
+    for i in 0..5 {
+        s.create(test_nodepools(), "", pool(&format!("p{i}"), i), false)
+            .unwrap();
+    }
+    for (ns, n) in [("a", 3), ("b", 4), ("c", 2)] {
+        for i in 0..n {
+            s.create(
+                Kind::Pods,
+                ns,
+                json!({"metadata": {"name": format!("x{i}")}}),
+                false,
+            )
+            .unwrap();
+        }
+    }
+    let mut seen = Vec::new();
+    let mut remaining = Vec::new();
+    let mut token = None;
+    loop {
+        let q = ListQuery {
+            limit: Some(2),
+            continue_token: token.take(),
+            ..query()
+        };
+        let page = s.list(test_nodepools(), &q);
+        seen.extend(page.items.iter().map(|o| o.name().to_string()));
+        remaining.push(page.remaining);
+        match page.continue_token {
+            Some(t) => token = Some(ContinueToken::decode(&t).unwrap()),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["p0", "p1", "p2", "p3", "p4"]);
+    assert_eq!(remaining, [Some(3), Some(1), None]);
+    // A namespace's list counts its own objects, not those of the namespaces after it.
+    let q = ListQuery {
+        namespace: Some("b"),
+        limit: Some(1),
+        ..query()
+    };
+    let first = s.list(Kind::Pods, &q);
+    assert_eq!(
+        (first.items[0].namespace(), first.remaining),
+        ("b", Some(3))
+    );
+    let q = ListQuery {
+        namespace: Some("b"),
+        limit: Some(2),
+        continue_token: first
+            .continue_token
+            .map(|t| ContinueToken::decode(&t).unwrap()),
+        ..query()
+    };
+    let second = s.list(Kind::Pods, &q);
+    let names: Vec<_> = second
+        .items
+        .iter()
+        .map(|o| (o.namespace(), o.name()))
+        .collect();
+    assert_eq!(names, [("b", "x1"), ("b", "x2")]);
+    assert_eq!(second.remaining, Some(1));
+}
+
+#[test]
 fn history_records_changes_in_order_and_expires() {
     let s = Store::new(3, &[test_nodepools()]);
     let start = s.current_rv();
