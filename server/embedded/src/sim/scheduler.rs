@@ -50,45 +50,118 @@ impl Misfit {
     }
 }
 
-/// Whether `node`, with `used` (GPUs, millicores) already requested, can take `pod`.
-pub fn fits(node: &Node, leaving: bool, used: (u32, u32), pod: &PodInfo) -> Result<(), Misfit> {
-    let spec = node.spec.as_ref();
-    let cordoned = spec.and_then(|s| s.unschedulable).unwrap_or(false);
-    if cordoned || leaving {
-        return Err(Misfit::Unschedulable);
-    }
-    let taints = spec.and_then(|s| s.taints.as_deref()).unwrap_or_default();
-    if let Some(t) = Placement::untolerated(pod.placement.as_deref(), taints) {
-        return Err(Misfit::Taint(
-            t.key.clone(),
-            t.value.clone().unwrap_or_default(),
-        ));
-    }
-    let labels = node.labels();
-    if !pod
-        .node_selector
-        .iter()
-        .all(|(k, v)| labels.get(k) == Some(v))
-        || !Placement::affinity_holds(pod.placement.as_deref(), labels)
-    {
-        return Err(Misfit::Selector);
-    }
-    let alloc = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
-    let get = |k: &str| {
-        alloc
-            .and_then(|a| a.get(k))
-            .map(|q| q.0.clone())
-            .unwrap_or_default()
-    };
-    let gpus: u32 = get("nvidia.com/gpu").parse().unwrap_or(0);
-    if used.0 + pod.gpus > gpus {
-        return Err(Misfit::Gpu);
-    }
-    if used.1 + pod.cpu_m > millicores(&get("cpu")) {
-        return Err(Misfit::Cpu);
-    }
-    Ok(())
+/// One node as a scheduling pass reads it: what the filters ask of it, read once a pass.
+///
+/// Why: a pass judges every pending pod against every node. Asking each node's name, whether
+/// it is leaving (a lock) and what its pods use (an index walk) once per pod made a pass at
+/// 100,000 nodes take seconds while holding the pod index's lock, and the zone's other tasks
+/// stalled behind it.
+struct Candidate<'a> {
+    node: &'a Arc<Node>,
+    unschedulable: bool,
+    /// GPUs and CPU millicores requested by the pods bound to it, this pass's bindings
+    /// included.
+    used: (u32, u32),
+    /// `status.allocatable`: GPUs and CPU millicores.
+    gpus: u32,
+    cpu_m: u32,
 }
+
+impl<'a> Candidate<'a> {
+    fn of(node: &'a Arc<Node>, leaving: bool) -> Self {
+        let cordoned = node
+            .spec
+            .as_ref()
+            .and_then(|s| s.unschedulable)
+            .unwrap_or(false);
+        let alloc = node.status.as_ref().and_then(|s| s.allocatable.as_ref());
+        let get = |k: &str| alloc.and_then(|a| a.get(k)).map_or("", |q| q.0.as_str());
+        Self {
+            node,
+            unschedulable: cordoned || leaving,
+            used: (0, 0),
+            gpus: get("nvidia.com/gpu").parse().unwrap_or(0),
+            cpu_m: millicores(get("cpu")),
+        }
+    }
+
+    fn name(&self) -> &'a str {
+        self.node.metadata.name.as_deref().unwrap_or_default()
+    }
+
+    /// The first filter the node fails for `pod`, in the default profile's order.
+    fn fits(&self, pod: &PodInfo) -> Result<(), Fail<'a>> {
+        if self.unschedulable {
+            return Err(Fail::Unschedulable);
+        }
+        let spec = self.node.spec.as_ref();
+        let taints = spec.and_then(|s| s.taints.as_deref()).unwrap_or_default();
+        if let Some(t) = Placement::untolerated(pod.placement.as_deref(), taints) {
+            return Err(Fail::Taint(&t.key, t.value.as_deref().unwrap_or_default()));
+        }
+        let labels = self.node.labels();
+        if !pod
+            .node_selector
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
+            || !Placement::affinity_holds(pod.placement.as_deref(), labels)
+        {
+            return Err(Fail::Selector);
+        }
+        if self.used.0 + pod.gpus > self.gpus {
+            return Err(Fail::Gpu);
+        }
+        if self.used.1 + pod.cpu_m > self.cpu_m {
+            return Err(Fail::Cpu);
+        }
+        Ok(())
+    }
+}
+
+/// A [`Misfit`] borrowing the taint from the node, so that judging a node allocates nothing.
+enum Fail<'a> {
+    Selector,
+    Unschedulable,
+    Taint(&'a str, &'a str),
+    Gpu,
+    Cpu,
+}
+
+impl Fail<'_> {
+    fn misfit(self) -> Misfit {
+        match self {
+            Fail::Selector => Misfit::Selector,
+            Fail::Unschedulable => Misfit::Unschedulable,
+            Fail::Taint(k, v) => Misfit::Taint(k.to_string(), v.to_string()),
+            Fail::Gpu => Misfit::Gpu,
+            Fail::Cpu => Misfit::Cpu,
+        }
+    }
+}
+
+/// What the filters read of a pod: two pods of one shape fit the same nodes.
+#[derive(PartialEq)]
+struct Shape<'a> {
+    node_selector: &'a [(String, String)],
+    placement: Option<&'a Placement>,
+    gpus: u32,
+    cpu_m: u32,
+}
+
+impl<'a> Shape<'a> {
+    fn of(pod: &'a PodInfo) -> Self {
+        Self {
+            node_selector: &pod.node_selector,
+            placement: pod.placement.as_deref(),
+            gpus: pod.gpus,
+            cpu_m: pod.cpu_m,
+        }
+    }
+}
+
+/// Shapes a pass remembers as fitting no node; past this many it stops remembering (each
+/// lookup is a walk of the list).
+const NO_ROOM_SHAPES: usize = 256;
 
 /// The scheduler's message for a pod no node fits: each reason with its node count, the
 /// `count reason` texts sorted as kube-scheduler's `FitError` sorts them.
@@ -106,6 +179,74 @@ pub fn unschedulable_message(total: usize, misfits: &[Misfit]) -> String {
         "0/{total} nodes are available: {}. preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling.",
         parts.join(", ")
     )
+}
+
+/// A binding: the pod, its uid and the index of the node in the pass's candidates.
+type Chosen = (PodKey, String, usize);
+/// A pod no node fits, reported now: its key, uid and the scheduler's message.
+type Unplaced = (PodKey, String, String);
+
+/// One pass's decisions: each pending pod to the first candidate it fits (the candidate's
+/// `used` grows by it), or, when none fits and it was not reported yet, the scheduler's
+/// message. `reported` holds the uids already reported; a pod placed leaves it.
+fn assign(
+    candidates: &mut [Candidate<'_>],
+    pending: &[(PodKey, PodInfo)],
+    reported: &mut HashSet<String>,
+) -> (Vec<Chosen>, Vec<Unplaced>) {
+    let total = candidates.len();
+    let (mut bound, mut stuck) = (Vec::new(), Vec::new());
+    // Shapes no node had room for in this pass, with the message when one was made: nodes
+    // only fill up during a pass, so a later pod of the same shape fits nowhere either.
+    let mut no_room: Vec<(Shape<'_>, Option<String>)> = Vec::new();
+    for (key, info) in pending {
+        let shape = Shape::of(info);
+        let needs_message = !reported.contains(&info.uid);
+        let known = no_room.iter().position(|(s, _)| *s == shape);
+        if let Some(i) = known
+            && (!needs_message || no_room[i].1.is_some())
+        {
+            if let Some(message) = no_room[i].1.clone().filter(|_| needs_message) {
+                reported.insert(info.uid.clone());
+                stuck.push((key.clone(), info.uid.clone(), message));
+            }
+            continue;
+        }
+        let mut misfits = Vec::new();
+        let chosen = candidates.iter().position(|c| match c.fits(info) {
+            Ok(()) => true,
+            Err(f) => {
+                // Only a pod not yet reported needs the reasons.
+                if needs_message {
+                    misfits.push(f.misfit());
+                }
+                false
+            }
+        });
+        match chosen {
+            Some(i) => {
+                let c = &mut candidates[i];
+                c.used = (c.used.0 + info.gpus, c.used.1 + info.cpu_m);
+                reported.remove(&info.uid);
+                bound.push((key.clone(), info.uid.clone(), i));
+            }
+            None => {
+                let message = needs_message.then(|| unschedulable_message(total, &misfits));
+                match known {
+                    Some(i) => no_room[i].1.clone_from(&message),
+                    None if no_room.len() < NO_ROOM_SHAPES => {
+                        no_room.push((shape, message.clone()));
+                    }
+                    None => {}
+                }
+                if let Some(message) = message {
+                    reported.insert(info.uid.clone());
+                    stuck.push((key.clone(), info.uid.clone(), message));
+                }
+            }
+        }
+    }
+    (bound, stuck)
 }
 
 /// Runs the scheduler until the zone shuts down.
@@ -131,39 +272,32 @@ async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<String>, binding: &Arc<Atom
         return;
     }
     let nodes = ctx.nodes.state();
+    let leaving: Vec<bool> = nodes
+        .iter()
+        .map(|n| {
+            ctx.removal(n.metadata.name.as_deref().unwrap_or_default())
+                .is_some()
+        })
+        .collect();
     let mut bound = Vec::new();
-    let mut stuck = Vec::new();
+    let stuck;
     {
         let mut index = ctx.pods();
-        for (key, info) in &pending {
-            let mut misfits = Vec::new();
-            let mut chosen = None;
-            for n in &nodes {
-                let name = n.name_any();
-                match fits(n, ctx.removal(&name).is_some(), index.used(&name), info) {
-                    Ok(()) => {
-                        chosen = Some(n.clone());
-                        break;
-                    }
-                    Err(m) => misfits.push(m),
-                }
-            }
-            match chosen {
-                Some(n) => {
-                    index.bind(key, &n.name_any());
-                    reported.remove(&info.uid);
-                    bound.push((key.clone(), info.uid.clone(), n));
-                }
-                None if reported.insert(info.uid.clone()) => {
-                    stuck.push((
-                        key.clone(),
-                        info.uid.clone(),
-                        unschedulable_message(nodes.len(), &misfits),
-                    ));
-                }
-                None => {}
-            }
+        let mut candidates: Vec<Candidate<'_>> = nodes
+            .iter()
+            .zip(leaving)
+            .map(|(n, leaving)| {
+                let mut c = Candidate::of(n, leaving);
+                c.used = index.used(c.name());
+                c
+            })
+            .collect();
+        let (chosen, unplaced) = assign(&mut candidates, &pending, reported);
+        for (key, uid, i) in chosen {
+            index.bind(&key, candidates[i].name());
+            bound.push((key, uid, candidates[i].node.clone()));
         }
+        stuck = unplaced;
     }
     let bind_all = futures::stream::iter(bound).for_each_concurrent(16, |(key, uid, node)| {
         bind(ctx.clone(), key, uid, node, binding.clone())
@@ -304,6 +438,15 @@ async fn start(ctx: Arc<Ctx>, (ns, name): PodKey, uid: String, node: Arc<Node>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether `node`, with `used` (GPUs, millicores) already requested, can take `pod`, as
+    /// a pass judges it.
+    fn fits(node: &Node, leaving: bool, used: (u32, u32), pod: &PodInfo) -> Result<(), Misfit> {
+        let node = Arc::new(node.clone());
+        let mut c = Candidate::of(&node, leaving);
+        c.used = used;
+        c.fits(pod).map_err(Fail::misfit)
+    }
     use crate::sim::nodes::{NewNode, node_object};
     use crate::sim::pods::Policy;
 
@@ -432,5 +575,52 @@ mod tests {
              3 node(s) didn't match Pod's node affinity/selector. preemption: 0/5 nodes are available: \
              5 Preemption is not helpful for scheduling."
         );
+    }
+
+    /// A pass places pods first-fit and fills nodes as it goes; a second pod of a shape that
+    /// fit nowhere gets the same message a scan of every node gives, and a pod already
+    /// reported is not reported again.
+    #[test]
+    fn a_pass_places_first_fit_and_reports_each_stuck_pod_once() {
+        let nodes: Vec<Arc<Node>> = [node("inf", true), node("other", false), node("inf", false)]
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+        let mut candidates: Vec<Candidate<'_>> =
+            nodes.iter().map(|n| Candidate::of(n, false)).collect();
+        candidates[2].used = (2, 0);
+        let mut pending = Vec::new();
+        for (i, gpus) in [4, 4, 4, 1].into_iter().enumerate() {
+            let mut p = pod("inf", gpus);
+            p.uid = format!("u{i}");
+            pending.push((("ns".to_string(), format!("p{i}")), p));
+        }
+        let mut reported: HashSet<String> = ["u2".to_string()].into();
+        let (bound, stuck) = assign(&mut candidates, &pending, &mut reported);
+        // 8 GPUs, 2 used: the first 4 fits, the second and third do not, the 1 does.
+        let placed: Vec<(&str, usize)> = bound.iter().map(|(k, _, i)| (k.1.as_str(), *i)).collect();
+        assert_eq!(placed, [("p0", 2), ("p3", 2)]);
+        assert_eq!(candidates[2].used.0, 7);
+        // The message is what judging every node one by one gives, after the first binding.
+        let mut after = node("inf", false);
+        after.metadata.name = Some("n2".into());
+        let by_hand = unschedulable_message(
+            3,
+            &[
+                fits(&nodes[0], false, (0, 0), &pending[1].1).unwrap_err(),
+                fits(&nodes[1], false, (0, 0), &pending[1].1).unwrap_err(),
+                fits(&after, false, (6, 0), &pending[1].1).unwrap_err(),
+            ],
+        );
+        assert_eq!(
+            stuck,
+            [(
+                ("ns".to_string(), "p1".to_string()),
+                "u1".to_string(),
+                by_hand
+            )]
+        );
+        assert!(reported.contains("u1") && reported.contains("u2"));
+        assert!(!reported.contains("u0"));
     }
 }
