@@ -8,7 +8,7 @@
 //! counts add up to its node total as kube-scheduler's do. The kubelet part then starts the
 //! containers and reports the pod Running.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -196,6 +196,10 @@ fn assign(
 ) -> (Vec<Chosen>, Vec<Unplaced>) {
     let total = candidates.len();
     let (mut bound, mut stuck) = (Vec::new(), Vec::new());
+    // The candidates carrying a selector's first label, in pass order, made on first use: a
+    // node without it fails the pod whatever else it has, so the search for a fit reads these
+    // alone (a pool's nodes, not the fleet's) and still picks the node a full scan would.
+    let mut labelled: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
     // Shapes no node had room for in this pass, with the message when one was made: nodes
     // only fill up during a pass, so a later pod of the same shape fits nowhere either.
     let mut no_room: Vec<(Shape<'_>, Option<String>)> = Vec::new();
@@ -212,17 +216,28 @@ fn assign(
             }
             continue;
         }
-        let mut misfits = Vec::new();
-        let chosen = candidates.iter().position(|c| match c.fits(info) {
-            Ok(()) => true,
-            Err(f) => {
-                // Only a pod not yet reported needs the reasons.
-                if needs_message {
-                    misfits.push(f.misfit());
-                }
-                false
-            }
-        });
+        let chosen = match info.node_selector.first() {
+            Some((k, v)) => labelled
+                .entry((k.as_str(), v.as_str()))
+                .or_insert_with(|| {
+                    (0..total)
+                        .filter(|&i| candidates[i].node.labels().get(k) == Some(v))
+                        .collect()
+                })
+                .iter()
+                .copied()
+                .find(|&i| candidates[i].fits(info).is_ok()),
+            None => (0..total).find(|&i| candidates[i].fits(info).is_ok()),
+        };
+        // Only a pod not yet reported, and placed nowhere, needs every node's reason.
+        let misfits: Vec<Misfit> = if chosen.is_none() && needs_message {
+            candidates
+                .iter()
+                .filter_map(|c| c.fits(info).err().map(Fail::misfit))
+                .collect()
+        } else {
+            Vec::new()
+        };
         match chosen {
             Some(i) => {
                 let c = &mut candidates[i];
