@@ -196,10 +196,11 @@ fn assign(
 ) -> (Vec<Chosen>, Vec<Unplaced>) {
     let total = candidates.len();
     let (mut bound, mut stuck) = (Vec::new(), Vec::new());
-    // The candidates carrying a selector's first label, in pass order, made on first use: a
-    // node without it fails the pod whatever else it has, so the search for a fit reads these
-    // alone (a pool's nodes, not the fleet's) and still picks the node a full scan would.
-    let mut labelled: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+    // The candidates by their value of a selector's first label key, in pass order, made in
+    // one walk of the nodes per key on first use: a node without the pod's value fails the
+    // pod whatever else it has, so the search for a fit reads those alone (a pool's nodes,
+    // not the fleet's) and still picks the node a full scan would.
+    let mut by_label: HashMap<&str, HashMap<&str, Vec<usize>>> = HashMap::new();
     // Shapes no node had room for in this pass, with the message when one was made: nodes
     // only fill up during a pass, so a later pod of the same shape fits nowhere either.
     let mut no_room: Vec<(Shape<'_>, Option<String>)> = Vec::new();
@@ -217,14 +218,20 @@ fn assign(
             continue;
         }
         let chosen = match info.node_selector.first() {
-            Some((k, v)) => labelled
-                .entry((k.as_str(), v.as_str()))
+            Some((k, v)) => by_label
+                .entry(k.as_str())
                 .or_insert_with(|| {
-                    (0..total)
-                        .filter(|&i| candidates[i].node.labels().get(k) == Some(v))
-                        .collect()
+                    let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
+                    for (i, c) in candidates.iter().enumerate() {
+                        if let Some(value) = c.node.labels().get(k) {
+                            groups.entry(value.as_str()).or_default().push(i);
+                        }
+                    }
+                    groups
                 })
-                .iter()
+                .get(v.as_str())
+                .into_iter()
+                .flatten()
                 .copied()
                 .find(|&i| candidates[i].fits(info).is_ok()),
             None => (0..total).find(|&i| candidates[i].fits(info).is_ok()),
