@@ -189,7 +189,7 @@ doctor_lines() {
   fi
   if [ "${1:-}" = test ]; then
     [ -d target/debug/deps ] \
-      || echo "compile  the workspace and its tests (dev profile: most of the test task's 26 minutes on 2 cores from nothing)"
+      || echo "compile  the workspace and its tests (dev profile: most of the test task's 23 minutes on 2 cores from nothing)"
     command -v chromium >/dev/null 2>&1 || echo "install  Debian's Chromium (apt-get; about a minute)"
     ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo "install  Debian's PostgreSQL (apt-get; under a minute)"
     command -v prometheus >/dev/null 2>&1 || echo "install  Debian's Prometheus (apt-get; under a minute)"
