@@ -21,9 +21,20 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 /// server took to answer it).
 pub type Sent = (String, bool, Instant, Duration);
 
+/// A client for the kubeconfig's current context (the first zone's, as the embedded cluster
+/// writes it).
 pub async fn admin_client(kubeconfig: &Path) -> Res<Client> {
+    context_client(kubeconfig, None).await
+}
+
+/// A client for `context` of the kubeconfig, its current context with `None`.
+pub async fn context_client(kubeconfig: &Path, context: Option<&str>) -> Res<Client> {
     let kc = kube::config::Kubeconfig::read_from(kubeconfig)?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?;
+    let options = kube::config::KubeConfigOptions {
+        context: context.map(str::to_string),
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kc, &options).await?;
     Ok(Client::try_from(config)?)
 }
 
@@ -58,8 +69,17 @@ pub async fn biggest_pool(base: &str) -> Res<(String, String, Vec<(String, Strin
         .iter()
         .max_by_key(|p| p["current_nodes"].as_i64().unwrap_or(0))
         .ok_or("no pools")?;
-    let cluster = biggest["cluster"].as_str().ok_or("no cluster")?.to_string();
-    let pool = biggest["name"].as_str().ok_or("no name")?.to_string();
+    let cluster = biggest["cluster"].as_str().ok_or("no cluster")?;
+    let pool = biggest["name"].as_str().ok_or("no name")?;
+    pool_nodes(base, cluster, pool).await
+}
+
+/// A pool's nodes from its page's API: (cluster, pool, [(node uid, node name)]).
+pub async fn pool_nodes(
+    base: &str,
+    cluster: &str,
+    pool: &str,
+) -> Res<(String, String, Vec<(String, String)>)> {
     let detail: serde_json::Value = reqwest::get(format!("{base}/api/v1/pools/{cluster}/{pool}"))
         .await?
         .json()
@@ -75,7 +95,7 @@ pub async fn biggest_pool(base: &str) -> Res<(String, String, Vec<(String, Strin
             ))
         })
         .collect();
-    Ok((cluster, pool, nodes))
+    Ok((cluster.to_string(), pool.to_string(), nodes))
 }
 
 /// Cordons and uncordons nodes round-robin at `rate` per second for `length`. `cordoned`

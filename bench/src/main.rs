@@ -47,6 +47,9 @@
 //!   savings report's.
 //! - `restart.rs`: the restart's first paint from the last known state.
 //! - `report.rs`: the figures as one JSON object (`--json`).
+//! - `clusters.rs`: with `--clusters N` (N > 1), the fleet's run instead: N clusters in one
+//!   embedded process, the dashboard's RSS listing them and through the churn (S1), and one
+//!   cluster flooded while another's stream latency is measured (S2).
 //!
 //! `churn.rs` and `sse.rs` are also compiled into the server's integration tests
 //! (`server/tests/it/main.rs`, `#[path]`), for R4's latency with a stalled viewer: they use only
@@ -54,6 +57,7 @@
 
 mod baseline;
 mod churn;
+mod clusters;
 mod pending;
 mod procs;
 mod report;
@@ -108,6 +112,23 @@ struct Args {
     /// control for the restart step's figures.
     #[arg(long)]
     restart_cold: bool,
+    /// Clusters (CKS zones, each its own API server in the embedded cluster's one process)
+    /// the `--nodes` are spread over. Above 1 the run is the fleet's (`clusters.rs`: S1 and
+    /// S2 of the scale issue) instead of the single cluster's steps.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=clusters::MAX_CLUSTERS))]
+    clusters: u32,
+    /// At most this many of the `--nodes` in each NodePool (`--nodes 100000 --nodes-per-pool
+    /// 10`: 10,000 NodePools).
+    #[arg(long, default_value_t = 2_500, value_parser = clap::value_parser!(u32).range(1..))]
+    nodes_per_pool: u32,
+    /// With `--clusters`: node changes per second sent to one cluster while the other
+    /// clusters' stream latency is measured (S2's flood).
+    #[arg(long, default_value_t = 10_000)]
+    flood_rate: u32,
+    /// With `--clusters`: length of each of S2's two runs (alone, then beside the flood),
+    /// seconds; kept apart from `--seconds`, S1's churn, which the issue wants 10 minutes long.
+    #[arg(long, default_value_t = 10)]
+    flood_seconds: u64,
     /// Also write the figures to this file as JSON.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -135,15 +156,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut report = report::Report::new(&args);
     let dir = tempfile_dir()?;
+    if args.clusters > 1 {
+        clusters::run(&args, &dir, &mut report).await?;
+        if let Some(path) = &args.json {
+            report.write(path)?;
+            println!("figures written to {}", path.display());
+        }
+        std::fs::remove_dir_all(&dir)?;
+        return Ok(());
+    }
     let kubeconfig = dir.join("kubeconfig");
-    let zone = "US-EAST-04A";
+    // The fleet run's first cluster, so one run's figures read beside the other's.
+    let zone = clusters::ZONES[0];
     println!(
         "spotboard-bench: {} nodes × {} pods, {} changes/s for {} s",
         args.nodes, args.pods_per_node, args.rate, args.seconds
     );
 
     let t = Instant::now();
-    let cluster = procs::start_embedded(&kubeconfig, zone, args.nodes, args.pods_per_node).await?;
+    let cluster = procs::start_embedded(
+        &kubeconfig,
+        &[zone],
+        args.nodes,
+        args.pods_per_node,
+        args.nodes_per_pool,
+    )
+    .await?;
     let admin = churn::admin_client(&kubeconfig).await?;
     churn::wait_for_nodes(&admin, args.nodes).await?;
     let seeded = t.elapsed().as_secs_f64();
@@ -493,7 +531,12 @@ async fn pending_pods(
 }
 
 /// Prints and records p50, p99 and max of `lat` as `{name}_p50_ms` and so on.
-fn latency_figures(name: &str, label: &str, lat: &[Duration], report: &mut report::Report) {
+pub(crate) fn latency_figures(
+    name: &str,
+    label: &str,
+    lat: &[Duration],
+    report: &mut report::Report,
+) {
     let mut lat = lat.to_vec();
     lat.sort();
     if lat.is_empty() {
@@ -522,7 +565,7 @@ fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
 /// The dashboard's RSS across the churn: its peak, and the least and most of the last minute
 /// (the whole run when shorter), so a reading taken during a passing peak can be told from
 /// growth.
-fn rss_during_run(samples: &[u64], report: &mut report::Report) {
+pub(crate) fn rss_during_run(samples: &[u64], report: &mut report::Report) {
     let mb = |kib: u64| kib as f64 / 1024.0;
     let last = &samples[samples.len().saturating_sub(60)..];
     let (Some(peak), Some(low), Some(high)) =

@@ -35,19 +35,29 @@ pub struct Embedded {
     pub token: String,
 }
 
+/// The embedded cluster's process: one CKS API server per zone in `zones` (no GKE or
+/// Karpenter zone), `nodes` extra nodes spread over them in NodePools of at most
+/// `nodes_per_pool`, `pods` pods on each. Returns once every zone has printed its URL (`url`
+/// and `token` are the first zone's).
+///
+/// Errors: the process could not start, or ended before every zone printed its URL.
 pub async fn start_embedded(
     kubeconfig: &Path,
-    zone: &str,
+    zones: &[&str],
     nodes: usize,
     pods: usize,
+    nodes_per_pool: u32,
 ) -> Res<Embedded> {
     let mut child = Command::new(spotboard_exe()?)
-        .args(["embedded", "--zones", zone, "--seed", "1"])
+        .args(["embedded", "--zones", &zones.join(","), "--seed", "1"])
+        .args(["--gke-zones", "", "--karpenter-zones", ""])
         .args([
             "--nodes",
             &nodes.to_string(),
             "--pods-per-node",
             &pods.to_string(),
+            "--nodes-per-pool",
+            &nodes_per_pool.to_string(),
         ])
         .arg("--embedded-kubeconfig")
         .arg(kubeconfig)
@@ -58,15 +68,23 @@ pub async fn start_embedded(
         .kill_on_drop(true)
         .spawn()?;
     let mut lines = BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
-    let mut url = None;
-    while let Some(line) = lines.next_line().await? {
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        if parts.len() == 3 && parts[1] == zone {
-            url = Some(parts[2].to_string());
+    // Each zone prints `CONTEXT ZONE URL` once it serves; the zones start side by side.
+    let mut urls = std::collections::HashMap::new();
+    while urls.len() < zones.len() {
+        let Some(line) = lines.next_line().await? else {
             break;
+        };
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if parts.len() == 3 && zones.contains(&parts[1]) {
+            urls.insert(parts[1].to_string(), parts[2].to_string());
         }
     }
-    let url = url.ok_or("embedded cluster did not print its URL")?;
+    let url = zones
+        .first()
+        .and_then(|z| urls.get(*z))
+        .filter(|_| urls.len() == zones.len())
+        .ok_or("embedded cluster did not print every zone's URL")?
+        .clone();
     // Read whatever else it prints: a pipe closed here makes its next line a panic.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let text = std::fs::read_to_string(kubeconfig)?;
@@ -114,7 +132,13 @@ pub async fn start_dashboard(
     streams: usize,
     one_core: bool,
 ) -> Res<Dashboard> {
-    let dash = spawn_dashboard(kubeconfig, ledger, streams, one_core, LAST_KNOWN_SECONDS)?;
+    let dash = spawn_dashboard(
+        (kubeconfig, &[]),
+        ledger,
+        streams,
+        one_core,
+        LAST_KNOWN_SECONDS,
+    )?;
     wait_ready(&dash.base).await?;
     Ok(dash)
 }
@@ -126,9 +150,10 @@ pub async fn start_dashboard(
 pub const LAST_KNOWN_SECONDS: u64 = 60;
 
 /// [`start_dashboard`] without waiting: returned as soon as the process is spawned, keeping
-/// its last known state every `keep_seconds` (0: none kept or restored).
+/// its last known state every `keep_seconds` (0: none kept or restored). It watches the
+/// kubeconfig's `contexts` (`--context` each), its current context when there are none.
 pub fn spawn_dashboard(
-    kubeconfig: &Path,
+    (kubeconfig, contexts): (&Path, &[String]),
     ledger: &Path,
     streams: usize,
     one_core: bool,
@@ -156,6 +181,7 @@ pub fn spawn_dashboard(
     let child = command
         .arg("--kubeconfig")
         .arg(kubeconfig)
+        .args(contexts.iter().flat_map(|c| ["--context", c.as_str()]))
         .arg("--ledger")
         .arg(ledger)
         .args(["--listen", &format!("127.0.0.1:{port}")])
@@ -164,13 +190,24 @@ pub fn spawn_dashboard(
         // the bench's own requests.
         .args(["--connections-per-peer", &(streams + 64).to_string()])
         .args(["--last-known-seconds", &keep_seconds.to_string()])
-        .env("RUST_LOG", "warn,server::ledger::last_known=info")
+        .env("RUST_LOG", dashboard_log(contexts))
         .kill_on_drop(true)
         .spawn()?;
     Ok(Dashboard {
         child,
         base: format!("http://127.0.0.1:{port}"),
     })
+}
+
+/// The dashboard's log filter: its warnings with one cluster; with many (`--clusters`) only
+/// its errors, as each cluster's random preemptions make a wave warning a minute and bury
+/// the figures.
+fn dashboard_log(contexts: &[String]) -> &'static str {
+    if contexts.len() > 1 {
+        "error"
+    } else {
+        "warn,server::ledger::last_known=info"
+    }
 }
 
 /// Waits until the dashboard at `base` has listed every cluster (`/readyz`), up to 300 s.
@@ -188,6 +225,25 @@ pub async fn wait_ready(base: &str) -> Res<()> {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     Ok(())
+}
+
+/// CPU time a process has used so far (user and system), seconds, from `/proc/PID/stat`
+/// (clock ticks of 1/100 s, Linux's `USER_HZ` on every architecture it runs on).
+pub fn cpu_seconds(pid: u32) -> Res<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    Ok(cpu_ticks(&stat)? as f64 / 100.0)
+}
+
+/// utime + stime of a `/proc/PID/stat` line, clock ticks (proc(5)). Errors: a line that is not
+/// one.
+fn cpu_ticks(stat: &str) -> Res<u64> {
+    // The command name (field 2) is in parentheses and may hold spaces and ')': count after
+    // its last ')'.
+    let rest = stat.rsplit_once(')').ok_or("bad stat")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, the 12th and 13th after the name.
+    let field = |i: usize| -> Res<u64> { Ok(fields.get(i).ok_or("short stat")?.parse()?) };
+    Ok(field(11)? + field(12)?)
 }
 
 /// Resident set size of a process, KiB, from /proc.
@@ -264,4 +320,19 @@ pub async fn watch_count(url: &str, token: &str) -> Res<String> {
         return Err(format!("status {}", r.status()).into());
     }
     Ok(r.text().await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_ticks_are_counted_after_a_command_name_with_spaces_and_parentheses() {
+        // proc(5): pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt
+        // majflt cmajflt utime stime ...
+        let line = "4242 (tokio rt) x) S 1 4242 4242 0 -1 4194560 900 0 3 0 1234 56 7 8 20 0 9";
+        assert_eq!(cpu_ticks(line).unwrap(), 1234 + 56);
+        assert!(cpu_ticks("4242 (spotboard) S 1").is_err(), "a short line");
+        assert!(cpu_ticks("no name here").is_err());
+    }
 }

@@ -22,6 +22,10 @@ impl Report {
                 "fan_out_seconds": args.fan_out_seconds,
                 "streams": args.streams,
                 "quick": args.quick,
+                "clusters": args.clusters,
+                "nodes_per_pool": args.nodes_per_pool,
+                "flood_rate_per_s": args.flood_rate,
+                "flood_seconds": args.flood_seconds,
             }),
             figures: Map::new(),
         }

@@ -49,7 +49,7 @@ pub async fn run(
     } else {
         LAST_KNOWN_SECONDS
     };
-    let fresh = procs::spawn_dashboard(kubeconfig, ledger, streams, false, keep)?;
+    let fresh = procs::spawn_dashboard((kubeconfig, &[]), ledger, streams, false, keep)?;
     // The first answer with the fleet: every pool with (nearly) all its nodes' GPUs. Pools
     // alone come as soon as the NodePools are listed, long before the nodes.
     let (first_paint, shown) = loop {

@@ -79,6 +79,18 @@ pub struct LedgerInputs {
     pub synced: HashSet<String>,
 }
 
+/// Notes that `follower` (its name, for the log) fell `skipped` facts behind and starts again
+/// from a fresh [`Hub::follow`]: one debug line (target `server::hub::facts`) each time.
+/// Why: each start copies every node row, and a follower that keeps falling behind (during a
+/// large first list, or a flooded cluster) spends its time and memory on those copies.
+pub fn fell_behind(follower: &'static str, skipped: u64) {
+    tracing::debug!(
+        follower,
+        skipped,
+        "a follower fell behind the hub's facts; it follows again from a copy of every row"
+    );
+}
+
 impl Following {
     /// The hub as it was when following started, handed over once: a follower that kept
     /// it for as long as it runs would hold a second copy of every node row.

@@ -48,7 +48,7 @@ use crate::watch::records::{
 
 pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, WatchedKind};
 pub use derived::DerivedRow;
-pub use facts::{FACTS_BUFFER, Fact, Following, LedgerInputs};
+pub use facts::{FACTS_BUFFER, Fact, Following, LedgerInputs, fell_behind};
 pub use last_known::{KnownRows, RESTORED_MESSAGE, decode_known, encode_known};
 pub use pod_nodes::PodUid;
 pub use pod_reads::{PodStay, PodStays};

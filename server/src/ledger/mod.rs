@@ -58,7 +58,10 @@ pub fn spawn_recorder(ledger: Ledger, hub: Hub) -> tokio::task::JoinHandle<()> {
                 fact = following.rx.recv() => {
                     let whole = match fact {
                         Ok(f) => !recorder.apply(&f, chrono::Utc::now()),
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => true,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(skipped)) => {
+                            crate::hub::fell_behind("ledger recorder", skipped);
+                            true
+                        }
                         Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                     };
                     if whole {

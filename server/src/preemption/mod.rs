@@ -176,7 +176,8 @@ impl PreemptionWatch {
                             }
                             _ => Vec::new(),
                         },
-                        Err(RecvError::Lagged(_)) => {
+                        Err(RecvError::Lagged(skipped)) => {
+                            crate::hub::fell_behind("preemption tracker", skipped);
                             following = self.hub.follow();
                             dirty = true;
                             self.start_from(&following.take_initial(), now)
