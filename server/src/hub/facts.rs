@@ -13,8 +13,21 @@ use tokio::sync::broadcast;
 use super::views::is_departure;
 use super::{ALL_KINDS, Hub, State};
 
-/// Facts a follower may fall behind by before it starts again from a fresh [`Following`].
+/// Facts a follower may fall behind by before it starts again from a fresh [`Following`],
+/// for each cluster the hub holds ([`facts_buffer`]).
 pub const FACTS_BUFFER: usize = 4096;
+
+/// The facts buffer of a hub of `clusters` clusters: [`FACTS_BUFFER`] for each.
+///
+/// Why per cluster: each cluster's watches write their list pages (500 objects, a fact each)
+/// one after another before a follower is polled, so the burst a follower must absorb grows
+/// with the clusters. With one buffer of 4,096 for 20 clusters × 5,000 nodes, the preemption
+/// tracker fell behind 41 times during the first list, each time copying every node row
+/// again to start over (measured 2026-11-29, `docs/performance.md`, S1–S3). Memory: the buffer
+/// keeps up to that many recent facts, each a row, so a one-cluster hub keeps today's 4,096.
+pub fn facts_buffer(clusters: usize) -> usize {
+    FACTS_BUFFER * clusters.max(1)
+}
 
 /// One row change; `row` is `None` when the row left the hub.
 #[derive(Clone, Debug)]
@@ -102,7 +115,7 @@ impl Following {
 impl Hub {
     /// Starts following the hub: its nodes, pools and "Preemption pending" events as they are
     /// now, then every change to them as a [`Fact`]. A follower that falls more than
-    /// [`FACTS_BUFFER`] facts behind gets `Lagged` and should follow again.
+    /// [`facts_buffer`] facts behind gets `Lagged` and should follow again.
     pub fn follow(&self) -> Following {
         self.read(|s| Following {
             initial: Arc::new(Self::inputs_of(s)),

@@ -48,7 +48,7 @@ use crate::watch::records::{
 
 pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, WatchedKind};
 pub use derived::DerivedRow;
-pub use facts::{FACTS_BUFFER, Fact, Following, LedgerInputs, fell_behind};
+pub use facts::{FACTS_BUFFER, Fact, Following, LedgerInputs, facts_buffer, fell_behind};
 pub use last_known::{KnownRows, RESTORED_MESSAGE, decode_known, encode_known};
 pub use pod_nodes::PodUid;
 pub use pod_reads::{PodStay, PodStays};
@@ -180,7 +180,7 @@ impl Hub {
             inner: Arc::new(Inner {
                 state: RwLock::new(state),
                 tx,
-                facts: broadcast::channel(FACTS_BUFFER).0,
+                facts: broadcast::channel(facts_buffer(clusters.len())).0,
                 // Below 2^53 so that JavaScript reads it exactly; never 0, which a store
                 // that has seen nothing yet holds.
                 epoch: (rand::random::<u64>() >> 11).max(1),

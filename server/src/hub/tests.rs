@@ -486,6 +486,40 @@ fn a_follower_sees_every_node_change_even_a_brief_notice() {
     );
 }
 
+/// The facts buffer grows with the clusters: a follower of a two-cluster hub may fall
+/// further behind than one of a one-cluster hub before it must start again.
+#[test]
+fn a_follower_may_fall_behind_by_a_buffer_per_cluster() {
+    let behind = |hub: &Hub| {
+        hub.pools("zone-a", Observed::Resync(vec![pool_rec("p1", "spot-a")]));
+        hub.nodes(
+            "zone-a",
+            Observed::Resync(vec![node_rec("n1", "g1", "spot-a")]),
+        );
+        let mut following = hub.follow();
+        // One fact per change: the node flips between cordoned and not.
+        for i in 0..FACTS_BUFFER + 10 {
+            let flip = NodeRecord {
+                cordoned: i % 2 == 0,
+                ..node_rec("n1", "g1", "spot-a")
+            };
+            hub.nodes("zone-a", Observed::Apply(flip));
+        }
+        following.rx.try_recv().err()
+    };
+    assert!(
+        matches!(
+            behind(&hub()),
+            Some(broadcast::error::TryRecvError::Lagged(_))
+        ),
+        "one cluster: {FACTS_BUFFER} facts at most"
+    );
+    let two = Hub::new(&[("zone-a".into(), None), ("zone-b".into(), None)]);
+    assert_eq!(behind(&two), None, "two clusters: twice as many");
+    assert_eq!(facts_buffer(0), FACTS_BUFFER);
+    assert_eq!(facts_buffer(20), 20 * FACTS_BUFFER);
+}
+
 /// Facts are made only while someone follows, and a cluster that finishes listing is
 /// announced once.
 #[test]
