@@ -57,15 +57,23 @@ pub async fn wait_for_nodes(client: &Client, want: usize) -> Res<()> {
     }
 }
 
-/// The pool with the most nodes: (cluster, pool, [(node uid, node name)]).
-pub async fn biggest_pool(base: &str) -> Res<(String, String, Vec<(String, String)>)> {
-    let pools: serde_json::Value = reqwest::get(format!("{base}/api/v1/pools"))
+/// The dashboard's pool rows, as `/api/v1/pools` gives them. Errors: the dashboard did not
+/// answer, or answered without a `pools` array.
+pub async fn pools(base: &str) -> Res<Vec<serde_json::Value>> {
+    let mut v: serde_json::Value = reqwest::get(format!("{base}/api/v1/pools"))
         .await?
         .json()
         .await?;
-    let biggest = pools["pools"]
-        .as_array()
-        .ok_or("no pools")?
+    match v["pools"].take() {
+        serde_json::Value::Array(pools) => Ok(pools),
+        _ => Err("no pools".into()),
+    }
+}
+
+/// The pool with the most nodes: (cluster, pool, [(node uid, node name)]).
+pub async fn biggest_pool(base: &str) -> Res<(String, String, Vec<(String, String)>)> {
+    let pools = pools(base).await?;
+    let biggest = pools
         .iter()
         .max_by_key(|p| p["current_nodes"].as_i64().unwrap_or(0))
         .ok_or("no pools")?;

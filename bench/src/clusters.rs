@@ -316,13 +316,8 @@ fn cpu_per_change(name: &str, cpu_s: f64, changes: usize, report: &mut Report) {
 /// Pool page streams for up to [`OBSERVED_POOLS`] pools of `cluster` (the first by name that
 /// have nodes), and those pools' nodes as (uid, name).
 async fn observe(base: &str, cluster: &str) -> Res<(Vec<sse::Counter>, Nodes)> {
-    let v: serde_json::Value = reqwest::get(format!("{base}/api/v1/pools"))
-        .await?
-        .json()
-        .await?;
-    let mut names: Vec<&str> = v["pools"]
-        .as_array()
-        .ok_or("no pools")?
+    let pools = churn::pools(base).await?;
+    let mut names: Vec<&str> = pools
         .iter()
         .filter(|p| p["cluster"] == cluster && p["current_nodes"].as_i64().unwrap_or(0) > 0)
         .filter_map(|p| p["name"].as_str())
@@ -367,11 +362,7 @@ async fn list_nodes(client: &Client) -> Res<Nodes> {
 
 /// `/api/v1/pools`' pool count and the sum of their nodes.
 async fn fleet(base: &str) -> Res<(usize, i64)> {
-    let v: serde_json::Value = reqwest::get(format!("{base}/api/v1/pools"))
-        .await?
-        .json()
-        .await?;
-    let pools = v["pools"].as_array().ok_or("no pools")?;
+    let pools = churn::pools(base).await?;
     let nodes = pools
         .iter()
         .filter_map(|p| p["current_nodes"].as_i64())

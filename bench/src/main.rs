@@ -158,12 +158,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile_dir()?;
     if args.clusters > 1 {
         clusters::run(&args, &dir, &mut report).await?;
-        if let Some(path) = &args.json {
-            report.write(path)?;
-            println!("figures written to {}", path.display());
-        }
-        std::fs::remove_dir_all(&dir)?;
-        return Ok(());
+        return finish(&args, &report, &dir);
     }
     let kubeconfig = dir.join("kubeconfig");
     // The fleet run's first cluster, so one run's figures read beside the other's.
@@ -405,12 +400,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         &mut report,
     )
     .await?;
+    drop(dash);
+    finish(&args, &report, &dir)
+}
+
+/// The end of a run: the figures written to `--json`, the run's directory removed (after its
+/// processes, which use it, have ended).
+fn finish(
+    args: &Args,
+    report: &report::Report,
+    dir: &std::path::Path,
+) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(path) = &args.json {
         report.write(path)?;
         println!("figures written to {}", path.display());
     }
-    drop(dash);
-    std::fs::remove_dir_all(&dir)?;
+    std::fs::remove_dir_all(dir)?;
     Ok(())
 }
 

@@ -15,13 +15,7 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 /// `/api/v1/pools`' pool count and the GPUs of their nodes (each pool's
 /// `gpus_allocatable`, summed from its nodes: 0 until the nodes are there).
 async fn fleet(base: &str) -> Option<(usize, u64)> {
-    let v: serde_json::Value = reqwest::get(format!("{base}/api/v1/pools"))
-        .await
-        .ok()?
-        .json()
-        .await
-        .ok()?;
-    let pools = v["pools"].as_array()?;
+    let pools = crate::churn::pools(base).await.ok()?;
     let gpus = pools
         .iter()
         .filter_map(|p| p["gpus_allocatable"].as_u64())
