@@ -301,9 +301,7 @@ async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<String>, binding: &Arc<Atom
                 .is_some()
         })
         .collect();
-    let mut bound = Vec::new();
-    let stuck;
-    {
+    let (bound, stuck) = {
         let mut index = ctx.pods();
         let mut candidates: Vec<Candidate<'_>> = nodes
             .iter()
@@ -315,12 +313,15 @@ async fn pass(ctx: &Arc<Ctx>, reported: &mut HashSet<String>, binding: &Arc<Atom
             })
             .collect();
         let (chosen, unplaced) = assign(&mut candidates, &pending, reported);
-        for (key, uid, i) in chosen {
-            index.bind(&key, candidates[i].name());
-            bound.push((key, uid, candidates[i].node.clone()));
-        }
-        stuck = unplaced;
-    }
+        let bound: Vec<_> = chosen
+            .into_iter()
+            .map(|(key, uid, i)| {
+                index.bind(&key, candidates[i].name());
+                (key, uid, candidates[i].node.clone())
+            })
+            .collect();
+        (bound, unplaced)
+    };
     let bind_all = futures::stream::iter(bound).for_each_concurrent(16, |(key, uid, node)| {
         bind(ctx.clone(), key, uid, node, binding.clone())
     });
@@ -460,6 +461,8 @@ async fn start(ctx: Arc<Ctx>, (ns, name): PodKey, uid: String, node: Arc<Node>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::nodes::{NewNode, node_object};
+    use crate::sim::pods::Policy;
 
     /// Whether `node`, with `used` (GPUs, millicores) already requested, can take `pod`, as
     /// a pass judges it.
@@ -469,8 +472,6 @@ mod tests {
         c.used = used;
         c.fits(pod).map_err(Fail::misfit)
     }
-    use crate::sim::nodes::{NewNode, node_object};
-    use crate::sim::pods::Policy;
 
     fn node(pool: &str, cordoned: bool) -> Node {
         let spec = spotboard_core::nodepool::NodePoolSpec {
