@@ -166,6 +166,15 @@ mod tests {
         (Bound::Unbounded, Bound::Unbounded)
     }
 
+    /// Every value of `range` after `after`, in one page.
+    fn unpaged(
+        m: &BTreeMap<ObjectKey, usize>,
+        range: (Bound<ObjectKey>, Bound<ObjectKey>),
+        after: Option<&ObjectKey>,
+    ) -> Vec<usize> {
+        page(m, range, after, None, Count::No, |_, _| true).items
+    }
+
     fn map(n: usize) -> BTreeMap<ObjectKey, usize> {
         (0..n)
             .map(|i| ((String::new(), format!("n{i:02}")), i))
@@ -238,8 +247,7 @@ mod tests {
         );
         assert_eq!(p.items, vec![6, 9]);
         assert_eq!(p.next_after, None);
-        let everything = page(&m, all(), None, None, Count::No, |_, _| true);
-        assert_eq!(everything.items.len(), 10);
+        assert_eq!(unpaged(&m, all(), None).len(), 10);
     }
 
     #[test]
@@ -301,8 +309,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, (ns, n))| ((ns.to_string(), n.to_string()), i))
                 .collect();
-        let b = page(&m, namespace_range("b"), None, None, Count::No, |_, _| true);
-        assert_eq!(b.items, vec![1, 2]);
+        assert_eq!(unpaged(&m, namespace_range("b"), None), vec![1, 2]);
         let first = page(
             &m,
             namespace_range("b"),
@@ -314,42 +321,9 @@ mod tests {
         assert_eq!((first.items, first.remaining), (vec![1], Some(1)));
         // A token from before the namespace resumes at its start; one past it finds nothing.
         let before = (String::from("a"), String::from("x"));
-        assert_eq!(
-            page(
-                &m,
-                namespace_range("b"),
-                Some(&before),
-                None,
-                Count::No,
-                |_, _| true
-            )
-            .items,
-            vec![1, 2]
-        );
+        assert_eq!(unpaged(&m, namespace_range("b"), Some(&before)), vec![1, 2]);
         let past = (String::from("c"), String::from("x"));
-        assert!(
-            page(
-                &m,
-                namespace_range("b"),
-                Some(&past),
-                None,
-                Count::No,
-                |_, _| true
-            )
-            .items
-            .is_empty()
-        );
-        assert!(
-            page(
-                &m,
-                namespace_range("none"),
-                None,
-                None,
-                Count::No,
-                |_, _| true
-            )
-            .items
-            .is_empty()
-        );
+        assert!(unpaged(&m, namespace_range("b"), Some(&past)).is_empty());
+        assert!(unpaged(&m, namespace_range("none"), None).is_empty());
     }
 }

@@ -15,6 +15,16 @@ fn pool(name: &str, target: i64) -> Value {
            "spec": {"instanceType": "gd-8xh100ib-i128", "targetNodes": target}})
 }
 
+/// A store holding NodePools `p0`..`p{n-1}`.
+fn store_with_pools(n: i64) -> Store {
+    let s = store();
+    for i in 0..n {
+        s.create(test_nodepools(), "", pool(&format!("p{i}"), i), false)
+            .unwrap();
+    }
+    s
+}
+
 fn query<'a>() -> ListQuery<'a> {
     ListQuery::default()
 }
@@ -280,11 +290,7 @@ fn list_pages_with_selectors_and_namespace() {
 
 #[test]
 fn a_cut_page_without_selectors_counts_what_remains() {
-    let s = store();
-    for i in 0..5 {
-        s.create(test_nodepools(), "", pool(&format!("p{i}"), i), false)
-            .unwrap();
-    }
+    let s = store_with_pools(5);
     let q = ListQuery {
         limit: Some(1),
         ..query()
@@ -306,11 +312,7 @@ fn a_cut_page_without_selectors_counts_what_remains() {
 
 #[test]
 fn a_paged_list_counts_once_and_each_page_reports_what_is_left() {
-    let s = store();
-    for i in 0..5 {
-        s.create(test_nodepools(), "", pool(&format!("p{i}"), i), false)
-            .unwrap();
-    }
+    let s = store_with_pools(5);
     for (ns, n) in [("a", 3), ("b", 4), ("c", 2)] {
         for i in 0..n {
             s.create(
