@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { pools } from "./helpers";
+import { TALL, kubectl, pools } from "./helpers";
 
 test("the dashboard shows the seeded pools with their five conditions", async ({ page, request }) => {
   const api = await pools(request);
@@ -7,6 +7,7 @@ test("the dashboard shows the seeded pools with their five conditions", async ({
   const example = api.find((p) => p.name === "example-nodepool");
   expect(example, "the Node Pool reference's example-nodepool is in the scenario").toBeTruthy();
 
+  await page.setViewportSize(TALL);
   await page.goto("/");
   const row = page.locator(`tr[data-pool="example-nodepool"]`);
   await expect(row).toBeVisible();
@@ -16,7 +17,7 @@ test("the dashboard shows the seeded pools with their five conditions", async ({
     await expect(row.locator(`.cond[data-type="${type}"]`)).toHaveCount(1);
   }
   // Every pool of the API is a row of the page.
-  await expect(page.locator("table.pools tbody tr")).toHaveCount(api.length);
+  await expect(page.locator("table.pools tbody tr[data-pool]")).toHaveCount(api.length);
   await expect(page.getByTestId("conn")).toHaveText("live");
 });
 
@@ -24,13 +25,14 @@ test("filters live in the URL and survive a reload", async ({ page, request }) =
   const api = await pools(request);
   const spot = api.filter((p) => p.compute_class === "spot").length;
   expect(spot).toBeGreaterThan(0);
+  await page.setViewportSize(TALL);
   await page.goto("/");
   await expect(page.getByTestId("conn")).toHaveText("live");
   await page.locator('select[name="class"]').selectOption("spot");
   await expect(page).toHaveURL(/class=spot/);
-  await expect(page.locator("table.pools tbody tr")).toHaveCount(spot);
+  await expect(page.locator("table.pools tbody tr[data-pool]")).toHaveCount(spot);
   await page.reload();
-  await expect(page.locator("table.pools tbody tr")).toHaveCount(spot);
+  await expect(page.locator("table.pools tbody tr[data-pool]")).toHaveCount(spot);
   await expect(page.locator(".class-default")).toHaveCount(0);
 });
 
@@ -44,6 +46,8 @@ test("a foreign Origin is refused on the stream and the server functions", async
 });
 
 test("the fleet summary adds up the pools table and moves with it", async ({ page }) => {
+  // The table's drawn rows are summed: all of them.
+  await page.setViewportSize(TALL);
   await page.goto("/");
   await expect(page.getByTestId("conn")).toHaveText("live");
   const band = page.getByTestId("fleet-summary");
@@ -71,7 +75,7 @@ test("the fleet summary adds up the pools table and moves with it", async ({ pag
   // (server/embedded/src/sim/scenario.rs): rtxpro-render's targetNodes 3 is over its quota of 2
   // (Quota Over) and gb200-nvl72's type has no quota at all (Quota NotSet). Both are rows of
   // the filtered table, with the problem named; a healthy pool is not.
-  const rows = page.locator("table.pools tbody tr");
+  const rows = page.locator("table.pools tbody tr[data-pool]");
   for (const [pool, reason] of [
     ["rtxpro-render", "Over"],
     ["gb200-nvl72", "NotSet"],
@@ -108,7 +112,7 @@ test("columns can be hidden, and the choice lives in the URL", async ({ page }) 
   await expect(page.locator('table.pools th[data-col="target"]')).toBeVisible();
   await page.reload();
   await expect(page.locator('table.pools td[data-col="type"]').first()).toBeHidden();
-  await expect(page.locator("table.pools tbody tr").first()).toBeVisible();
+  await expect(page.locator("table.pools tbody tr[data-pool]").first()).toBeVisible();
 });
 
 test("a pool page shows how long each condition held, from the ledger", async ({ page, request }) => {
@@ -129,10 +133,11 @@ test("a pool page shows how long each condition held, from the ledger", async ({
 test("the table pages: page and rows per page live in the URL, a new filter starts at page 1", async ({ page, request }) => {
   const api = await pools(request);
   expect(api.length, "more pools than the smallest page holds").toBeGreaterThan(10);
-  const rows = page.locator("table.pools tbody tr");
+  const rows = page.locator("table.pools tbody tr[data-pool]");
   const shown = () =>
     rows.evaluateAll((trs) => trs.map((tr) => `${tr.getAttribute("data-cluster")}/${tr.getAttribute("data-pool")}`));
 
+  await page.setViewportSize(TALL);
   await page.goto("/?per=10");
   await expect(page.getByTestId("conn")).toHaveText("live");
   await expect(rows).toHaveCount(10);
@@ -196,4 +201,56 @@ test("the theme switch follows the system until used, and its choice survives a 
   await expect(html).toHaveClass(/\bdark\b/);
   await expect(toggle).toHaveText("Light theme");
   expect(await bg()).toBe(darkBg);
+});
+
+test("a long table draws only the rows near the viewport, and scrolling brings the rest", async ({ page }) => {
+  // 80 NodePools of no nodes, named so a name filter shows them alone, in name order.
+  const context = (await pools(page.request)).find((p) => p.name === "example-nodepool")!.cluster;
+  const names = Array.from({ length: 80 }, (_, i) => `vr-${String(i).padStart(2, "0")}`);
+  const list = names
+    .map((n) => `apiVersion: compute.coreweave.com/v1alpha1
+kind: NodePool
+metadata:
+  name: ${n}
+spec:
+  computeClass: spot
+  instanceType: gd-8xl40s-i128
+  targetNodes: 0
+`)
+    .join("---\n");
+  kubectl(context, ["apply", "-f", "-"], list);
+  try {
+    await page.setViewportSize({ width: 1280, height: 600 });
+    await page.goto("/?q=vr-&sort=name&density=compact");
+    await expect(page.getByTestId("conn")).toHaveText("live");
+    await expect(page.getByTestId("page-range")).toHaveText("1–80 of 80");
+    const table = page.getByTestId("pools");
+    await expect(table).toHaveAttribute("aria-rowcount", "81");
+    const drawn = table.locator("tbody tr[data-pool]");
+    await expect(drawn.first()).toHaveAttribute("data-pool", "vr-00");
+    // About a screen and a margin of rows, not all 80.
+    await expect.poll(() => drawn.count()).toBeLessThan(60);
+    expect(await drawn.count()).toBeGreaterThan(5);
+    await expect(table.locator('tr[data-pool="vr-79"]')).toHaveCount(0);
+    // The spacers keep the table as tall as all its rows: a person scrolls to the end as if
+    // every row were there, and finds the last one drawn there.
+    const first = await drawn.first().boundingBox();
+    const tbody = await table.locator("tbody").boundingBox();
+    expect(tbody!.height).toBeGreaterThan(70 * first!.height);
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    const last = table.locator('tr[data-pool="vr-79"]');
+    await expect(last).toBeInViewport();
+    await expect(table.locator('tr[data-pool="vr-00"]')).toHaveCount(0);
+    // The rows drawn at the end are consecutive and end with the last.
+    const shown = await drawn.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-pool")!));
+    const from = names.indexOf(shown[0]);
+    expect(shown).toEqual(names.slice(from, from + shown.length));
+    expect(shown.at(-1)).toBe("vr-79");
+    // Back to the top: the first rows again.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await expect(table.locator('tr[data-pool="vr-00"]')).toBeInViewport();
+  } finally {
+    kubectl(context, ["delete", "nodepool", ...names, "--wait=false"]);
+  }
+  await expect.poll(async () => (await pools(page.request)).filter((p) => p.name.startsWith("vr-")).length).toBe(0);
 });

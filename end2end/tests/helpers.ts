@@ -2,7 +2,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { APIRequestContext } from "@playwright/test";
+import { expect, type APIRequestContext, type Locator, type Page } from "@playwright/test";
+
+/** A window tall enough that the pools table draws every row of a page of 100 (it draws only
+ * the rows near the viewport): for tests that read rows wherever they are in the table. */
+export const TALL = { width: 1280, height: 4000 };
 
 const cacheDir = mkdtempSync(join(tmpdir(), "spotboard-kubectl-"));
 
@@ -49,4 +53,16 @@ export async function nodeToPreempt(request: APIRequestContext, pool: Pool): Pro
   const node = detail.nodes.find((n) => !n.pending_preemption && !n.cordoned);
   if (!node) throw new Error(`no node of ${pool.cluster}/${pool.name} is free to preempt`);
   return node;
+}
+
+/**
+ * Waits until `card` says `phase`, scrolling the cards' box to its end meanwhile: the box draws
+ * only the cards near its viewport, and a removed node's card moves to the end of the removed
+ * cards (the newest removal last).
+ */
+export async function expectRemovedCard(page: Page, card: Locator, timeout: number): Promise<void> {
+  await expect(async () => {
+    await page.locator("#preemption-cards").evaluate((box) => box.scrollTo(0, box.scrollHeight));
+    await expect(card.getByTestId("phase")).toHaveText("removed", { timeout: 1_000 });
+  }).toPass({ timeout });
 }

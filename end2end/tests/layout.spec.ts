@@ -125,7 +125,7 @@ async function sidewaysTables(page: Page) {
  */
 async function poolRows(page: Page, height: number) {
   return page.evaluate((height) => {
-    const rows = [...document.querySelectorAll("table[data-testid=pools] tbody tr")];
+    const rows = [...document.querySelectorAll("table[data-testid=pools] tbody tr[data-pool]")];
     const lineCount = (cell: Element) => {
       const tops: number[] = [];
       const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { kubectl, poolDetail, pools } from "./helpers";
+import { expectRemovedCard, kubectl, poolDetail, pools } from "./helpers";
 
 test("a spot preemption plays on the pool page: cordon, drain, removal", async ({ page, request }) => {
   const candidates = (await pools(request)).filter((p) => p.compute_class === "spot" && (p.current_nodes ?? 0) > 0);
@@ -54,7 +54,7 @@ test("a preemption's countdown walks through the phases to removed, with its bla
   // At speed 60: draining at T+2 s, removed by T+7 s.
   await expect(card.getByTestId("phase")).toHaveText("draining", { timeout: 15_000 });
   await expect(card.getByTestId("countdown")).toContainText("removed in");
-  await expect(card.getByTestId("phase")).toHaveText("removed", { timeout: 20_000 });
+  await expectRemovedCard(page, card, 20_000);
   await expect(card.getByTestId("countdown")).toContainText("removed at T+");
   // The ledger's signals include the pool: its rate in a Spot Advisor band, then, once the
   // replacement node is Ready (CKS replaces after removal), its replacement latency.
@@ -127,7 +127,7 @@ test("a drain refused by a PodDisruptionBudget shows on its card, linked to the 
     page.getByTestId("alerts").locator(`li[data-alert="eviction-errors/${pool!.cluster}/${pool!.name}"]`),
   ).toContainText("eviction errors");
   // Removed at T+7 min: the refused pods were killed with the node.
-  await expect(card.getByTestId("phase")).toHaveText("removed", { timeout: 20_000 });
+  await expectRemovedCard(page, card, 20_000);
   const killed = errors.locator('li[data-kind="killed"]');
   await expect(killed.first()).toBeVisible({ timeout: 15_000 });
   const refusedPods = await refused.locator("strong").allTextContents();

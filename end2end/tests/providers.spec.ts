@@ -1,10 +1,11 @@
 import { expect, test } from "@playwright/test";
-import { kubectl } from "./helpers";
+import { TALL, expectRemovedCard, kubectl } from "./helpers";
 
 const GKE = "spotboard-gke-us-central1-a";
 const AWS = "spotboard-karpenter-us-east-1a";
 
 test("GKE node pools and Karpenter NodePools sit beside CKS NodePools, with provider and capacity type", async ({ page }) => {
+  await page.setViewportSize(TALL);
   await page.goto("/");
   await expect(page.getByTestId("conn")).toHaveText("live");
   const l4 = page.locator(`tr[data-pool="spot-l4"][data-cluster="${GKE}"]`);
@@ -90,7 +91,7 @@ test("a Karpenter interruption plays its 2-minute window, with the blast radius 
   await expect(blast.locator("tbody")).toContainText("worker-59c4");
   await expect(blast.locator("tbody")).toContainText("SIGKILL risk");
   // At speed 60 the 2-minute warning takes 2 s: the node is reclaimed.
-  await expect(card.getByTestId("phase")).toHaveText("removed", { timeout: 20_000 });
+  await expectRemovedCard(page, card, 20_000);
 
   // The pool page shows the same timeline and the pool's own audit.
   await page.goto(`/pools/${AWS}/gpu-spot`);

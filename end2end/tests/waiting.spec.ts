@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { kubectl } from "./helpers";
+import { TALL, kubectl } from "./helpers";
 
 const CKS = "spotboard-us-east-04a";
 const POOL = "h100-spot-train";
@@ -42,6 +42,9 @@ spec:
   }).toPass({ timeout: 10_000 });
   expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
 
+  // Tall enough to draw every row: the pool's row leaves the top of the waiting sort once its
+  // pod is deleted, and its cell is read after that.
+  await page.setViewportSize(TALL);
   // The fleet figure on / counts it.
   await page.goto("/");
   await expect(page.getByTestId("conn")).toHaveText("live");
@@ -64,7 +67,7 @@ spec:
   await sortButton.click();
   await expect(page).toHaveURL(/sort=waiting&desc=1/);
   await expect(page.locator('th[data-col="waiting"]')).toHaveAttribute("aria-sort", "descending");
-  const first = page.locator("table.pools tbody tr").first();
+  const first = page.locator("table.pools tbody tr[data-pool]").first();
   await expect(first).toHaveAttribute("data-pool", POOL);
   await expect(first).toHaveAttribute("data-cluster", CKS);
 

@@ -5,3 +5,4 @@ pub mod chart;
 pub mod header;
 pub mod time;
 pub mod typed;
+pub mod virtual_rows;

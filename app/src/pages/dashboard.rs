@@ -10,6 +10,7 @@ use crate::{
     components::{
         badges::{ClassBadge, ClusterBadge, ConditionMark},
         time::{age, use_now},
+        virtual_rows::{Scroll, use_virtual_rows},
     },
     domain::{
         paging::{PAGE_SIZES, Page, page_size},
@@ -361,12 +362,18 @@ where
     }
 }
 
+/// A pools table row's height before one is measured (CSS pixels; comfortable density, one
+/// line).
+const POOL_ROW_PX: f64 = 33.0;
+
 #[component]
 fn PoolTable<F>(keys: Memo<Vec<String>>, query: Memo<PoolQuery>, set_query: F) -> impl IntoView
 where
     F: Fn(PoolQuery) + Clone + Send + Sync + 'static,
 {
     let live = expect_context::<LiveStore>();
+    // The page's rows near the viewport only: 500 rows of live cells are 17,000 elements.
+    let rows = use_virtual_rows(keys, "pool-rows", Scroll::Page, POOL_ROW_PX);
     let header = move |label: &'static str,
                        key: SortKey,
                        col: &'static str,
@@ -423,6 +430,7 @@ where
                         c
                     })
                     data-testid="pools"
+                    aria-rowcount=move || keys.with(|k| k.len()) + 1
                 >
                     <thead>
                         <tr>
@@ -443,10 +451,16 @@ where
                             {header("Age", SortKey::Age, "age", "")}
                         </tr>
                     </thead>
-                    <tbody>
-                        <For each=move || keys.get() key=|k| k.clone() let:key>
+                    <tbody id="pool-rows">
+                        <tr class="spacer" aria-hidden="true" hidden=move || rows.nothing_before()>
+                            <td colspan="15" style:height=move || rows.before_css()></td>
+                        </tr>
+                        <For each=move || rows.window.with(|w| w.keys.clone()) key=|k| k.clone() let:key>
                             {live.pools.row(&key).map(|row| view! { <PoolRowView row /> })}
                         </For>
+                        <tr class="spacer" aria-hidden="true" hidden=move || rows.nothing_after()>
+                            <td colspan="15" style:height=move || rows.after_css()></td>
+                        </tr>
                     </tbody>
                 </table>
             </div>
@@ -523,7 +537,7 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
         })
     };
     view! {
-        <tr data-pool=move || row.with(|r| r.name.clone()) data-cluster=move || row.with(|r| r.cluster.clone())>
+        <tr data-row=row.with_untracked(|r| r.key.clone()) data-pool=move || row.with(|r| r.name.clone()) data-cluster=move || row.with(|r| r.cluster.clone())>
             <th scope="row" class="name">
                 <A href=href>{move || row.with(|r| r.name.clone())}</A>
             </th>

@@ -3,7 +3,10 @@
 use leptos::prelude::*;
 
 use crate::{
-    components::time::{age, stamp, use_now},
+    components::{
+        time::{age, stamp, use_now},
+        virtual_rows::{Scroll, use_virtual_rows},
+    },
     live::LiveStore,
     model::{GpuSource, NodeRow, PoolRow, PoolUtilisation},
 };
@@ -120,15 +123,13 @@ pub fn SpecList(row: RwSignal<PoolRow>) -> impl IntoView {
     }
 }
 
-/// Nodes rendered at first; a big pool's page stays fast (generic dashboards grind to a halt
-/// on pools of hundreds of nodes) and "Show more" adds another page.
-pub const NODE_PAGE: usize = 200;
+/// A node row's height before one is measured (CSS pixels).
+const NODE_ROW_PX: f64 = 31.0;
 
 /// The pool's nodes, keyed by uid.
 #[component]
 pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
     let live = expect_context::<LiveStore>();
-    let shown = RwSignal::new(NODE_PAGE);
     // Tracks only the index (nodes added or removed): a node's name and pool do not change
     // with its state, so a cordon re-renders that node's row and nothing else.
     let all_keys = Memo::new(move |_| {
@@ -147,10 +148,9 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
         nodes.sort();
         nodes.into_iter().map(|(_, key)| key).collect::<Vec<_>>()
     });
-    let keys = Memo::new(move |_| {
-        all_keys.with(|k| k.iter().take(shown.get()).cloned().collect::<Vec<_>>())
-    });
-    let hidden = move || all_keys.with(|k| k.len()).saturating_sub(shown.get());
+    // Every node of the pool, drawn near the viewport only: a pool of thousands of nodes
+    // keeps the page as light as one of ten (generic dashboards grind to a halt on hundreds).
+    let rows = use_virtual_rows(all_keys, "node-rows", Scroll::Page, NODE_ROW_PX);
     // Whether "Play a preemption" exists here (the embedded cluster only). Asked by the
     // browser once hydrated, so the server's page and the hydrated one agree (no button in
     // either until the answer). Not a resource: a resource here would take a place in the
@@ -187,9 +187,9 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
         <section>
             <h2>"Nodes " <span class="muted">{move || format!("({})", all_keys.with(|k| k.len()))}</span></h2>
             {move || utilisation.get().map(|u| view! { <p class="muted small" data-testid="gpu-source">{gpu_figures_sentence(&u)}</p> })}
-            <Show when=move || !keys.get().is_empty() fallback=|| view! { <p class="empty">"No nodes in this pool right now."</p> }>
+            <Show when=move || all_keys.with(|k| !k.is_empty()) fallback=|| view! { <p class="empty">"No nodes in this pool right now."</p> }>
                 <div class="table-wrap" tabindex="0" role="region" aria-label="Nodes">
-                    <table class="nodes" data-testid="nodes">
+                    <table class="nodes" data-testid="nodes" aria-rowcount=move || all_keys.with(|k| k.len()) + 1>
                         <thead><tr>
                             <th scope="col">"Name"</th><th scope="col">"State"</th><th scope="col">"Ready"</th>
                             <th scope="col">"Schedulable"</th><th scope="col">"Preemption"</th><th scope="col">"Pods"</th>
@@ -199,18 +199,19 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
                             </Show>
                             <th scope="col">"Age"</th>
                         </tr></thead>
-                        <tbody>
-                            <For each=move || keys.get() key=|k| k.clone() let:key>
+                        <tbody id="node-rows">
+                            <tr class="spacer" aria-hidden="true" hidden=move || rows.nothing_before()>
+                                <td colspan="9" style:height=move || rows.before_css()></td>
+                            </tr>
+                            <For each=move || rows.window.with(|w| w.keys.clone()) key=|k| k.clone() let:key>
                                 {live.nodes.row(&key).map(|n| view! { <NodeRowView node=n playable utilisation measured /> })}
                             </For>
+                            <tr class="spacer" aria-hidden="true" hidden=move || rows.nothing_after()>
+                                <td colspan="9" style:height=move || rows.after_css()></td>
+                            </tr>
                         </tbody>
                     </table>
                 </div>
-                <Show when=move || { hidden() > 0 }>
-                    <button type="button" class="more" on:click=move |_| shown.update(|n| *n += NODE_PAGE)>
-                        {move || format!("Show {} more of {} hidden", hidden().min(NODE_PAGE), hidden())}
-                    </button>
-                </Show>
             </Show>
         </section>
     }
@@ -258,7 +259,7 @@ fn NodeRowView(
         })
     };
     view! {
-        <tr data-node=move || node.with(|n| n.name.clone())>
+        <tr data-row=node.with_untracked(|n| n.key.clone()) data-node=move || node.with(|n| n.name.clone())>
             <th scope="row"><code>{move || node.with(|n| n.name.clone())}</code></th>
             <td>{move || node.with(|n| n.state.clone().unwrap_or_else(|| "—".into()))}</td>
             <td>{move || node.with(|n| match n.ready { Some(true) => "Ready", Some(false) => "NotReady", None => "unknown" })}</td>

@@ -24,4 +24,5 @@ pub mod showback;
 pub mod survival;
 pub mod text;
 pub mod validation;
+pub mod virtual_rows;
 pub mod waiting;

@@ -3,16 +3,17 @@
 use leptos::prelude::*;
 
 use super::LiveTimeline;
-use crate::live::LiveStore;
+use crate::{
+    components::virtual_rows::{Scroll, use_virtual_rows},
+    live::LiveStore,
+};
 
 /// The card uids of a page: nodes still under notice, then removed nodes, each oldest T=0
 /// first (then by node name), so the node closest to removal leads.
 ///
 /// Why two lists, each growing at its end: a new notice has the newest T=0 and a removal is
-/// (mostly) the oldest still active, so each lands at the end of its list, where a keyed list
-/// adds a row without touching the others. Leptos' keyed diff moves every later row in the
-/// DOM when two rows go in at one place, and a wave brings dozens per frame: newest first,
-/// a 2,000-node wave cost 336,000 DOM moves.
+/// (mostly) the oldest still active, so each lands at the end of its list, below the cards
+/// a person is reading at the top: a wave's new cards do not move the ones on screen.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CardOrder {
     pub active: Vec<String>,
@@ -21,7 +22,6 @@ pub struct CardOrder {
 
 impl CardOrder {
     /// Every uid in page order.
-    #[cfg(any(feature = "hydrate", test))]
     pub fn iter(&self) -> impl Iterator<Item = &String> {
         self.active.iter().chain(&self.removed)
     }
@@ -59,19 +59,36 @@ pub fn card_order(live: LiveStore, pool: Option<(&str, &str)>) -> CardOrder {
     }
 }
 
-/// The cards of `order`, each re-rendered only when its own row changes. Type-erased: inside
-/// the pool page's view, its type nests deeper than the server crate's recursion limit.
+/// A card's height before one is measured, with the gap below it (CSS pixels).
+const CARD_PX: f64 = 254.0;
+
+/// The cards of `order` near the scroll box's viewport, each re-rendered only when its own
+/// row changes: a 2,000-node wave draws a handful of cards, not 2,000 with a countdown each.
+/// Type-erased: inside the pool page's view, its type nests deeper than the server crate's
+/// recursion limit.
 #[component]
 pub fn Cards(order: Memo<CardOrder>) -> AnyView {
+    let uids = Memo::new(move |_| order.with(|o| o.iter().cloned().collect::<Vec<_>>()));
+    let cards = use_virtual_rows(uids, "preemption-cards", Scroll::Own, CARD_PX);
     view! {
         // A scroll box of its own (style/main.css), so focusable for the keyboard.
-        <div class="preemptions" tabindex="0" role="region" aria-label="Preempted nodes">
-            <For each=move || order.with(|o| o.active.clone()) key=|k| k.clone() let:uid>
-                <LiveTimeline uid />
+        <div
+            id="preemption-cards"
+            class="preemptions"
+            tabindex="0"
+            role="region"
+            aria-label="Preempted nodes"
+            data-cards=move || uids.with(|u| u.len())
+            on:scroll=move |_| cards.schedule()
+        >
+            <div class="spacer" aria-hidden="true" style:height=move || cards.before_css()></div>
+            <For each=move || cards.window.with(|w| w.keys.clone()) key=|k| k.clone() let:uid>
+                {
+                    let row = uid.clone();
+                    view! { <div class="card-slot" data-row=row><LiveTimeline uid /></div> }
+                }
             </For>
-            <For each=move || order.with(|o| o.removed.clone()) key=|k| k.clone() let:uid>
-                <LiveTimeline uid />
-            </For>
+            <div class="spacer" aria-hidden="true" style:height=move || cards.after_css()></div>
         </div>
     }
     .into_any()
