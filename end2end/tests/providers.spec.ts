@@ -67,11 +67,14 @@ test("a Karpenter interruption plays its 2-minute window, with the blast radius 
   // The node that runs the worker (a random preemption may have moved it since the start).
   const node = kubectl(AWS, ["get", "pods", "-n", "web", "-l", "app=worker", "-o", "jsonpath={.items[0].spec.nodeName}"]).trim();
   expect(node).not.toBe("");
-  await page.goto("/preemptions");
+  // A link to the pool's audit: the page scrolls to its line (only the lines near the viewport
+  // are drawn).
+  await page.goto(`/preemptions#readiness-${AWS.replace(/[^A-Za-z0-9]/g, "-")}-gpu-spot`);
   await expect(page.getByTestId("conn")).toHaveText("live");
   // The audit names the 300 s grace period that AWS's 120 s cannot honour, and why it matters.
   const audit = page.getByTestId("readiness");
   // Pools are collapsed to a line each; opening one shows its workloads.
+  await expect(audit.locator('details[data-pool="gpu-spot"]')).toBeInViewport({ timeout: 20_000 });
   await audit.locator('details[data-pool="gpu-spot"] > summary').click();
   const worker = audit.locator('tr[data-pool="gpu-spot"][data-workload="web/ReplicaSet/worker-59c4"]');
   await expect(worker).toBeVisible();

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::{
     components::time::{clock, stamp},
-    model::{ClusterRow, ConditionView, LinkState, Severity},
+    model::{ClusterRow, ConditionView, LinkState},
     nodepool::ComputeClass,
 };
 
@@ -45,7 +45,9 @@ pub fn ConditionBadge(cond: ConditionView) -> impl IntoView {
 /// One condition as a small mark for the dense pools table: the colour and the glyph both
 /// carry the severity (✓ ok, ↻ progressing, ! warning, ✕ error, ? unknown), so neither colour
 /// alone nor shape alone has to be read; type, status, reason and message are in the title
-/// for the mouse and in visually hidden text for screen readers.
+/// for the mouse and in visually hidden text for screen readers. The glyph is drawn by the
+/// stylesheet (`.cond.mark.sev-*::before`), not an element of its own: a table row holds five
+/// marks, and each element saved is five a row.
 #[component]
 pub fn ConditionMark(cond: ConditionView) -> impl IntoView {
     let status = if cond.status.is_empty() {
@@ -64,18 +66,10 @@ pub fn ConditionMark(cond: ConditionView) -> impl IntoView {
         format!(": {}", cond.message)
     };
     let text = format!("{}: {status}{reason}{message}", cond.type_);
-    let glyph = match cond.severity {
-        Severity::Ok => "✓",
-        Severity::Progressing => "↻",
-        Severity::Warning => "!",
-        Severity::Error => "✕",
-        Severity::Unknown => "?",
-    };
     let class = format!("cond mark sev-{}", cond.severity.as_str());
     let title = text.clone();
     view! {
         <span class=class title=title data-type=cond.type_.as_str().to_string()>
-            <span aria-hidden="true">{glyph}</span>
             <span class="sr-only">{text}</span>
         </span>
     }

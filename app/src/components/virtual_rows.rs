@@ -19,8 +19,8 @@ use leptos::prelude::*;
 use spotboard_core::domain::virtual_rows::{Viewport, drawn};
 
 /// Pixels drawn beyond each edge of the viewport: a quick scroll shows drawn rows, not a
-/// blank, before the next frame brings the rest. 240 px is 7 table rows or one card.
-pub const MARGIN_PX: f64 = 240.0;
+/// blank, before the next frame brings the rest. 200 px is 6 table rows or most of a card.
+pub const MARGIN_PX: f64 = 200.0;
 
 /// What scrolls the list past the viewport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +48,10 @@ pub struct Window {
 pub struct VirtualRows {
     /// The rows to draw and the spacers.
     pub window: Memo<Window>,
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    keys: Memo<Vec<String>>,
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    estimate_px: f64,
     // What the browser measures into; the server only renders the first window.
     #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
     viewport: RwSignal<Viewport>,
@@ -99,6 +103,37 @@ impl VirtualRows {
                 this.measure();
             });
         }
+    }
+
+    /// Scrolls so that the row `key` is at the top of the viewport (it is drawn once the
+    /// viewport has moved there): for a link to a row that may not be drawn. Does nothing when
+    /// `key` is not in the list.
+    #[cfg(feature = "hydrate")]
+    pub fn reveal(&self, key: &str) {
+        let Some(el) = document().get_element_by_id(self.id) else {
+            return;
+        };
+        let offset = self.keys.with_untracked(|keys| {
+            let i = keys.iter().position(|k| k == key)?;
+            Some(self.heights.with_untracked(|known| {
+                let mean = mean_height(known, self.estimate_px);
+                keys[..i]
+                    .iter()
+                    .map(|k| known.get(k).copied().unwrap_or(mean))
+                    .sum::<f64>()
+            }))
+        });
+        let Some(offset) = offset else {
+            return;
+        };
+        match self.scroll {
+            Scroll::Page => {
+                let top = el.get_bounding_client_rect().top();
+                window().scroll_by_with_x_and_y(0.0, top + offset);
+            }
+            Scroll::Own => el.set_scroll_top(offset as i32),
+        }
+        self.schedule();
     }
 
     /// Reads where the viewport is over the list and how tall each drawn row is, and updates
@@ -167,11 +202,7 @@ pub fn use_virtual_rows(
     let heights = RwSignal::new(HashMap::<String, f64>::new());
     let window = Memo::new(move |_| {
         heights.with(|known| {
-            let mean = if known.is_empty() {
-                estimate_px
-            } else {
-                known.values().sum::<f64>() / known.len() as f64
-            };
+            let mean = mean_height(known, estimate_px);
             keys.with(|keys| {
                 let d = drawn(
                     keys.iter().map(|k| known.get(k).copied().unwrap_or(mean)),
@@ -188,6 +219,8 @@ pub fn use_virtual_rows(
     });
     let rows = VirtualRows {
         window,
+        keys,
+        estimate_px,
         viewport,
         heights,
         pending: StoredValue::new(false),
@@ -224,4 +257,13 @@ pub fn use_virtual_rows(
         }
     }
     rows
+}
+
+/// The height a row not yet drawn counts at: the mean of the rows measured, else `estimate_px`.
+fn mean_height(known: &HashMap<String, f64>, estimate_px: f64) -> f64 {
+    if known.is_empty() {
+        estimate_px
+    } else {
+        known.values().sum::<f64>() / known.len() as f64
+    }
 }

@@ -3,13 +3,18 @@
 
 use leptos::prelude::*;
 
+use crate::components::virtual_rows::{Scroll, VirtualRows, use_virtual_rows};
 use crate::live::LiveStore;
 use crate::model::{Check, PoolReadiness};
+
+/// A pool's line before one is measured (CSS pixels; closed).
+const AUDIT_LINE_PX: f64 = 34.0;
 
 /// The audit of every pool with spot nodes, or of one pool (`cluster`, `pool`), from the
 /// tab's stream: the server audits every 15 s while such a page is open. Keyed by pool: a
 /// pool's line is drawn again only when its audit changed (2,000 pools were all drawn again
-/// each time one changed).
+/// each time one changed). The lines near the viewport only are drawn (2,000 spot pools were
+/// 50,000 elements); a link to a pool's audit (`#readiness-…`) scrolls to it.
 #[component]
 pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> impl IntoView {
     let live = expect_context::<LiveStore>();
@@ -28,6 +33,17 @@ pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> imp
         keys.retain(|k| only_key.as_ref().is_none_or(|o| o == k));
         keys
     });
+    // One pool's audit (its page) is drawn whole; every pool's, near the viewport only.
+    let lines = use_virtual_rows(keys, "readiness-pools", Scroll::Page, AUDIT_LINE_PX);
+    let drawn = move || {
+        if open {
+            keys.get()
+        } else {
+            lines.window.with(|w| w.keys.clone())
+        }
+    };
+    let spacer = move |css: String| if open { "0px".to_string() } else { css };
+    follow_links(keys, lines);
     let checks = Memo::new(move |_| {
         let mut checks: Vec<Check> = Vec::new();
         live.pool_audits.for_each(|p| {
@@ -66,11 +82,86 @@ pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> imp
                  StatefulSets, graceful-interruptible pods and no preStop hook. DaemonSet pods are not checked."
             </p>
             {status}
-            <For each=move || keys.get() key=|k| k.clone() let:key>
-                {live.pool_audits.row(&key).map(|row| move || pool_audit(row.get(), open).into_any())}
-            </For>
+            // A click may open or close a line: measure it.
+            <div id="readiness-pools" on:click=move |_| lines.schedule()>
+                <div class="spacer" aria-hidden="true" style:height=move || spacer(lines.before_css())></div>
+                <For each=drawn key=|k| k.clone() let:key>
+                    {
+                        let slot = key.clone();
+                        view! {
+                            <div data-row=slot>
+                                {live.pool_audits.row(&key).map(|row| move || pool_audit(row.get(), open).into_any())}
+                            </div>
+                        }
+                    }
+                </For>
+                <div class="spacer" aria-hidden="true" style:height=move || spacer(lines.after_css())></div>
+            </div>
         </section>
     }
+}
+
+/// Follows links to a pool's audit (`#readiness-…`, from preemption cards and the survival
+/// table): the line may not be drawn, so the browser cannot find it by itself. On a click on
+/// such a link, on a change of the URL's fragment and on load, scrolls the list to the line,
+/// then the line into view once drawn; a line not audited yet is revealed when it arrives.
+fn follow_links(keys: Memo<Vec<String>>, lines: VirtualRows) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let wanted = RwSignal::new(None::<String>);
+        let from_url = move || {
+            let hash = window().location().hash().unwrap_or_default();
+            let id = hash.strip_prefix('#').unwrap_or_default();
+            if id.starts_with("readiness-") {
+                wanted.set(Some(id.to_string()));
+            }
+        };
+        from_url();
+        let on_hash = window_event_listener(leptos::ev::hashchange, move |_| from_url());
+        // A click on a link to the fragment already in the URL changes nothing, so no
+        // `hashchange`: the click asks for the line itself.
+        let on_click = window_event_listener(leptos::ev::click, move |ev| {
+            let href = ev
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                .and_then(|e| e.closest("a[href^='#readiness-']").ok().flatten())
+                .and_then(|a| a.get_attribute("href"));
+            if let Some(id) = href.as_deref().and_then(|h| h.strip_prefix('#')) {
+                wanted.set(Some(id.to_string()));
+            }
+        });
+        on_cleanup(move || {
+            on_hash.remove();
+            on_click.remove();
+        });
+        Effect::new(move |_| {
+            let Some(id) = wanted.get() else {
+                return;
+            };
+            let key = keys.with(|keys| {
+                keys.iter()
+                    .find(|k| k.split_once('/').is_some_and(|(c, p)| anchor(c, p) == id))
+                    .cloned()
+            });
+            // Not audited yet: this runs again when the lines change.
+            let Some(key) = key else {
+                return;
+            };
+            wanted.update_untracked(|w| *w = None);
+            lines.reveal(&key);
+            set_timeout(
+                move || {
+                    if let Some(line) = document().get_element_by_id(&id) {
+                        line.scroll_into_view();
+                    }
+                },
+                std::time::Duration::from_millis(150),
+            );
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (keys, lines);
 }
 
 /// The id of a pool's audit on the page, for links from preemption cards.
