@@ -392,7 +392,7 @@ cmd_bench() { # Scale benchmark: RSS, bytes per node change, stream latency, wat
   target/release/spotboard-bench "$@"
 }
 
-cmd_perf() { # Browser figures (P3, P3b, P5): release build, 10k nodes in 2,000 pools, Chromium
+cmd_perf() { # Browser figures (S6, P3, P3b, P5): release build, 10k nodes in 2,000 pools, Chromium
   need_rust
   need_node_modules
   need_chromium
