@@ -220,8 +220,15 @@ async fn a_tab_moves_to_the_other_replica(
         );
         let snap: spotboard_core::model::Snapshot = serde_json::from_str(&data).unwrap();
         let shown: HashSet<String> = snap.nodes.iter().map(|n| n.key.clone()).collect();
-        // The cluster may change while the snapshot is taken: compare in a quiet moment.
+        // The cluster may change while the snapshot is taken: compare in a quiet moment. B's
+        // watches may also be a moment behind the cluster (a preemption's replacement nodes
+        // not seen yet: CI once saw 0 of a pool's 3 nodes): ask again until B has caught up,
+        // as the reconnecting tab would get once its watches have.
         if before != live(record, pool) && attempt < 30 {
+            continue;
+        }
+        if shown != before && attempt < 30 {
+            tokio::time::sleep(Duration::from_millis(500)).await;
             continue;
         }
         let phantom: Vec<_> = shown.difference(&before).collect();
