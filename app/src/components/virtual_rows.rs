@@ -1,17 +1,17 @@
-//! Long lists drawn near the viewport only: the Node Pools table, a pool's nodes and the
-//! preemption cards. Which rows to draw is [`spotboard_core::domain::virtual_rows::drawn`];
-//! this keeps what it needs up to date from the browser: where the viewport is over the list
-//! (on scroll and resize) and how tall each drawn row turned out (after each change of the
-//! drawn rows).
+//! Long lists drawn near the viewport only: the Node Pools table, a pool's nodes, the
+//! preemption cards and the readiness audit's lines. Which rows to draw is
+//! [`spotboard_core::domain::virtual_rows::drawn`]; this keeps what it needs up to date from the
+//! browser: where the viewport is over the list (on scroll and resize) and how tall each drawn
+//! row turned out (after each change of the drawn rows).
 //!
 //! A list's element has a page-unique `id` and holds a top spacer, the drawn rows, each with
-//! `data-row` set to its key, and a bottom spacer, as its children. The server renders the first rows for
-//! [`Viewport::INITIAL`], and the browser's first render agrees with it (hydration), then
-//! measures.
+//! `data-row` set to its key, and a bottom spacer, as its children. The server renders the
+//! first rows for [`Viewport::INITIAL`], and the browser's first render agrees with it
+//! (hydration), then measures.
 //!
 //! What it costs a person: the browser's find-in-page sees only the drawn rows (the tables'
-//! filters search every row), and a screen reader is told the whole list's length through
-//! `aria-rowcount`/`aria-setsize` by the lists that draw it.
+//! filters search every row); the tables tell a screen reader their whole length
+//! (`aria-rowcount`).
 
 use std::collections::HashMap;
 
