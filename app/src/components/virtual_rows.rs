@@ -22,6 +22,11 @@ use spotboard_core::domain::virtual_rows::{Viewport, drawn};
 /// blank, before the next frame brings the rest. 200 px is 6 table rows or most of a card.
 pub const MARGIN_PX: f64 = 200.0;
 
+/// Lists this long or shorter are drawn whole: their elements are few, and a short list below
+/// the fold (a pool's one node under its conditions) is in the page for find-in-page and for
+/// a person who reads the page top to bottom. 40 pools-table rows are about 1,400 elements.
+pub const DRAW_ALL_UP_TO: usize = 40;
+
 /// What scrolls the list past the viewport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scroll {
@@ -204,6 +209,13 @@ pub fn use_virtual_rows(
         heights.with(|known| {
             let mean = mean_height(known, estimate_px);
             keys.with(|keys| {
+                if keys.len() <= DRAW_ALL_UP_TO {
+                    return Window {
+                        keys: keys.clone(),
+                        before: 0.0,
+                        after: 0.0,
+                    };
+                }
                 let d = drawn(
                     keys.iter().map(|k| known.get(k).copied().unwrap_or(mean)),
                     viewport.get(),
