@@ -33,16 +33,8 @@ pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> imp
         keys.retain(|k| only_key.as_ref().is_none_or(|o| o == k));
         keys
     });
-    // One pool's audit (its page) is drawn whole; every pool's, near the viewport only.
+    // One pool's audit (its page) is a list short enough to be drawn whole.
     let lines = use_virtual_rows(keys, "readiness-pools", Scroll::Page, AUDIT_LINE_PX);
-    let drawn = move || {
-        if open {
-            keys.get()
-        } else {
-            lines.window.with(|w| w.keys.clone())
-        }
-    };
-    let spacer = move |css: String| if open { "0px".to_string() } else { css };
     follow_links(keys, lines);
     let checks = Memo::new(move |_| {
         let mut checks: Vec<Check> = Vec::new();
@@ -84,8 +76,8 @@ pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> imp
             {status}
             // A click may open or close a line: measure it.
             <div id="readiness-pools" on:click=move |_| lines.schedule()>
-                <div class="spacer" aria-hidden="true" style:height=move || spacer(lines.before_css())></div>
-                <For each=drawn key=|k| k.clone() let:key>
+                <div class="spacer" aria-hidden="true" style:height=move || lines.before_css()></div>
+                <For each=move || lines.window.with(|w| w.keys.clone()) key=|k| k.clone() let:key>
                     {
                         let slot = key.clone();
                         view! {
@@ -95,7 +87,7 @@ pub fn ReadinessSection(#[prop(optional)] only: Option<(String, String)>) -> imp
                         }
                     }
                 </For>
-                <div class="spacer" aria-hidden="true" style:height=move || spacer(lines.after_css())></div>
+                <div class="spacer" aria-hidden="true" style:height=move || lines.after_css()></div>
             </div>
         </section>
     }
