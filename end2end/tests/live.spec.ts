@@ -22,7 +22,7 @@ spec:
   await expect(row).toBeVisible({ timeout: 5_000 });
   await expect(row.locator(".class-spot")).toHaveText("spot");
   // The controller reconciles it: Validated arrives live too.
-  await expect(row.locator('.cond[data-type="Validated"]')).toContainText("Valid", { timeout: 10_000 });
+  await expect(row.locator('.cond[data-type="Validated"]')).toHaveAttribute("aria-label", /^Validated: True/, { timeout: 10_000 });
   expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
 
   kubectl(context, ["delete", "nodepool", name]);

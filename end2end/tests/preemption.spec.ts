@@ -80,7 +80,7 @@ test("a preemption's countdown walks through the phases to removed, with its bla
   await expect(flag).toContainText("above 10 % (24h window)");
   await expect(flag.getByRole("link", { name: "Capacity Finder" })).toHaveAttribute("href", "/capacity-finder");
   // And a key with no preemption in any window is not flagged, whatever it runs.
-  const lines = await signals.locator("tbody tr").evaluateAll((trs) =>
+  const lines = await signals.locator("tbody tr[data-row]").evaluateAll((trs) =>
     trs.map((tr) => ({
       key: tr.getAttribute("data-key"),
       rates: [...tr.querySelectorAll("td")].slice(0, 3).map((td) => td.textContent ?? ""),

@@ -71,7 +71,7 @@ test("the savings page totals match the ledger of this run", async ({ page, requ
   await expect(page.getByTestId("net-sentence")).toContainText(
     `spot saves ${Number(net.gross_pct)} % gross, ${Number(net.net_pct)} % net`,
   );
-  const byPool = page.locator('table.breakdown[data-by="pool"] tbody tr');
+  const byPool = page.locator('table.breakdown[data-by="pool"] tbody tr[data-row]');
   await expect(byPool.first()).toBeVisible();
   const poolRows: { key: string; net: { net_usd: string } }[] = report.breakdowns.find((b: [string, unknown]) => b[0] === "pool")[1];
   const first = byPool.first();

@@ -45,9 +45,10 @@ pub fn ConditionBadge(cond: ConditionView) -> impl IntoView {
 /// One condition as a small mark for the dense pools table: the colour and the glyph both
 /// carry the severity (✓ ok, ↻ progressing, ! warning, ✕ error, ? unknown), so neither colour
 /// alone nor shape alone has to be read; type, status, reason and message are in the title
-/// for the mouse and in visually hidden text for screen readers. The glyph is drawn by the
-/// stylesheet (`.cond.mark.sev-*::before`), not an element of its own: a table row holds five
-/// marks, and each element saved is five a row.
+/// for the mouse and the accessible name for screen readers (`role="img"`: a mark with a
+/// name). The glyph is drawn by the stylesheet (`.cond.mark.sev-*::before`), and the name is
+/// an attribute, not elements of their own: a table row holds five marks, and each element
+/// saved is five a row.
 #[component]
 pub fn ConditionMark(cond: ConditionView) -> impl IntoView {
     let status = if cond.status.is_empty() {
@@ -69,9 +70,7 @@ pub fn ConditionMark(cond: ConditionView) -> impl IntoView {
     let class = format!("cond mark sev-{}", cond.severity.as_str());
     let title = text.clone();
     view! {
-        <span class=class title=title data-type=cond.type_.as_str().to_string()>
-            <span class="sr-only">{text}</span>
-        </span>
+        <span class=class role="img" aria-label=text title=title data-type=cond.type_.as_str().to_string()></span>
     }
 }
 

@@ -52,24 +52,33 @@ fn ConnBadge() -> impl IntoView {
     }
 }
 
+/// Alerts the badge's title names; the rest are counted.
+const TITLE_ALERTS: usize = 10;
+
 /// The alerts firing now, on every page, linking to their list on `/preemptions`; the title
 /// lists them. Hidden at zero, like the preempting badge.
 #[component]
 fn AlertsBadge() -> impl IntoView {
     let live = expect_context::<LiveStore>();
     let summaries = Memo::new(move |_| {
-        let mut s: Vec<String> = live
-            .firing
-            .values()
-            .into_iter()
-            .map(|a| a.summary)
-            .collect();
+        let mut s: Vec<String> = Vec::new();
+        live.firing.for_each(|a| s.push(a.summary.clone()));
         s.sort();
         s
     });
+    // A wave can fire hundreds: the title names the first few, the list has them all.
+    let title = move || {
+        summaries.with(|s| {
+            let mut t = s[..s.len().min(TITLE_ALERTS)].join("\n");
+            if s.len() > TITLE_ALERTS {
+                t.push_str(&format!("\n… and {} more", s.len() - TITLE_ALERTS));
+            }
+            t
+        })
+    };
     view! {
         <a href="/preemptions#alerts" class="badge alerting" data-testid="alerts-firing"
-            title=move || summaries.get().join("\n")
+            title=title
             hidden=move || summaries.with(Vec::is_empty).then_some("")>
             {move || match summaries.with(Vec::len) {
                 1 => "1 alert firing".to_string(),

@@ -66,11 +66,16 @@ pub struct VirtualRows {
     pending: StoredValue<bool>,
     #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
     scroll: Scroll,
-    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-    id: &'static str,
+    // The list element's `id`: a report's tables are named by what they break down.
+    id: StoredValue<String>,
 }
 
 impl VirtualRows {
+    /// The list element's `id`, page-unique.
+    pub fn id(&self) -> String {
+        self.id.get_value()
+    }
+
     /// The top spacer's height as a CSS length, for `style:height`.
     pub fn before_css(&self) -> String {
         format!("{}px", self.window.with(|w| w.before))
@@ -115,7 +120,7 @@ impl VirtualRows {
     /// `key` is not in the list.
     #[cfg(feature = "hydrate")]
     pub fn reveal(&self, key: &str) {
-        let Some(el) = document().get_element_by_id(self.id) else {
+        let Some(el) = self.id.with_value(|id| document().get_element_by_id(id)) else {
             return;
         };
         let offset = self.keys.with_untracked(|keys| {
@@ -147,7 +152,7 @@ impl VirtualRows {
     #[cfg(feature = "hydrate")]
     fn measure(&self) {
         use wasm_bindgen::JsCast;
-        let Some(el) = document().get_element_by_id(self.id) else {
+        let Some(el) = self.id.with_value(|id| document().get_element_by_id(id)) else {
             return;
         };
         let viewport = match self.scroll {
@@ -199,7 +204,7 @@ impl VirtualRows {
 /// that, the mean of the measured rows stands in for a row not yet drawn).
 pub fn use_virtual_rows(
     keys: Memo<Vec<String>>,
-    id: &'static str,
+    id: impl Into<String>,
     scroll: Scroll,
     estimate_px: f64,
 ) -> VirtualRows {
@@ -237,7 +242,7 @@ pub fn use_virtual_rows(
         heights,
         pending: StoredValue::new(false),
         scroll,
-        id,
+        id: StoredValue::new(id.into()),
     };
     #[cfg(feature = "hydrate")]
     {
@@ -278,4 +283,54 @@ fn mean_height(known: &HashMap<String, f64>, estimate_px: f64) -> f64 {
     } else {
         known.values().sum::<f64>() / known.len() as f64
     }
+}
+
+/// A table body drawn near the viewport: the drawn rows between two spacer rows that span
+/// the table's `columns`. `row` draws a key's row, a `<tr>` whose `data-row` is the key.
+#[component]
+pub fn VirtualTbody<F, V>(rows: VirtualRows, columns: u16, row: F) -> impl IntoView
+where
+    F: Fn(String) -> V + Clone + Send + Sync + 'static,
+    V: IntoView + 'static,
+{
+    view! {
+        <tbody id=rows.id()>
+            <tr class="spacer" aria-hidden="true" hidden=move || rows.nothing_before()>
+                <td colspan=columns style:height=move || rows.before_css()></td>
+            </tr>
+            <For each=move || rows.window.with(|w| w.keys.clone()) key=|k| k.clone() children=row />
+            <tr class="spacer" aria-hidden="true" hidden=move || rows.nothing_after()>
+                <td colspan=columns style:height=move || rows.after_css()></td>
+            </tr>
+        </tbody>
+    }
+}
+
+/// The body of a report's table (rows read once, not live) drawn near the viewport: `items`
+/// in table order, each with its page-unique key; `row` draws one, a `<tr>` whose `data-row`
+/// is its key. `id`: the `<tbody>`'s, page-unique; `estimate_px`: a row's height before one
+/// is measured (CSS px).
+#[component]
+pub fn ReportTbody<T, F, V>(
+    #[prop(into)] id: String,
+    items: Vec<(String, T)>,
+    columns: u16,
+    estimate_px: f64,
+    row: F,
+) -> impl IntoView
+where
+    T: Clone + Send + Sync + 'static,
+    F: Fn(String, T) -> V + Clone + Send + Sync + 'static,
+    V: IntoView + 'static,
+{
+    let keys: Vec<String> = items.iter().map(|(k, _)| k.clone()).collect();
+    let by_key = StoredValue::new(items.into_iter().collect::<HashMap<String, T>>());
+    let keys = Memo::new(move |_| keys.clone());
+    let rows = use_virtual_rows(keys, id, Scroll::Page, estimate_px);
+    let row = move |key: String| {
+        let item = by_key.with_value(|m| m.get(&key).cloned());
+        let row = row.clone();
+        item.map(move |item| row(key, item))
+    };
+    view! { <VirtualTbody rows columns row /> }
 }

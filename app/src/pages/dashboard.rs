@@ -10,7 +10,7 @@ use crate::{
     components::{
         badges::{ClassBadge, ClusterBadge, ConditionMark},
         time::{age, use_now},
-        virtual_rows::{Scroll, use_virtual_rows},
+        virtual_rows::{Scroll, VirtualTbody, use_virtual_rows},
     },
     domain::{
         paging::{PAGE_SIZES, Page, page_size},
@@ -451,17 +451,9 @@ where
                             {header("Age", SortKey::Age, "age", "")}
                         </tr>
                     </thead>
-                    <tbody id="pool-rows">
-                        <tr class="spacer" aria-hidden="true" hidden=move || rows.nothing_before()>
-                            <td colspan="15" style:height=move || rows.before_css()></td>
-                        </tr>
-                        <For each=move || rows.window.with(|w| w.keys.clone()) key=|k| k.clone() let:key>
-                            {live.pools.row(&key).map(|row| view! { <PoolRowView row /> })}
-                        </For>
-                        <tr class="spacer" aria-hidden="true" hidden=move || rows.nothing_after()>
-                            <td colspan="15" style:height=move || rows.after_css()></td>
-                        </tr>
-                    </tbody>
+                    <VirtualTbody rows columns=15 row=move |key: String| {
+                        live.pools.row(&key).map(|row| view! { <PoolRowView row /> })
+                    } />
                 </table>
             </div>
         </Show>

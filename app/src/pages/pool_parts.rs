@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use crate::{
     components::{
         time::{age, stamp, use_now},
-        virtual_rows::{Scroll, use_virtual_rows},
+        virtual_rows::{Scroll, VirtualTbody, use_virtual_rows},
     },
     live::LiveStore,
     model::{GpuSource, NodeRow, PoolRow, PoolUtilisation},
@@ -199,17 +199,9 @@ pub fn NodeTable(row: RwSignal<PoolRow>) -> impl IntoView {
                             </Show>
                             <th scope="col">"Age"</th>
                         </tr></thead>
-                        <tbody id="node-rows">
-                            <tr class="spacer" aria-hidden="true" hidden=move || rows.nothing_before()>
-                                <td colspan="9" style:height=move || rows.before_css()></td>
-                            </tr>
-                            <For each=move || rows.window.with(|w| w.keys.clone()) key=|k| k.clone() let:key>
-                                {live.nodes.row(&key).map(|n| view! { <NodeRowView node=n playable utilisation measured /> })}
-                            </For>
-                            <tr class="spacer" aria-hidden="true" hidden=move || rows.nothing_after()>
-                                <td colspan="9" style:height=move || rows.after_css()></td>
-                            </tr>
-                        </tbody>
+                        <VirtualTbody rows columns=9 row=move |key: String| {
+                            live.nodes.row(&key).map(|n| view! { <NodeRowView node=n playable utilisation measured /> })
+                        } />
                     </table>
                 </div>
             </Show>

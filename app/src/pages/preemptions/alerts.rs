@@ -3,32 +3,55 @@
 
 use leptos::prelude::*;
 
+use crate::components::virtual_rows::{Scroll, use_virtual_rows};
 use crate::live::LiveStore;
+use crate::model::Alert;
 
-/// The alerts firing now, oldest first, each with where to look.
+/// An alert line's height before one is measured (CSS px): one line of text.
+const ALERT_LINE_PX: f64 = 26.0;
+
+/// The alerts firing now, oldest first, each with where to look. Drawn near the viewport: a
+/// wave over 2,000 pools fires hundreds at once (one per pool whose rate crosses its
+/// threshold), and the list was 2,000 elements laid out again at each.
 #[component]
 pub fn FiringAlerts() -> impl IntoView {
     let live = expect_context::<LiveStore>();
-    move || {
-        let mut firing = live.firing.values();
-        firing.sort_by(|a, b| a.started.cmp(&b.started).then_with(|| a.key.cmp(&b.key)));
-        (!firing.is_empty()).then(|| {
-            view! {
-                <section id="alerts" class="alerts" data-testid="alerts" aria-label="Alerts firing">
-                    <h2>"Alerts firing"</h2>
-                    <ul class="findings">
-                        {firing.into_iter().map(|a| view! {
-                            <li data-alert=a.key.clone() data-kind=a.kind.as_str()>
-                                <span class="badge sev-error">{a.kind.as_str()}</span>
-                                " "{a.summary.clone()}" "
-                                <span class="small muted">{a.started.map(|t| format!("since {}", crate::components::time::clock(t)))}</span>
-                                " "<a class="small" href=a.path.clone()>"look"</a>
-                            </li>
-                        }).collect_view()}
-                    </ul>
-                </section>
-            }
-        })
+    let keys = Memo::new(move |_| {
+        let mut firing = Vec::new();
+        live.firing
+            .for_each(|a| firing.push((a.started, a.key.clone())));
+        // Oldest first (one not yet dated first of all), then by key.
+        firing.sort();
+        firing.into_iter().map(|(_, k)| k).collect::<Vec<_>>()
+    });
+    let lines = use_virtual_rows(keys, "alert-list", Scroll::Page, ALERT_LINE_PX);
+    view! {
+        <Show when=move || keys.with(|k| !k.is_empty())>
+            <section id="alerts" class="alerts" data-testid="alerts" aria-label="Alerts firing">
+                <h2>"Alerts firing " <span class="muted">{move || format!("({})", keys.with(Vec::len))}</span></h2>
+                <ul class="findings" id="alert-list">
+                    <li class="spacer" aria-hidden="true" style:height=move || lines.before_css()></li>
+                    <For each=move || lines.window.with(|w| w.keys.clone()) key=|k| k.clone() let:key>
+                        {live.firing.row(&key).map(|alert| view! { <AlertLine key alert /> })}
+                    </For>
+                    <li class="spacer" aria-hidden="true" style:height=move || lines.after_css()></li>
+                </ul>
+            </section>
+        </Show>
+    }
+}
+
+#[component]
+fn AlertLine(key: String, alert: RwSignal<Alert>) -> impl IntoView {
+    view! {
+        <li data-row=key.clone() data-alert=key data-kind=move || alert.with(|a| a.kind.as_str())>
+            {move || alert.with(|a| view! {
+                <span class="badge sev-error">{a.kind.as_str()}</span>
+                " "{a.summary.clone()}" "
+                <span class="small muted">{a.started.map(|t| format!("since {}", crate::components::time::clock(t)))}</span>
+                " "<a class="small" href=a.path.clone()>"look"</a>
+            })}
+        </li>
     }
 }
 

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use leptos::prelude::*;
 
+use crate::components::virtual_rows::{Scroll, VirtualTbody, use_virtual_rows};
 use crate::domain::preemption::rates::{RateBy, RateRow, Window, advice};
 use crate::domain::preemption::replacement;
 use crate::live::LiveStore;
@@ -71,9 +72,8 @@ pub struct SignalLine {
     pub flag: Option<(String, &'static str, bool)>,
 }
 
-/// Lines the table shows until asked for all: a table of 2,000 pools took the tab 150-270 ms
-/// to lay out again each time its rows changed, and the keys that matter lead.
-pub const SIGNAL_ROWS: usize = 100;
+/// A line's height before one is measured (CSS px).
+const SIGNAL_ROW_PX: f64 = 33.0;
 
 /// The lines of dimension `by`, flagged keys first, then by 24 h rate (highest first), then
 /// by key, from every rate row `each_rate` visits (once each: a pass is linear in the rows,
@@ -195,7 +195,7 @@ fn line_view(line: SignalLine) -> impl IntoView {
         None => view! { <td></td> }.into_any(),
     };
     view! {
-        <tr data-key=line.key.clone()>
+        <tr data-key=line.key.clone() data-row=line.key.clone()>
             <th scope="row">{line.key.clone()}</th>
             <td>{r24}</td>
             <td>{r7}</td>
@@ -222,31 +222,26 @@ pub fn SignalsTable(scope: RwSignal<RateBy>) -> impl IntoView {
         let by = scope.get();
         providers.with(|p| lines(by, |f| live.rates.for_each(f), p))
     });
-    let all = RwSignal::new(false);
-    let shown = move || {
-        let mut shown = lines.get();
-        if !all.get() {
-            shown.truncate(SIGNAL_ROWS);
-        }
-        shown
-    };
-    let more = move || {
-        let n = lines.with(Vec::len);
-        (n > SIGNAL_ROWS).then(|| {
-            view! {
-                <p class="small muted" data-testid="signals-more">
-                    {move || if all.get() {
-                        format!("All {n} keys.")
-                    } else {
-                        format!("The first {SIGNAL_ROWS} of {n} keys: flagged, then the highest 24 h rates.")
-                    }}
-                    " "
-                    <button type="button" on:click=move |_| all.update(|a| *a = !*a)>
-                        {move || if all.get() { format!("Show the first {SIGNAL_ROWS}") } else { format!("Show all {n}") }}
-                    </button>
-                </p>
-            }
+    // Every line, drawn near the viewport: a table of 2,000 pools took the tab 150-270 ms to
+    // lay out again each time its rows changed.
+    let keys =
+        Memo::new(move |_| lines.with(|ls| ls.iter().map(|l| l.key.clone()).collect::<Vec<_>>()));
+    let at = Memo::new(move |_| {
+        keys.with(|ks| {
+            ks.iter()
+                .enumerate()
+                .map(|(i, k)| (k.clone(), i))
+                .collect::<HashMap<String, usize>>()
         })
+    });
+    let rows = use_virtual_rows(keys, "signal-rows", Scroll::Page, SIGNAL_ROW_PX);
+    // A drawn line is drawn again when its own figures change, not when another's do.
+    let row = move |key: String| {
+        let line = Memo::new(move |_| {
+            at.with(|at| at.get(&key).copied())
+                .and_then(|i| lines.with(|ls| ls.get(i).cloned()))
+        });
+        move || line.get().map(line_view)
     };
     let first = scope.get_untracked();
     view! {
@@ -287,12 +282,9 @@ pub fn SignalsTable(scope: RwSignal<RateBy>) -> impl IntoView {
                     <th scope="col" title="spot nodes that went away in 24 h for another reason than a preemption: not in the rate">"other departures, 24 h"</th>
                     <th scope="col">"flag"</th>
                 </tr></thead>
-                <tbody>
-                    <For each=shown key=|l| l.clone() let:line>{line_view(line)}</For>
-                </tbody>
+                <VirtualTbody rows columns=8 row />
             </table>
         </div>
-        {more}
     }
 }
 

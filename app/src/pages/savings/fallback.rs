@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::virtual_rows::ReportTbody;
 use crate::domain::cost::usd;
 use crate::model::{FallbackReport, FallbackRow, MoveBack, PairKind, encode_component};
 
@@ -47,7 +48,10 @@ fn advice(r: &FallbackRow) -> impl IntoView + use<> {
     }
 }
 
-fn row(r: FallbackRow) -> impl IntoView {
+/// A fallback row's height before one is measured (CSS px): the advice's note wraps.
+const FALLBACK_ROW_PX: f64 = 44.0;
+
+fn row(key: String, r: FallbackRow) -> impl IntoView {
     let (kind, kind_title) = kind_text(r.kind);
     let spot = r
         .spot_pools
@@ -66,7 +70,7 @@ fn row(r: FallbackRow) -> impl IntoView {
         String::new()
     };
     view! {
-        <tr data-pair=r.on_demand_pool.clone()>
+        <tr data-pair=r.on_demand_pool.clone() data-row=key>
             <td class="pool">{pool_link(&r.cluster, &r.on_demand_pool)}</td>
             <td class="pool" title=format!("Paired by {kind}: {kind_title}")>{spot}</td>
             <td class="where" title=r.cluster.clone()>{r.zone.clone().unwrap_or_else(|| r.cluster.clone())}</td>
@@ -87,6 +91,11 @@ fn row(r: FallbackRow) -> impl IntoView {
 /// The section; nothing when the fleet has no fallback pair.
 pub fn section(report: FallbackReport) -> impl IntoView {
     (!report.pairs.is_empty()).then(|| {
+        let items: Vec<(String, FallbackRow)> = report
+            .pairs
+            .into_iter()
+            .map(|r| (format!("{}/{}", r.cluster, r.on_demand_pool), r))
+            .collect();
         let summary = format!(
             "{} node-hours on-demand while spot was short, {} beyond spot. A move back is advised once the spot side has had capacity for {} min and the Capacity Finder scores its zone {:.0} or more.",
             report.short_node_hours,
@@ -111,7 +120,7 @@ pub fn section(report: FallbackReport) -> impl IntoView {
                             <th scope="col" title="On-demand nodes running now">"Now"</th>
                             <th scope="col">"Advice"</th>
                         </tr></thead>
-                        <tbody>{report.pairs.into_iter().map(row).collect_view()}</tbody>
+                        <ReportTbody id="fallback-rows" items columns=9 estimate_px=FALLBACK_ROW_PX row />
                     </table>
                 </div>
             </details>
