@@ -263,9 +263,11 @@ fn AdviceTable(
     range: Window,
 ) -> impl IntoView {
     let items: Vec<(String, SurvivalRow)> = rows.into_iter().map(|r| (r.key.clone(), r)).collect();
+    // The header's row counted too.
+    let rowcount = items.len() + 1;
     view! {
         <div class="table-wrap" tabindex="0" role="region" aria-label="Survival and checkpoint advice per pool">
-            <table class="survival-table">
+            <table class="survival-table" aria-rowcount=rowcount>
                 <thead><tr>
                     <th scope="col">"Pool"</th>
                     <th scope="col" class="num">"Nodes"</th>

@@ -273,7 +273,7 @@ pub fn SignalsTable(scope: RwSignal<RateBy>) -> impl IntoView {
             </select>
         </label>
         <div class="table-wrap" tabindex="0" role="region" aria-label="Spot signals">
-            <table class="rates" data-testid="signals">
+            <table class="rates" data-testid="signals" aria-rowcount=move || keys.with(Vec::len) + 1>
                 <thead><tr>
                     <th scope="col">{move || scope.get().as_str()}</th>
                     <th scope="col">"rate 24 h"</th><th scope="col">"7 d"</th><th scope="col">"30 d"</th>

@@ -96,6 +96,8 @@ pub fn section(report: FallbackReport) -> impl IntoView {
             .into_iter()
             .map(|r| (format!("{}/{}", r.cluster, r.on_demand_pool), r))
             .collect();
+        // The header's row counted too.
+        let rowcount = items.len() + 1;
         let summary = format!(
             "{} node-hours on-demand while spot was short, {} beyond spot. A move back is advised once the spot side has had capacity for {} min and the Capacity Finder scores its zone {:.0} or more.",
             report.short_node_hours,
@@ -108,7 +110,7 @@ pub fn section(report: FallbackReport) -> impl IntoView {
                 <summary><h2>"Fallback to on-demand"</h2></summary>
                 <p class="muted">{summary}</p>
                 <div class="table-wrap" tabindex="0" role="region" aria-label="Fallback pairs">
-                    <table class="breakdown fallback">
+                    <table class="breakdown fallback" aria-rowcount=rowcount>
                         <thead><tr>
                             <th scope="col">"On-demand pool"</th>
                             <th scope="col">"Spot pool"</th>

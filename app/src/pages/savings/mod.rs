@@ -265,11 +265,13 @@ const BREAKDOWN_ROW_PX: f64 = 33.0;
 
 fn breakdown(by: String, rows: Vec<CostRow>) -> impl IntoView {
     let items: Vec<(String, CostRow)> = rows.into_iter().map(|r| (r.key.clone(), r)).collect();
+    // The header's row counted too.
+    let rowcount = items.len() + 1;
     view! {
         <details class="section" open>
         <summary><h2>{format!("By {by}")}</h2></summary>
         <div class="table-wrap" tabindex="0" role="region" aria-label=format!("Cost by {by}")>
-            <table class="breakdown" data-by=by.clone()>
+            <table class="breakdown" data-by=by.clone() aria-rowcount=rowcount>
                 <thead><tr>
                     <th scope="col">{by.clone()}</th>
                     <th scope="col">"Node-hours"</th>

@@ -144,6 +144,8 @@ fn table(r: ShowbackReport, query: String) -> impl IntoView {
                 .map(|i| (format!("idle:{}/{}", i.cluster, i.pool), Line::Idle(i))),
         )
         .collect();
+    // The header's row and the total's counted too.
+    let rowcount = items.len() + 2;
     let sep = if query.is_empty() { "" } else { "&" };
     let exports = [
         (
@@ -171,7 +173,7 @@ fn table(r: ShowbackReport, query: String) -> impl IntoView {
             <p class="notice">"The ledger holds more pod intervals in this range than one report reads: the nodes past the bound (in node-uid order) count as idle. Choose a shorter range."</p>
         })}
         <div class="table-wrap" tabindex="0" role="region" aria-label="Showback">
-            <table class="breakdown" data-testid="showback" data-by=by.as_str()>
+            <table class="breakdown" data-testid="showback" data-by=by.as_str() aria-rowcount=rowcount>
                 <thead><tr>
                     <th scope="col">{head}</th>
                     <th scope="col">"Cost"</th>
