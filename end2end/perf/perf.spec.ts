@@ -166,13 +166,21 @@ async function heaviest(page: Page): Promise<string> {
   });
 }
 
-/** The tab's JavaScript heap in use (the wasm's linear memory included), MB, after a GC. */
-async function heapMb(page: Page): Promise<string> {
+/**
+ * The tab's JavaScript heap in use after a GC, MB (V8's heap: the wasm's linear memory is not
+ * in it).
+ */
+async function heapUsage(page: Page): Promise<number> {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("HeapProfiler.collectGarbage");
   const { usedSize } = await cdp.send("Runtime.getHeapUsage");
   await cdp.detach();
-  return (usedSize / 1e6).toFixed(1);
+  return usedSize / 1e6;
+}
+
+/** [`heapUsage`] as words. */
+async function heapMb(page: Page): Promise<string> {
+  return `${(await heapUsage(page)).toFixed(1)} MB`;
 }
 
 test("S6: elements on each page whatever the fleet's size", async ({ page, request }) => {
@@ -385,7 +393,7 @@ test("P3b: a wave of 2,000 CKS notices within one minute on /preemptions", async
       `dashboard shows): ${summary(delays)} (target p99 ≤ 1000 of the label); long tasks: ${tasks.length}, ` +
       `longest ${Math.max(0, ...tasks).toFixed(0)} ms, over 200 ms: ${tasks.filter((t) => t > 200).length} ` +
       `(target none); next frame after the wave ${responsive.toFixed(0)} ms; ${await spent()}; ` +
-      `elements in the page after the wave ${drawnElements} (S6 target ≤ 2000${drawnElements > 2000 ? `; ${await heaviest(page)}` : ""}); JS heap ${await heapMb(page)} MB`,
+      `elements in the page after the wave ${drawnElements} (S6 target ≤ 2000${drawnElements > 2000 ? `; ${await heaviest(page)}` : ""}); JS heap ${await heapMb(page)}`,
   );
   // The delays by when in the wave the notice went out: whether the page falls behind.
   const tens: number[][] = [];
@@ -415,7 +423,7 @@ test("S6: each tab's JS heap over long churn", async ({ browser }) => {
   }));
   const sample = async () => {
     for (const t of tabs) {
-      t.heap.push(Number(await heapMb(t.page)));
+      t.heap.push(await heapUsage(t.page));
       t.elements.push(await elements(t.page));
     }
   };

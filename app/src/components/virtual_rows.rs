@@ -18,9 +18,11 @@ use std::collections::HashMap;
 use leptos::prelude::*;
 use spotboard_core::domain::virtual_rows::{Viewport, drawn};
 
-/// Pixels drawn beyond each edge of the viewport: a quick scroll shows drawn rows, not a
-/// blank, before the next frame brings the rest. 200 px is 6 table rows or most of a card.
-pub const MARGIN_PX: f64 = 200.0;
+/// Pixels drawn beyond each edge of the viewport: a scroll the compositor shows before the
+/// page's next frame (a wheel notch is about 100 px) shows drawn rows, not a blank. 100 px is
+/// 3 table rows, 5 at the compact density; 200 px made that density's rows alone more than
+/// the page's 2,000 elements in a 1080-px window.
+pub const MARGIN_PX: f64 = 100.0;
 
 /// Lists this long or shorter are drawn whole: their elements are few, and a short list below
 /// the fold (a pool's one node under its conditions) is in the page for find-in-page and for

@@ -569,7 +569,7 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
             </td>
             // The five conditions as marks in their fixed order (the projection's), then how
             // many nodes are under notice.
-            <td class="conds" data-col="conditions"><span class="cond-strip">
+            <td class="conds" data-col="conditions">
                 {move || row.with(|r| r.conditions.iter().cloned().map(|c| view! { <ConditionMark cond=c /> }).collect_view())}
                 {move || row.with(|r| (r.provider != spotboard_core::Provider::Cks).then(|| view! {
                     <span class="muted small" title="GKE and Karpenter pools are read from their nodes' labels; the five conditions are CoreWeave's">"node labels"</span>
@@ -585,7 +585,7 @@ fn PoolRowView(row: RwSignal<PoolRow>) -> impl IntoView {
                         </span>
                     }
                 }))}
-            </span></td>
+            </td>
             // One sentence, cut with an ellipsis to the room left; all of it on hover and to
             // screen readers (the cell's text is whole, only drawn shorter).
             <td class="problems" data-col="problems" title=move || problems().join("; ")>
