@@ -5,6 +5,7 @@
 //! on CKS).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +24,34 @@ use super::workloads;
 
 /// `(namespace, name)`.
 pub type PodKey = (String, String);
+
+/// The kind of a pod's first owner, as far as the model acts on it: who replaces a pod that
+/// goes (Kubernetes: Workloads, each controller's page).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// Makes a new pod at once for a terminating or deleted one.
+    ReplicaSet,
+    /// As a ReplicaSet, until the Job completes.
+    Job,
+    /// Brings the same name back once the old pod is gone.
+    StatefulSet,
+    /// A pod per node: comes back only while its node stays; not drained.
+    DaemonSet,
+    /// Anything else: nobody replaces it here.
+    Other,
+}
+
+impl Owner {
+    fn of(kind: &str) -> Self {
+        match kind {
+            "ReplicaSet" => Self::ReplicaSet,
+            "Job" => Self::Job,
+            "StatefulSet" => Self::StatefulSet,
+            "DaemonSet" => Self::DaemonSet,
+            _ => Self::Other,
+        }
+    }
+}
 
 /// A pod's eviction strategy (CoreWeave: Workload scheduling on CKS, "Pod interruption and
 /// eviction policies").
@@ -64,11 +93,13 @@ pub async fn delete_pod(client: &kube::Client, p: &PodRef, grace: Option<u32>, w
     }
 }
 
-/// What the model needs of one pod.
+/// What the model needs of one pod. At a million pods each byte here is a megabyte: the
+/// node's name, the selector and the placement are shared copies (see [`PodIndex`]), the
+/// owner an enum.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PodInfo {
     pub uid: String,
-    pub node: Option<String>,
+    pub node: Option<Arc<str>>,
     pub gpus: u32,
     /// CPU request, millicores.
     pub cpu_m: u32,
@@ -78,15 +109,15 @@ pub struct PodInfo {
     pub deleting: bool,
     /// Succeeded or Failed: holds nothing.
     pub finished: bool,
-    pub owner_kind: Option<String>,
+    pub owner: Option<Owner>,
     /// As pairs, not a map: a B-tree allocates a whole node (over 500 bytes) for the one or
     /// two entries a selector has, for each of 50k pods.
-    pub node_selector: Box<[(String, String)]>,
+    pub node_selector: Arc<[(String, String)]>,
     /// `spec.schedulingGates` is not empty: the scheduler leaves the pod alone until its
     /// gates are removed (Kubernetes: Pod Scheduling Readiness).
     pub gated: bool,
     /// Its tolerations and required node affinity, while it has any.
-    pub placement: Option<Box<super::placement::Placement>>,
+    pub placement: Option<Arc<super::placement::Placement>>,
 }
 
 impl PodInfo {
@@ -116,7 +147,7 @@ impl PodInfo {
         } else {
             Policy::NonInterruptible
         };
-        let owner_kind = pod.owner_references().first().map(|o| o.kind.clone());
+        let owner = pod.owner_references().first().map(|o| Owner::of(&o.kind));
         let phase = pod
             .status
             .as_ref()
@@ -125,18 +156,19 @@ impl PodInfo {
         Self {
             uid: pod.uid().unwrap_or_default(),
             node: spec
-                .and_then(|s| s.node_name.clone())
-                .filter(|n| !n.is_empty()),
+                .and_then(|s| s.node_name.as_deref())
+                .filter(|n| !n.is_empty())
+                .map(Arc::from),
             gpus,
             cpu_m,
             policy,
-            daemon: owner_kind.as_deref() == Some("DaemonSet"),
+            daemon: owner == Some(Owner::DaemonSet),
             deleting: pod.metadata.deletion_timestamp.is_some(),
             finished: matches!(phase, "Succeeded" | "Failed"),
-            owner_kind,
+            owner,
             node_selector: spec
-                .and_then(|s| s.node_selector.clone())
-                .map(|m| m.into_iter().collect())
+                .and_then(|s| s.node_selector.as_ref())
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
                 .unwrap_or_default(),
             gated: spec
                 .and_then(|s| s.scheduling_gates.as_ref())
@@ -166,23 +198,68 @@ pub fn millicores(q: &str) -> u32 {
     }
 }
 
+/// One shared copy of each distinct value that many pods hold alike (a template's node
+/// selector or placement), so that a million pods of a few templates hold a few copies.
+#[derive(Debug)]
+struct Shared<T: ?Sized> {
+    copies: HashSet<Arc<T>>,
+    /// How many copies the last sweep kept.
+    swept: usize,
+}
+
+impl<T: ?Sized> Default for Shared<T> {
+    fn default() -> Self {
+        Self {
+            copies: HashSet::new(),
+            swept: 0,
+        }
+    }
+}
+
+impl<T: ?Sized + Hash + Eq> Shared<T> {
+    /// The shared copy equal to `value` (`value` itself the first time).
+    fn share(&mut self, value: Arc<T>) -> Arc<T> {
+        if let Some(copy) = self.copies.get(&*value) {
+            return copy.clone();
+        }
+        // Copies no pod holds any more are dropped when the set has doubled since the last
+        // sweep: amortised constant time, and no count to keep right on every removal.
+        if self.copies.len() >= 2 * self.swept.max(16) {
+            self.copies.retain(|c| Arc::strong_count(c) > 1);
+            self.swept = self.copies.len();
+        }
+        self.copies.insert(value.clone());
+        value
+    }
+}
+
 /// All pods of the zone, by key and by node.
+///
+/// Memory, at a million pods (`--nodes 100000 --pods-per-node 10`): each key is allocated
+/// once and shared by the three maps; a node's name is one allocation shared by its pods and
+/// its `by_node` entry; selectors and placements are [`Shared`]. Each was a copy a pod: the
+/// index was about 1 KB a pod (heaptrack at 100,000 pods), the largest part of the embedded
+/// cluster's memory.
 #[derive(Debug, Default)]
 pub struct PodIndex {
-    pods: HashMap<PodKey, PodInfo>,
-    by_node: HashMap<String, HashSet<PodKey>>,
-    pending: BTreeSet<PodKey>,
+    pods: HashMap<Arc<PodKey>, PodInfo>,
+    by_node: HashMap<Arc<str>, HashSet<Arc<PodKey>>>,
+    pending: BTreeSet<Arc<PodKey>>,
+    selectors: Shared<[(String, String)]>,
+    placements: Shared<super::placement::Placement>,
 }
 
 impl PodIndex {
     /// Stores `info` under `key`; returns what was there.
-    pub fn upsert(&mut self, key: PodKey, info: PodInfo) -> Option<PodInfo> {
+    pub fn upsert(&mut self, key: PodKey, mut info: PodInfo) -> Option<PodInfo> {
+        info.node_selector = self.selectors.share(info.node_selector);
+        info.placement = info.placement.map(|p| self.placements.share(p));
         let prev = self.remove(&key);
-        if let Some(n) = &info.node {
-            self.by_node
-                .entry(n.clone())
-                .or_default()
-                .insert(key.clone());
+        let key = Arc::new(key);
+        if let Some(n) = info.node.take() {
+            let entry = self.by_node.entry(n);
+            info.node = Some(entry.key().clone());
+            entry.or_default().insert(key.clone());
         } else if !info.deleting && !info.finished {
             self.pending.insert(key.clone());
         }
@@ -192,7 +269,7 @@ impl PodIndex {
 
     pub fn remove(&mut self, key: &PodKey) -> Option<PodInfo> {
         let prev = self.pods.remove(key)?;
-        if let Some(n) = &prev.node
+        if let Some(n) = prev.node.as_deref()
             && let Some(set) = self.by_node.get_mut(n)
         {
             set.remove(key);
@@ -207,7 +284,7 @@ impl PodIndex {
     /// Records a binding made by the scheduler before the watch reports it.
     pub fn bind(&mut self, key: &PodKey, node: &str) {
         if let Some(mut info) = self.pods.get(key).cloned() {
-            info.node = Some(node.to_string());
+            info.node = Some(Arc::from(node));
             self.upsert(key.clone(), info);
         }
     }
@@ -234,6 +311,7 @@ impl PodIndex {
             .into_iter()
             .flatten()
             .filter_map(|k| self.pods.get_key_value(k))
+            .map(|(k, p)| (&**k, p))
     }
 
     /// Every pod bound to `node`, DaemonSet pods included.
@@ -291,7 +369,7 @@ impl PodIndex {
     pub fn pending(&self) -> Vec<(PodKey, PodInfo)> {
         self.pending
             .iter()
-            .filter_map(|k| self.pods.get(k).map(|p| (k.clone(), p.clone())))
+            .filter_map(|k| self.pods.get(k).map(|p| (PodKey::clone(k), p.clone())))
             .filter(|(_, p)| !p.gated)
             .collect()
     }
@@ -347,7 +425,7 @@ fn applied(ctx: &Arc<Ctx>, pod: &Pod) {
             ctx.spawn(kubelet_terminate(ctx.clone(), info.at(&key(pod)), grace));
         }
         // A ReplicaSet or Job counts terminating pods as gone and makes a new one at once.
-        if matches!(info.owner_kind.as_deref(), Some("ReplicaSet" | "Job")) {
+        if matches!(info.owner, Some(Owner::ReplicaSet | Owner::Job)) {
             ctx.spawn(replace(ctx.clone(), workloads::replacement(pod, None)));
         }
     }
@@ -360,12 +438,14 @@ fn deleted(ctx: &Arc<Ctx>, pod: &Pod) {
     let prev = ctx.pods().remove(&key(pod));
     let was_terminating = prev.is_some_and(|p| p.deleting);
     let info = PodInfo::from_pod(pod);
-    let replacement = match info.owner_kind.as_deref() {
-        Some("ReplicaSet" | "Job") if !was_terminating => Some(workloads::replacement(pod, None)),
+    let replacement = match info.owner {
+        Some(Owner::ReplicaSet | Owner::Job) if !was_terminating => {
+            Some(workloads::replacement(pod, None))
+        }
         // A StatefulSet brings the same name back once the old pod is gone.
-        Some("StatefulSet") => Some(workloads::replacement(pod, Some(pod.name_any()))),
+        Some(Owner::StatefulSet) => Some(workloads::replacement(pod, Some(pod.name_any()))),
         // A DaemonSet pod comes back only while its node stays.
-        Some("DaemonSet") => info
+        Some(Owner::DaemonSet) => info
             .node
             .as_deref()
             .filter(|n| ctx.node(n).is_some() && ctx.removal(n).is_none())

@@ -10,8 +10,8 @@ fn info(node: Option<&str>, policy: Policy, gpus: u32) -> PodInfo {
         daemon: false,
         deleting: false,
         finished: false,
-        owner_kind: Some("ReplicaSet".into()),
-        node_selector: Box::default(),
+        owner: Some(Owner::ReplicaSet),
+        node_selector: Arc::default(),
         gated: false,
         placement: None,
     }
@@ -36,7 +36,7 @@ fn node_states_follow_the_cks_labels_page() {
     idx.upsert(k("db-0"), info(Some("g3"), Policy::Graceful, 0));
     let mut ds = info(Some("g2"), Policy::NonInterruptible, 0);
     ds.daemon = true;
-    ds.owner_kind = Some("DaemonSet".into());
+    ds.owner = Some(Owner::DaemonSet);
     idx.upsert(k("cilium-x"), ds);
 
     // (node, idle, drained)
@@ -98,4 +98,65 @@ fn pending_pods_leave_the_queue_when_bound() {
     idx.unbind(&k("a"), &uid, "g9");
     assert_eq!(idx.pending().len(), 2);
     assert_eq!(idx.used("g9").0, 0);
+}
+
+/// A fresh selector and placement, allocated anew as a decoded pod's are.
+fn template(pool: &str) -> PodInfo {
+    let spec: k8s_openapi::api::core::v1::PodSpec = serde_json::from_value(serde_json::json!({
+        "containers": [],
+        "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                         "effect": "NoExecute", "tolerationSeconds": 300}],
+    }))
+    .unwrap();
+    let mut p = info(Some("g1"), Policy::Interruptible, 1);
+    p.node_selector = Arc::from(vec![("pool".to_string(), pool.to_string())]);
+    p.placement = super::super::placement::Placement::from_spec(&spec);
+    p
+}
+
+#[test]
+fn pods_of_one_template_share_one_copy_of_their_node_selector_and_placement() {
+    let mut idx = PodIndex::default();
+    idx.upsert(k("a-0"), template("a"));
+    idx.upsert(k("a-1"), template("a"));
+    idx.upsert(k("b-0"), template("b"));
+    let (a0, a1, b0) = (
+        &idx.pods[&k("a-0")],
+        &idx.pods[&k("a-1")],
+        &idx.pods[&k("b-0")],
+    );
+    assert!(Arc::ptr_eq(&a0.node_selector, &a1.node_selector));
+    assert!(!Arc::ptr_eq(&a0.node_selector, &b0.node_selector));
+    assert_eq!(*b0.node_selector, [("pool".to_string(), "b".to_string())]);
+    let placement = |p: &PodInfo| p.placement.clone().unwrap();
+    assert!(Arc::ptr_eq(&placement(a0), &placement(b0)));
+    let node = |p: &PodInfo| p.node.clone().unwrap();
+    assert!(Arc::ptr_eq(&node(a0), &node(b0)));
+    // A binding's node name is the node's one copy too.
+    idx.upsert(k("c"), info(None, Policy::Interruptible, 1));
+    idx.bind(&k("c"), "g1");
+    assert!(Arc::ptr_eq(
+        &node(&idx.pods[&k("c")]),
+        &node(&idx.pods[&k("a-0")])
+    ));
+    assert_eq!(idx.used("g1"), (4, 4000));
+}
+
+#[test]
+fn copies_no_pod_holds_are_swept_and_held_ones_stay() {
+    let mut idx = PodIndex::default();
+    idx.upsert(k("kept"), template("kept"));
+    let kept = idx.pods[&k("kept")].node_selector.clone();
+    for i in 0..500 {
+        let name = format!("p-{i}");
+        idx.upsert(k(&name), template(&name));
+        idx.remove(&k(&name));
+    }
+    assert!(
+        idx.selectors.copies.len() <= 32,
+        "{}",
+        idx.selectors.copies.len()
+    );
+    idx.upsert(k("again"), template("kept"));
+    assert!(Arc::ptr_eq(&idx.pods[&k("again")].node_selector, &kept));
 }

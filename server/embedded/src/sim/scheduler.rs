@@ -502,8 +502,8 @@ mod tests {
             daemon: false,
             deleting: false,
             finished: false,
-            owner_kind: Some("ReplicaSet".into()),
-            node_selector: Box::new([(
+            owner: Some(super::super::pods::Owner::ReplicaSet),
+            node_selector: Arc::from(vec![(
                 spotboard_core::labels::NODE_POOL.to_string(),
                 pool.to_string(),
             )]),

@@ -7,6 +7,7 @@ mod agreement;
 mod api;
 mod behaviour;
 mod custom;
+mod demo;
 mod eviction;
 mod kubectl;
 mod kubectl_drain;
