@@ -16,6 +16,7 @@
 mod alerting;
 mod metrics;
 mod pods;
+mod rates_pace;
 mod readiness;
 mod shared_reads;
 mod tracker;
@@ -52,15 +53,6 @@ pub async fn blast_radius(
         .await
         .map(|pods| pods.into_iter().map(|(p, _)| p).collect())
 }
-
-/// How often the ledger's preemption rates are recomputed when no preemption starts or ends.
-const RATES_EVERY: Duration = Duration::from_secs(15);
-
-/// The least time between two rates passes when preemptions start or end. A pass reads 30
-/// days of lifetimes from the ledger (10,000 at the benchmark's fleet: 0.4-0.6 s of reading
-/// and 0.1 s of computing on a 2-core machine), and in a wave, or with a few preemptions
-/// a minute, the ledger changes at nearly every publication: passes ran every 2-3 s.
-const RATES_AT_MOST_EVERY: Duration = Duration::from_secs(5);
 
 /// How often the preemption rows are published at most while they change: a wave of 2,000
 /// nodes changes them thousands of times a second, a person reads them at a glance.
@@ -148,9 +140,8 @@ impl PreemptionWatch {
         let (mut dirty, mut alerts_due) = (true, false);
         let mut publish = tokio::time::interval(PUBLISH_EVERY);
         let mut second = tokio::time::interval(Duration::from_secs(1));
-        let (mut rates_at, mut removed): (Option<Instant>, usize) = (None, 0);
-        let (mut preemptions, mut rates_due) = (0, false);
-        let since = |at: Option<Instant>, d: Duration| at.is_none_or(|t| t.elapsed() >= d);
+        let (mut rates, mut removed) = (rates_pace::RatesPace::default(), 0);
+        let mut preemptions = 0;
         loop {
             tokio::select! {
                 fact = following.rx.recv() => {
@@ -191,22 +182,21 @@ impl PreemptionWatch {
                     dirty = false;
                     let now_removed = self.publish(std::mem::take(&mut alerts_due));
                     // The ledger changes when a preemption starts or a node's lifetime
-                    // ends; the rates follow it then (at most every RATES_AT_MOST_EVERY),
-                    // and every RATES_EVERY as the windows slide.
+                    // ends; the rates follow it then, and as the windows slide (at the
+                    // pace of `rates_pace`).
                     if preemptions > 0 || now_removed != removed {
-                        (preemptions, removed, rates_due) = (0, now_removed, true);
+                        (preemptions, removed) = (0, now_removed);
+                        rates.changed();
                     }
-                    if rates_due && since(rates_at, RATES_AT_MOST_EVERY) {
-                        self.spawn_rates();
-                        (rates_due, rates_at) = (false, Some(Instant::now()));
+                    if let Some(pass) = rates.start() {
+                        self.spawn_rates(pass);
                     }
                 }
                 _ = second.tick() => {
                     self.lock().expire(Utc::now());
                     self.note_past_grace();
-                    if since(rates_at, RATES_EVERY) || (rates_due && since(rates_at, RATES_AT_MOST_EVERY)) {
-                        (rates_due, rates_at) = (false, Some(Instant::now()));
-                        self.spawn_rates();
+                    if let Some(pass) = rates.start() {
+                        self.spawn_rates(pass);
                     }
                     // Removed nodes age, undelivered alerts change, alerts are judged: all
                     // from the next publication's view.
@@ -264,9 +254,13 @@ impl PreemptionWatch {
         self.hub.publish(step.firing);
     }
 
-    fn spawn_rates(&self) {
+    /// Runs a rates pass; `pass` ends with it.
+    fn spawn_rates(&self, pass: rates_pace::RatesPass) {
         let w = self.clone();
-        tokio::spawn(async move { w.publish_rates().await });
+        tokio::spawn(async move {
+            w.publish_rates().await;
+            drop(pass);
+        });
     }
 
     /// Reads the pods of each node that just reached T=0, each in its own task.
