@@ -1,4 +1,5 @@
 use super::*;
+use crate::sim::placement::Placement;
 
 fn info(node: Option<&str>, policy: Policy, gpus: u32) -> PodInfo {
     PodInfo {
@@ -110,7 +111,7 @@ fn template(pool: &str) -> PodInfo {
     .unwrap();
     let mut p = info(Some("g1"), Policy::Interruptible, 1);
     p.node_selector = Arc::from(vec![("pool".to_string(), pool.to_string())]);
-    p.placement = super::super::placement::Placement::from_spec(&spec);
+    p.placement = Placement::from_spec(&spec);
     p
 }
 

@@ -462,7 +462,7 @@ async fn start(ctx: Arc<Ctx>, (ns, name): PodKey, uid: String, node: Arc<Node>) 
 mod tests {
     use super::*;
     use crate::sim::nodes::{NewNode, node_object};
-    use crate::sim::pods::Policy;
+    use crate::sim::pods::{Owner, Policy};
 
     /// Whether `node`, with `used` (GPUs, millicores) already requested, can take `pod`, as
     /// a pass judges it.
@@ -502,7 +502,7 @@ mod tests {
             daemon: false,
             deleting: false,
             finished: false,
-            owner: Some(super::super::pods::Owner::ReplicaSet),
+            owner: Some(Owner::ReplicaSet),
             node_selector: Arc::from(vec![(
                 spotboard_core::labels::NODE_POOL.to_string(),
                 pool.to_string(),
