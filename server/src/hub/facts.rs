@@ -34,7 +34,7 @@ pub fn facts_buffer(clusters: usize) -> usize {
 pub enum Fact {
     Node {
         key: String,
-        row: Option<Box<NodeRow>>,
+        row: Option<Arc<NodeRow>>,
     },
     Pool {
         key: String,
@@ -75,10 +75,10 @@ pub struct Following {
 }
 
 /// What the server's followers start from: the hub's nodes, pools and "Preemption pending"
-/// events at one revision.
+/// events at one revision. The node rows are the hub's own, shared.
 #[derive(Default)]
 pub struct LedgerInputs {
-    pub nodes: Vec<NodeRow>,
+    pub nodes: Vec<Arc<NodeRow>>,
     pub pools: Vec<PoolRow>,
     /// "Preemption pending" events (the CKS signal at T=0).
     pub preemptions: Vec<EventRow>,

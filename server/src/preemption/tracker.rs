@@ -95,15 +95,15 @@ impl Tracker {
     /// facts): nodes not in `nodes` are gone. Returns the nodes that just reached T=0.
     pub fn observe(
         &mut self,
-        nodes: &[NodeRow],
+        nodes: &[impl std::borrow::Borrow<NodeRow>],
         now: DateTime<Utc>,
         metrics: &Metrics,
     ) -> Vec<NeedsPods> {
         let present: std::collections::HashSet<&str> =
-            nodes.iter().map(|n| n.key.as_str()).collect();
+            nodes.iter().map(|n| n.borrow().key.as_str()).collect();
         let fresh = nodes
             .iter()
-            .filter_map(|n| self.node(n, now, metrics))
+            .filter_map(|n| self.node(n.borrow(), now, metrics))
             .collect();
         let gone: Vec<String> = self
             .nodes

@@ -97,12 +97,12 @@ impl Views {
 
     /// Every node and pool the watches made (restored rows left out: a follower starts from
     /// what was seen), and the events whose reason is `reason`: the ledger's view.
-    pub fn ledger_inputs(&self, reason: &str) -> (Vec<NodeRow>, Vec<PoolRow>, Vec<EventRow>) {
+    pub fn ledger_inputs(&self, reason: &str) -> (Vec<Arc<NodeRow>>, Vec<PoolRow>, Vec<EventRow>) {
         (
             self.nodes
                 .values()
                 .filter(|n| !self.restored_row(&n.cluster, RowKind::Node, &n.key))
-                .map(|r| NodeRow::clone(r))
+                .cloned()
                 .collect(),
             self.pools
                 .values()

@@ -54,7 +54,7 @@ impl Views {
             }
             let (key, pool) = (row.key.clone(), row.pool.clone());
             let change = watched.then(|| Change::Add(to_value(&row)));
-            self.nodes.insert(key.clone(), Box::new(row));
+            self.nodes.insert(key.clone(), Arc::new(row));
             restored.nodes.insert(key.clone());
             match change {
                 Some(c) => self.publish(RowKind::Node, key, cluster.to_string(), pool, c, tx),

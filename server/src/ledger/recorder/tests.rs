@@ -1,5 +1,6 @@
 use super::*;
 use spotboard_core::model::PoolRow;
+use std::sync::Arc;
 
 const CLUSTER: &str = "zone-a";
 
@@ -23,7 +24,7 @@ fn started(nodes: Vec<NodeRow>) -> Recorder {
     let mut r = Recorder::default();
     r.observe(
         &crate::hub::LedgerInputs {
-            nodes,
+            nodes: nodes.into_iter().map(Arc::new).collect(),
             // Being scaled down: a node that leaves without another signal is one of those.
             pools: vec![PoolRow {
                 key: "p1".into(),
@@ -84,7 +85,7 @@ fn a_brief_notice_then_removal_ends_as_preempted_at_once() {
     assert!(r.apply(
         &Fact::Node {
             key: "n1".into(),
-            row: Some(Box::new(noticed)),
+            row: Some(Arc::new(noticed)),
         },
         t(5),
     ));
@@ -152,7 +153,7 @@ fn a_node_back_before_the_grace_is_not_ended() {
     r.apply(
         &Fact::Node {
             key: "n1".into(),
-            row: Some(Box::new(node("n1", "g1", false))),
+            row: Some(Arc::new(node("n1", "g1", false))),
         },
         t(11),
     );
@@ -259,7 +260,7 @@ async fn a_follower_writes_nothing_and_keeps_only_its_recent_writes_for_a_takeov
     r.apply(
         &Fact::Node {
             key: "n2".into(),
-            row: Some(Box::new(node("n2", "b", false))),
+            row: Some(Arc::new(node("n2", "b", false))),
         },
         t(1),
     );
@@ -289,7 +290,7 @@ fn a_drill_is_recorded_as_drill_and_never_as_a_preemption() {
         r.apply(
             &Fact::Node {
                 key: uid.into(),
-                row: Some(Box::new(drilled(uid, name, true))),
+                row: Some(Arc::new(drilled(uid, name, true))),
             },
             t(5),
         );
@@ -323,7 +324,7 @@ fn a_drill_is_recorded_as_drill_and_never_as_a_preemption() {
     r.apply(
         &Fact::Node {
             key: "n1".into(),
-            row: Some(Box::new(node("n1", "g1", false))),
+            row: Some(Arc::new(node("n1", "g1", false))),
         },
         t(6),
     );
@@ -423,7 +424,7 @@ fn departures_are_told_apart_by_their_signals_with_evidence() {
     r.apply(
         &Fact::Node {
             key: "n2".into(),
-            row: Some(Box::new(triage)),
+            row: Some(Arc::new(triage)),
         },
         t(5),
     );
@@ -583,7 +584,7 @@ fn a_cordon_after_not_ready_is_a_repair_and_a_cordon_before_it_is_not() {
         r.apply(
             &Fact::Node {
                 key: row.key.clone(),
-                row: Some(Box::new(row)),
+                row: Some(Arc::new(row)),
             },
             t(at),
         );
