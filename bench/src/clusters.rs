@@ -25,6 +25,7 @@ use std::{
 use k8s_openapi::api::core::v1::Node;
 use kube::{Api, Client, api::ListParams};
 
+pub use crate::zones::ZONES;
 use crate::{Args, churn, procs, report::Report, sse};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -34,34 +35,6 @@ type Nodes = Vec<(String, String)>;
 
 /// The most clusters a run can have: one per name in [`ZONES`].
 pub const MAX_CLUSTERS: i64 = ZONES.len() as i64;
-
-/// The clusters' zones, in the order they are used. The first 16 are the general-access zones
-/// of CoreWeave's availability matrix (docs.coreweave.com, platform/instances/availability-matrix,
-/// as `../shared/reference/coreweave-zones.txt` lists them); the last 4 are zones CoreWeave's
-/// region pages name beyond those. The embedded cluster takes any zone name; these keep the
-/// contexts' names the field's.
-pub const ZONES: [&str; 20] = [
-    "US-EAST-04A",
-    "US-CENTRAL-07A",
-    "EU-SOUTH-04A",
-    "EU-SOUTH-03B",
-    "US-CENTRAL-06A",
-    "US-EAST-01A",
-    "US-EAST-02A",
-    "US-EAST-06A",
-    "US-EAST-08A",
-    "US-EAST-13A",
-    "US-EAST-14A",
-    "RNO2A",
-    "US-WEST-01A",
-    "US-WEST-04A",
-    "US-WEST-09B",
-    "US-WEST-10A",
-    "US-CENTRAL-08A",
-    "US-CENTRAL-09A",
-    "US-EAST-09A",
-    "US-EAST-10A",
-];
 
 /// Node changes per second to the observed cluster in S2: about one flip a second for each
 /// of its observed nodes, so that a change's delta arrives before the node's next change is

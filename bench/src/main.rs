@@ -64,6 +64,7 @@ mod report;
 mod restart;
 mod showback;
 mod sse;
+mod zones;
 
 use std::time::{Duration, Instant};
 

@@ -20,6 +20,7 @@ use spotboard_core::nodepool::NodePool;
 use spotboard_embedded::api::ReaderFault;
 
 mod stalled_viewer;
+mod twenty_clusters;
 
 const ZONE: &str = "US-EAST-04A";
 
@@ -181,6 +182,17 @@ fn cluster_state(d: &common::Dashboard) -> spotboard_core::model::ClusterRow {
     d.running.hub.snapshot(&Scope::pools()).clusters[0].clone()
 }
 
+/// Every cluster's link state, by cluster name.
+fn cluster_states(d: &common::Dashboard) -> Vec<(String, LinkState)> {
+    d.running
+        .hub
+        .snapshot(&Scope::pools())
+        .clusters
+        .into_iter()
+        .map(|c| (c.name, c.state))
+        .collect()
+}
+
 fn pool(name: &str) -> NodePool {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "compute.coreweave.com/v1alpha1", "kind": "NodePool",
@@ -190,12 +202,12 @@ fn pool(name: &str) -> NodePool {
     .unwrap()
 }
 
-/// Waits until the hub holds exactly what a fresh list of the cluster holds and every viewer
-/// holds exactly what the hub holds; returns the time it took, or `None` after `limit`
-/// (then adds the differences to the row).
+/// Waits until the hub holds exactly what a fresh list of the clusters (`apis`, one a
+/// cluster) holds and every viewer holds exactly what the hub holds; returns the time it
+/// took, or `None` after `limit` (then adds the differences to the row).
 async fn converge(
     d: &common::Dashboard,
-    api: &Api<NodePool>,
+    apis: &[Api<NodePool>],
     viewers: &[Viewer],
     limit: Duration,
     row: &mut Row,
@@ -205,7 +217,10 @@ async fn converge(
     row.lost.get_or_insert(0);
     row.phantom.get_or_insert(0);
     loop {
-        let fresh = common::stream::listed_pools(api).await;
+        let mut fresh = BTreeSet::new();
+        for api in apis {
+            fresh.extend(common::stream::listed_pools(api).await);
+        }
         let hub = hub_pools(d);
         if hub == fresh && viewers.iter().all(|v| v.keys() == hub) {
             return Some(start.elapsed());
@@ -256,7 +271,15 @@ async fn r1_api_server_restarts_lose_and_invent_no_rows() {
         }
         tokio::time::sleep(Duration::from_secs_f64(rng.random_range(0.2..longest))).await;
         embedded.set_reader_fault(ZONE, ReaderFault::None);
-        if let Some(t) = converge(&d, &api, &viewers, Duration::from_secs(10), &mut row).await {
+        if let Some(t) = converge(
+            &d,
+            std::slice::from_ref(&api),
+            &viewers,
+            Duration::from_secs(10),
+            &mut row,
+        )
+        .await
+        {
             row.recovered += 1;
             row.recovery_ms.push(t.as_millis());
         }
@@ -306,7 +329,15 @@ async fn r2_a_routine_410_is_never_stale() {
             .await
             .unwrap();
         embedded.expire_watches(ZONE);
-        if let Some(t) = converge(&d, &api, &viewers, Duration::from_secs(10), &mut row).await {
+        if let Some(t) = converge(
+            &d,
+            std::slice::from_ref(&api),
+            &viewers,
+            Duration::from_secs(10),
+            &mut row,
+        )
+        .await
+        {
             row.recovered += 1;
             row.recovery_ms.push(t.as_millis());
         }
@@ -370,7 +401,14 @@ async fn r3_a_stalled_api_server_is_stale_once_and_recovers() {
         runs: 1,
         ..Default::default()
     };
-    let recovered = converge(&d, &api, &viewers, Duration::from_secs(30), &mut row).await;
+    let recovered = converge(
+        &d,
+        std::slice::from_ref(&api),
+        &viewers,
+        Duration::from_secs(30),
+        &mut row,
+    )
+    .await;
     common::wait_for(Duration::from_secs(30), || {
         cluster_state(&d).state == LinkState::Live
     })

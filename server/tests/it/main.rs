@@ -6,12 +6,13 @@
 
 mod common;
 // The bench's churn and stream reader (bench/src), so R4 measures the other viewers' latency
-// the way the bench does.
+// the way the bench does; and its 20 zones, which the fault suite's run with 20 clusters uses.
 #[allow(dead_code)]
 #[path = "../../../bench/src"]
 mod bench {
     pub mod churn;
     pub mod sse;
+    pub mod zones;
 }
 
 /// Every allocation is counted, so a fault test can read the process's live heap (R4).
