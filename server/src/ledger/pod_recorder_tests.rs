@@ -66,13 +66,18 @@ impl Owned {
 struct Stays(Vec<(String, Vec<Owned>)>);
 
 impl PodStays for Stays {
-    fn each_pod_stay(&self, f: &mut dyn FnMut(&str, &PodStay<'_>)) -> Vec<String> {
-        for (cluster, pods) in &self.0 {
-            for p in pods {
-                f(cluster, &p.lend());
-            }
-        }
+    fn listed_clusters(&self) -> Vec<String> {
         self.0.iter().map(|(c, _)| c.clone()).collect()
+    }
+
+    fn each_pod_stay(&self, cluster: &str, f: &mut dyn FnMut(&PodStay<'_>)) -> bool {
+        let Some((_, pods)) = self.0.iter().find(|(c, _)| c == cluster) else {
+            return false;
+        };
+        for p in pods {
+            f(&p.lend());
+        }
+        true
     }
 }
 
@@ -146,6 +151,59 @@ async fn intervals_open_split_on_a_team_change_and_close_when_the_pod_goes() {
     // A cluster not judged (still listing) closes nothing.
     r.step(&ledger, &Stays(vec![]), t(4)).await.unwrap();
     assert_eq!(all(&ledger).await[1].ended_at, None);
+}
+
+/// [`Stays`] where `cluster` began listing again between the recorder's two reads: named
+/// as listed, then not read.
+struct Relisting(Stays, &'static str);
+
+impl PodStays for Relisting {
+    fn listed_clusters(&self) -> Vec<String> {
+        self.0.listed_clusters()
+    }
+
+    fn each_pod_stay(&self, cluster: &str, f: &mut dyn FnMut(&PodStay<'_>)) -> bool {
+        cluster != self.1 && self.0.each_pod_stay(cluster, f)
+    }
+}
+
+#[tokio::test]
+async fn each_cluster_is_judged_on_its_own_and_one_listing_again_closes_nothing() {
+    let ledger = Ledger::open("sqlite::memory:").await.unwrap();
+    let mut r = PodRecorder::new("team");
+    let fleet = |c1: Vec<Owned>, c2: Vec<Owned>| {
+        Stays(vec![("c1".to_string(), c1), ("c2".to_string(), c2)])
+    };
+    r.step(
+        &ledger,
+        &fleet(
+            vec![stay(POD_A, "ml", None, 1)],
+            vec![stay(POD_B, "ml", None, 1)],
+        ),
+        t(0),
+    )
+    .await
+    .unwrap();
+    let ivs = all(&ledger).await;
+    let clusters: Vec<(&str, &str)> = ivs
+        .iter()
+        .map(|iv| (iv.pod_uid.as_str(), iv.cluster.as_str()))
+        .collect();
+    assert_eq!(clusters, [(POD_A, "c1"), (POD_B, "c2")]);
+    // A goes from c1 while c2 lists again: A closes, B (not seen) stays open.
+    r.step(&ledger, &Relisting(fleet(vec![], vec![]), "c2"), t(1))
+        .await
+        .unwrap();
+    let ivs = all(&ledger).await;
+    assert_eq!(
+        (ivs[0].pod_uid.as_str(), ivs[0].ended_at),
+        (POD_A, Some(t(1)))
+    );
+    assert_eq!((ivs[1].pod_uid.as_str(), ivs[1].ended_at), (POD_B, None));
+    // c2 listed again without B: B closes then.
+    r.step(&ledger, &fleet(vec![], vec![]), t(2)).await.unwrap();
+    assert_eq!(all(&ledger).await[1].ended_at, Some(t(2)));
+    assert_eq!(r.open_count(), Some(0));
 }
 
 #[tokio::test]
