@@ -242,6 +242,20 @@ async fn converge(
     }
 }
 
+/// [`converge`], counting the run in `row` as recovered, with its time, when it converged.
+async fn recover(
+    d: &common::Dashboard,
+    apis: &[Api<NodePool>],
+    viewers: &[Viewer],
+    limit: Duration,
+    row: &mut Row,
+) {
+    if let Some(t) = converge(d, apis, viewers, limit, row).await {
+        row.recovered += 1;
+        row.recovery_ms.push(t.as_millis());
+    }
+}
+
 /// R1: spotboard's API server goes down and comes back again and again, for random
 /// 0.2–5 s, while ten viewers watch and pools come and go during each outage.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -271,18 +285,8 @@ async fn r1_api_server_restarts_lose_and_invent_no_rows() {
         }
         tokio::time::sleep(Duration::from_secs_f64(rng.random_range(0.2..longest))).await;
         embedded.set_reader_fault(ZONE, ReaderFault::None);
-        if let Some(t) = converge(
-            &d,
-            std::slice::from_ref(&api),
-            &viewers,
-            Duration::from_secs(10),
-            &mut row,
-        )
-        .await
-        {
-            row.recovered += 1;
-            row.recovery_ms.push(t.as_millis());
-        }
+        let apis = std::slice::from_ref(&api);
+        recover(&d, apis, &viewers, Duration::from_secs(10), &mut row).await;
     }
     let (server_errors, broken) = viewer_errors(&viewers);
     row.server_errors = Some(server_errors);
@@ -329,18 +333,8 @@ async fn r2_a_routine_410_is_never_stale() {
             .await
             .unwrap();
         embedded.expire_watches(ZONE);
-        if let Some(t) = converge(
-            &d,
-            std::slice::from_ref(&api),
-            &viewers,
-            Duration::from_secs(10),
-            &mut row,
-        )
-        .await
-        {
-            row.recovered += 1;
-            row.recovery_ms.push(t.as_millis());
-        }
+        let apis = std::slice::from_ref(&api);
+        recover(&d, apis, &viewers, Duration::from_secs(10), &mut row).await;
     }
     sampler.abort();
     let stale = *stale_seen.lock().unwrap();

@@ -20,7 +20,7 @@ use spotboard_core::model::LinkState;
 use spotboard_core::nodepool::NodePool;
 use spotboard_embedded::api::ReaderFault;
 
-use super::{Row, Viewer, cluster_states, converge, hub_pools, pool, runs, viewer_errors};
+use super::{Row, Viewer, cluster_states, converge, hub_pools, pool, recover, runs, viewer_errors};
 use crate::bench::zones::ZONES;
 use crate::common;
 
@@ -200,10 +200,7 @@ async fn r1_to_r3_with_twenty_clusters_hold_up_none_of_the_other_19() {
         tokio::time::sleep(length.saturating_sub(outage.elapsed())).await;
         embedded.set_reader_fault(zone, ReaderFault::None);
         let limit = Duration::from_secs(10);
-        if let Some(t) = converge(&fleet.d, &fleet.apis, &fleet.viewers, limit, &mut row).await {
-            row.recovered += 1;
-            row.recovery_ms.push(t.as_millis());
-        }
+        recover(&fleet.d, &fleet.apis, &fleet.viewers, limit, &mut row).await;
     }
     let healthy = sampler.healthy_not_live.load(Ordering::Relaxed) - healthy_before;
     row.server_errors = Some(viewer_errors(&fleet.viewers).0);
@@ -235,10 +232,7 @@ async fn r1_to_r3_with_twenty_clusters_hold_up_none_of_the_other_19() {
         embedded.expire_watches(zone);
         during.push(fleet.probe().await);
         let limit = Duration::from_secs(10);
-        if let Some(t) = converge(&fleet.d, &fleet.apis, &fleet.viewers, limit, &mut row).await {
-            row.recovered += 1;
-            row.recovery_ms.push(t.as_millis());
-        }
+        recover(&fleet.d, &fleet.apis, &fleet.viewers, limit, &mut row).await;
     }
     sampler.count_faulted.store(false, Ordering::Relaxed);
     let faulted_stale = sampler.faulted_not_live.load(Ordering::Relaxed);
