@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use spotboard_core::model::{ConditionTransition, ConditionView};
-use sqlx::Row;
+use sqlx::{AnyConnection, Row};
 
 use super::Ledger;
 use super::store::{db, secs, text, time};
@@ -14,6 +14,19 @@ impl Ledger {
     /// first time it was seen). Recording the same transition again changes nothing.
     pub async fn condition(
         &self,
+        cluster: &str,
+        pool: &str,
+        c: &ConditionView,
+        since: DateTime<Utc>,
+    ) -> Result<()> {
+        self.condition_on(&mut *self.connection().await?, cluster, pool, c, since)
+            .await
+    }
+
+    /// [`Self::condition`] on `conn`: a connection of the pool, or a transaction's.
+    pub(super) async fn condition_on(
+        &self,
+        conn: &mut AnyConnection,
         cluster: &str,
         pool: &str,
         c: &ConditionView,
@@ -32,7 +45,7 @@ impl Ledger {
         .bind(&c.status)
         .bind(&c.reason)
         .bind(text(&c.message).into_owned())
-        .execute(&self.pool)
+        .execute(&mut *conn)
         .await
         .map_err(db("recording a NodePool condition"))?;
         Ok(())

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use spotboard_core::domain::capacity::launch_failures::LaunchFailure;
-use sqlx::Row;
+use sqlx::{AnyConnection, Row};
 
 use super::Ledger;
 use super::store::{db, secs, text, time};
@@ -19,6 +19,16 @@ impl Ledger {
     ///
     /// Errors: the database failed, or this replica does not write.
     pub async fn launch_failure(&self, f: &LaunchFailure) -> Result<()> {
+        self.launch_failure_on(&mut *self.connection().await?, f)
+            .await
+    }
+
+    /// [`Self::launch_failure`] on `conn`: a connection of the pool, or a transaction's.
+    pub(super) async fn launch_failure_on(
+        &self,
+        conn: &mut AnyConnection,
+        f: &LaunchFailure,
+    ) -> Result<()> {
         self.writable()?;
         sqlx::query(
             "INSERT INTO launch_failures (cluster, uid, nodeclaim, message, count, last_seen)
@@ -35,7 +45,7 @@ impl Ledger {
         .bind(text(&f.message).into_owned())
         .bind(i64::from(f.count))
         .bind(secs(f.last_seen))
-        .execute(&self.pool)
+        .execute(&mut *conn)
         .await
         .map_err(db("recording a Karpenter launch failure"))?;
         Ok(())

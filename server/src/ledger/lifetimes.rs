@@ -7,7 +7,7 @@ use futures::TryStreamExt;
 use spotboard_core::CapacityType;
 use spotboard_core::domain::preemption::evictions::EvictionCounts;
 use spotboard_core::model::Lifetime;
-use sqlx::Row;
+use sqlx::{AnyConnection, Row};
 
 use super::Ledger;
 use super::store::{ABANDONED_AFTER, db, secs, time};
@@ -89,6 +89,11 @@ impl Ledger {
     /// Records a node that started (or is seen for the first time). A known uid keeps its
     /// start; its pool, type and zone are refreshed.
     pub async fn started(&self, l: &Lifetime) -> Result<()> {
+        self.started_on(&mut *self.connection().await?, l).await
+    }
+
+    /// [`Self::started`] on `conn`: a connection of the pool, or a transaction's.
+    pub(super) async fn started_on(&self, conn: &mut AnyConnection, l: &Lifetime) -> Result<()> {
         self.writable()?;
         sqlx::query(
             "INSERT INTO node_lifetimes (uid, cluster, node, pool, instance_type, zone, capacity_type, gpus, started_at, cluster_uid)
@@ -106,7 +111,7 @@ impl Ledger {
         .bind(i64::from(l.gpus))
         .bind(secs(l.started_at))
         .bind(&self.identity)
-        .execute(&self.pool)
+        .execute(&mut *conn)
         .await
         .map_err(db("recording a node"))?;
         Ok(())
@@ -114,13 +119,24 @@ impl Ledger {
 
     /// Records T=0 of a preemption, once.
     pub async fn preempting(&self, uid: &str, t0: DateTime<Utc>) -> Result<()> {
+        self.preempting_on(&mut *self.connection().await?, uid, t0)
+            .await
+    }
+
+    /// [`Self::preempting`] on `conn`: a connection of the pool, or a transaction's.
+    pub(super) async fn preempting_on(
+        &self,
+        conn: &mut AnyConnection,
+        uid: &str,
+        t0: DateTime<Utc>,
+    ) -> Result<()> {
         self.writable()?;
         sqlx::query(
             "UPDATE node_lifetimes SET preemption_t0 = $1 WHERE uid = $2 AND preemption_t0 IS NULL",
         )
         .bind(secs(t0))
         .bind(uid)
-        .execute(&self.pool)
+        .execute(&mut *conn)
         .await
         .map_err(db("recording a preemption"))?;
         Ok(())
@@ -151,11 +167,22 @@ impl Ledger {
     ///
     /// Errors: the database refused the write, or this replica is not the writer.
     pub async fn drilled(&self, uid: &str, t0: DateTime<Utc>) -> Result<()> {
+        self.drilled_on(&mut *self.connection().await?, uid, t0)
+            .await
+    }
+
+    /// [`Self::drilled`] on `conn`: a connection of the pool, or a transaction's.
+    pub(super) async fn drilled_on(
+        &self,
+        conn: &mut AnyConnection,
+        uid: &str,
+        t0: DateTime<Utc>,
+    ) -> Result<()> {
         self.writable()?;
         sqlx::query("UPDATE node_lifetimes SET drill_t0 = $1 WHERE uid = $2 AND drill_t0 IS NULL")
             .bind(secs(t0))
             .bind(uid)
-            .execute(&self.pool)
+            .execute(&mut *conn)
             .await
             .map_err(db("recording a drill"))?;
         Ok(())
@@ -163,11 +190,21 @@ impl Ledger {
 
     /// Records when a node first turned Ready (its Ready condition's lastTransitionTime), once.
     pub async fn ready(&self, uid: &str, at: DateTime<Utc>) -> Result<()> {
+        self.ready_on(&mut *self.connection().await?, uid, at).await
+    }
+
+    /// [`Self::ready`] on `conn`: a connection of the pool, or a transaction's.
+    pub(super) async fn ready_on(
+        &self,
+        conn: &mut AnyConnection,
+        uid: &str,
+        at: DateTime<Utc>,
+    ) -> Result<()> {
         self.writable()?;
         sqlx::query("UPDATE node_lifetimes SET ready_at = $1 WHERE uid = $2 AND ready_at IS NULL")
             .bind(secs(at))
             .bind(uid)
-            .execute(&self.pool)
+            .execute(&mut *conn)
             .await
             .map_err(db("recording a node's Ready time"))?;
         Ok(())
@@ -190,13 +227,26 @@ impl Ledger {
         reason: &str,
         evidence: Option<&str>,
     ) -> Result<()> {
+        self.ended_because_on(&mut *self.connection().await?, uid, at, reason, evidence)
+            .await
+    }
+
+    /// [`Self::ended_because`] on `conn`: a connection of the pool, or a transaction's.
+    pub(super) async fn ended_because_on(
+        &self,
+        conn: &mut AnyConnection,
+        uid: &str,
+        at: DateTime<Utc>,
+        reason: &str,
+        evidence: Option<&str>,
+    ) -> Result<()> {
         self.writable()?;
         sqlx::query("UPDATE node_lifetimes SET ended_at = $1, end_reason = $2, end_evidence = $4 WHERE uid = $3 AND ended_at IS NULL")
             .bind(secs(at))
             .bind(reason)
             .bind(uid)
             .bind(evidence.map(|e| super::store::text(e).into_owned()))
-            .execute(&self.pool)
+            .execute(&mut *conn)
             .await
             .map_err(db("ending a node"))?;
         Ok(())

@@ -235,6 +235,24 @@ impl Ledger {
     ///
     /// Errors: [`Error::NotWriter`] on a replica that does not hold the Lease (or whose
     /// renewal deadline has passed).
+    /// A connection of the pool, for a write (see the `_on` writes).
+    ///
+    /// Errors: the database cannot be reached.
+    pub(super) async fn connection(&self) -> Result<sqlx::pool::PoolConnection<sqlx::Any>> {
+        self.pool.acquire().await.map_err(db("connecting"))
+    }
+
+    /// A transaction for a batch of writes, committed by the caller (dropped: rolled back).
+    ///
+    /// Errors: this replica is not the writer, or the database cannot be reached.
+    pub(super) async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
+        self.writable()?;
+        self.pool
+            .begin()
+            .await
+            .map_err(db("starting a transaction"))
+    }
+
     pub(super) fn writable(&self) -> Result<()> {
         if self.writer.holds() {
             Ok(())

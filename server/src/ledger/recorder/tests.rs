@@ -638,3 +638,61 @@ fn a_cordon_after_not_ready_is_a_repair_and_a_cordon_before_it_is_not() {
         ]
     );
 }
+
+/// The queue goes out [`WRITES_PER_COMMIT`] writes to a commit. A write the database refuses
+/// rolls its whole batch back: the batch stays queued, nothing of it half written, and goes
+/// through once the database takes it again; the batches before it stay committed.
+#[tokio::test]
+async fn the_queue_is_committed_in_batches_and_a_refused_batch_stays_queued_whole() {
+    let ledger = Ledger::open("sqlite::memory:").await.unwrap();
+    let mut r = started(Vec::new());
+    let nodes = WRITES_PER_COMMIT + 500;
+    for i in 0..nodes {
+        let uid = format!("n{i}");
+        let row = node(&uid, &format!("node-{i}"), false);
+        r.apply(
+            &Fact::Node {
+                key: uid.as_str().into(),
+                row: Some(Box::new(row)),
+            },
+            t(1),
+        );
+    }
+    // Queued after every node: in the second batch.
+    r.apply(&pool_with(vec![capacity("Sufficient", Some(t(1)))]), t(1));
+    assert_eq!(
+        r.queued(),
+        nodes + 1,
+        "a start per node, then the condition"
+    );
+    let lifetimes =
+        |l: Ledger| async move { l.between(t(-1_000_000), t(1_000_000)).await.unwrap().len() };
+
+    sqlx::query("ALTER TABLE pool_conditions RENAME TO away")
+        .execute(&ledger.pool)
+        .await
+        .unwrap();
+    assert!(
+        r.step(&ledger, t(2)).await.is_err(),
+        "the condition is refused"
+    );
+    assert_eq!(
+        r.queued(),
+        nodes + 1 - WRITES_PER_COMMIT,
+        "the second batch, whole"
+    );
+    assert_eq!(lifetimes(ledger.clone()).await, WRITES_PER_COMMIT);
+
+    sqlx::query("ALTER TABLE away RENAME TO pool_conditions")
+        .execute(&ledger.pool)
+        .await
+        .unwrap();
+    r.step(&ledger, t(3)).await.unwrap();
+    assert_eq!(r.queued(), 0);
+    assert_eq!(lifetimes(ledger.clone()).await, nodes);
+    let conditions = ledger
+        .conditions_of(CLUSTER, "spot-a", t(-10), t(10))
+        .await
+        .unwrap();
+    assert_eq!(conditions.len(), 1);
+}
