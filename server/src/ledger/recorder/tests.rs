@@ -653,7 +653,7 @@ async fn the_queue_is_committed_in_batches_and_a_refused_batch_stays_queued_whol
         r.apply(
             &Fact::Node {
                 key: uid.as_str().into(),
-                row: Some(Box::new(row)),
+                row: Some(Arc::new(row)),
             },
             t(1),
         );
