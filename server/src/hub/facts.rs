@@ -94,13 +94,14 @@ pub struct LedgerInputs {
 
 /// Notes that `follower` (its name, for the log) fell `skipped` facts behind and starts again
 /// from a fresh [`Hub::follow`]: one debug line (target `server::hub::facts`) each time.
-/// Why: each start copies every node row, and a follower that keeps falling behind (during a
-/// large first list, or a flooded cluster) spends its time and memory on those copies.
+/// Why: each start hands over every row again (the node rows shared with the hub, the pools
+/// and events copied) and the follower reads them all, so a follower that keeps falling
+/// behind (during a large first list, or a flooded cluster) spends its time on those starts.
 pub fn fell_behind(follower: &'static str, skipped: u64) {
     tracing::debug!(
         follower,
         skipped,
-        "a follower fell behind the hub's facts; it follows again from a copy of every row"
+        "a follower fell behind the hub's facts; it follows again from every row"
     );
 }
 
