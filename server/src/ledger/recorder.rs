@@ -7,24 +7,27 @@
 //! nodes that are gone when spotboard starts end at the last heartbeat: they ended while
 //! nobody was watching.
 //!
-//! What the hub shows is turned into [`Write`]s at once and queued; the queue is then written
-//! in order. A database that is away keeps the queue (up to [`MAX_QUEUED`]), so a node that
-//! starts and ends during an outage is still recorded when the database returns, and since
-//! every write is idempotent, one that is written twice changes nothing.
+//! What the hub shows is turned into [`Write`]s at once and queued ([`writes`]); the queue is
+//! then written in order. A database that is away keeps the queue (up to `MAX_QUEUED`), so a
+//! node that starts and ends during an outage is still recorded when the database returns,
+//! and since every write is idempotent, one that is written twice changes nothing.
 //!
 //! NodePool conditions go the same way: each pool's conditions when first seen (the backfill
 //! at start), then every transition (a new status, reason or lastTransitionTime).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use spotboard_core::domain::capacity::launch_failures::LaunchFailure;
-use spotboard_core::domain::departures::{self, EndReason};
+use spotboard_core::domain::departures;
 use spotboard_core::model::{ConditionView, EventRow, Lifetime, NodeRow, PoolRow};
 
 use super::Ledger;
 use crate::Result;
 use crate::hub::Fact;
+
+mod writes;
+pub use writes::Write;
+use writes::WriteQueue;
 
 #[derive(Clone)]
 struct Seen {
@@ -77,92 +80,6 @@ const MAX_DISRUPTIONS: usize = 10_000;
 /// is decided (the node and event watches are independent streams).
 pub const END_GRACE: chrono::Duration = chrono::Duration::seconds(3);
 
-/// Writes queued while the database is away or slower than the watches, at most; past this
-/// the oldest are dropped, with one error in the log when dropping starts and one with the
-/// count once the queue is written. Why this many: a first list queues a start per node and
-/// the conditions of every pool at once, 150,000 writes for 20 clusters of 5,000 nodes and
-/// 10,000 NodePools; at 100,000 (the size before) that first list alone overflowed and lost
-/// lifetimes from a healthy database. About 300 bytes a queued lifetime, while queued.
-pub const MAX_QUEUED: usize = 400_000;
-
-/// One write the recorder owes the ledger. Each is idempotent.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Write {
-    // Boxed: a lifetime is ten times the size of the other writes, and a queue of 10k
-    // node starts (a first list) would hold every slot at its size.
-    Started(Box<Lifetime>),
-    Preempting {
-        uid: String,
-        t0: DateTime<Utc>,
-    },
-    /// A preemption drill reached the node at `t0`.
-    Drill {
-        uid: String,
-        t0: DateTime<Utc>,
-    },
-    Ended {
-        uid: String,
-        at: DateTime<Utc>,
-        reason: EndReason,
-        /// What decided `reason` ([`spotboard_core::domain::departures::decide`]).
-        evidence: String,
-    },
-    /// The node's Ready condition turned True at `at` (first time seen).
-    Ready {
-        uid: String,
-        at: DateTime<Utc>,
-    },
-    /// A Karpenter launch failure event as it is now.
-    LaunchFailure(Box<LaunchFailure>),
-    /// A NodePool condition as it is since `since`.
-    Condition {
-        cluster: String,
-        pool: String,
-        condition: Box<ConditionView>,
-        since: DateTime<Utc>,
-    },
-}
-
-impl Write {
-    /// Writes this on `conn` (a transaction's: see [`Recorder::flush`]).
-    async fn apply(&self, ledger: &Ledger, conn: &mut sqlx::AnyConnection) -> Result<()> {
-        match self {
-            Write::Started(l) => ledger.started_on(conn, l).await,
-            Write::Preempting { uid, t0 } => ledger.preempting_on(conn, uid, *t0).await,
-            Write::Drill { uid, t0 } => ledger.drilled_on(conn, uid, *t0).await,
-            Write::Ended {
-                uid,
-                at,
-                reason,
-                evidence,
-            } => {
-                ledger
-                    .ended_because_on(conn, uid, *at, reason.as_str(), Some(evidence))
-                    .await
-            }
-            Write::Ready { uid, at } => ledger.ready_on(conn, uid, *at).await,
-            Write::LaunchFailure(f) => ledger.launch_failure_on(conn, f).await,
-            Write::Condition {
-                cluster,
-                pool,
-                condition,
-                since,
-            } => {
-                ledger
-                    .condition_on(conn, cluster, pool, condition, *since)
-                    .await
-            }
-        }
-    }
-}
-
-/// Queued writes committed together. A first list of 20 clusters queues about 160,000 (node
-/// lifetimes, Ready times, conditions); written one statement a commit, they kept the
-/// dashboard's one core busy for half a minute after the list, mostly in the kernel
-/// appending each commit to SQLite's write-ahead log. A batch holds the database's write
-/// lock for one commit of this many rows, tens of milliseconds.
-const WRITES_PER_COMMIT: usize = 1_000;
-
 /// The recorder's memory between facts.
 #[derive(Default)]
 pub struct Recorder {
@@ -181,15 +98,13 @@ pub struct Recorder {
     synced: HashSet<String>,
     /// Clusters whose leftovers from before this start have been closed.
     reconciled: HashSet<String>,
-    /// Writes not yet in the database, oldest first, with when each was queued.
-    queue: VecDeque<(std::time::Instant, Write)>,
+    /// Writes not yet in the database.
+    queue: WriteQueue,
     /// How long a replica that does not write keeps its writes ([`super::FOLLOWER_KEEPS`]
     /// unless a test says otherwise).
     keep_for: Option<std::time::Duration>,
     /// Per (cluster, pool, condition type): what was last queued.
     conditions: HashMap<(String, String, String), Held>,
-    /// Writes dropped from the full queue since it was last written out.
-    dropped: u64,
 }
 
 /// How long after Karpenter's `DisruptionTerminating` event a node's departure is still its
@@ -264,7 +179,7 @@ impl Recorder {
             self.follow();
             return Ok(());
         }
-        self.flush(ledger).await?;
+        self.queue.flush(ledger).await?;
         self.reconcile(ledger, now).await?;
         ledger.beat(now).await
     }
@@ -274,24 +189,9 @@ impl Recorder {
         self.queue.len()
     }
 
-    fn push(&mut self, w: Write) {
-        if self.queue.len() >= MAX_QUEUED {
-            self.queue.pop_front();
-            if self.dropped == 0 {
-                tracing::error!(
-                    max = MAX_QUEUED,
-                    "more unwritten ledger changes than the queue holds (the database is away, \
-                     or slower than the watches): dropping the oldest"
-                );
-            }
-            self.dropped += 1;
-        }
-        self.queue.push_back((std::time::Instant::now(), w));
-    }
-
     /// The writes queued, oldest first.
     pub fn queued_writes(&self) -> impl Iterator<Item = &Write> {
-        self.queue.iter().map(|(_, w)| w)
+        self.queue.iter()
     }
 
     /// A recorder whose follower keeps its writes for `d` instead of [`super::FOLLOWER_KEEPS`].
@@ -304,25 +204,9 @@ impl Recorder {
     /// recent writes are kept (for a takeover), and this start's leftovers are judged again
     /// by whichever replica writes next.
     fn follow(&mut self) {
-        let keep = self.keep_for.unwrap_or(super::FOLLOWER_KEEPS);
-        while self
-            .queue
-            .front()
-            .is_some_and(|(at, _)| at.elapsed() > keep)
-        {
-            self.queue.pop_front();
-        }
-        self.compact();
+        self.queue
+            .keep_recent(self.keep_for.unwrap_or(super::FOLLOWER_KEEPS));
         self.reconciled.clear();
-    }
-
-    // A first list queues one write per node; once they are written the queue's buffer
-    // would stay at that size for good.
-    fn compact(&mut self) {
-        let keep = self.queue.len().max(64);
-        if self.queue.capacity() > 4 * keep {
-            self.queue.shrink_to(keep);
-        }
     }
 
     /// Starts again from the whole hub (at start, after falling behind the facts, and when a
@@ -455,7 +339,7 @@ impl Recorder {
     /// Queues event `e`'s launch failure as it is now (written again as it repeats).
     fn launch_failure(&mut self, e: &EventRow, now: DateTime<Utc>) {
         if let Some(f) = spotboard_core::domain::capacity::launch_failures::from_event(e, now) {
-            self.push(Write::LaunchFailure(Box::new(f)));
+            self.queue.push(Write::LaunchFailure(Box::new(f)));
         }
     }
 
@@ -486,7 +370,7 @@ impl Recorder {
                     since,
                 },
             );
-            self.push(Write::Condition {
+            self.queue.push(Write::Condition {
                 cluster: p.cluster.clone(),
                 pool: p.name.clone(),
                 condition: Box::new(c.clone()),
@@ -538,7 +422,7 @@ impl Recorder {
                         not_ready: None,
                     },
                 );
-                self.push(Write::Started(Box::new(lifetime(n, now))));
+                self.queue.push(Write::Started(Box::new(lifetime(n, now))));
                 if preempting {
                     self.preempting(&n.key, signal.unwrap_or(now));
                 }
@@ -570,7 +454,7 @@ impl Recorder {
             };
             if n.drill && n.notice && !s.drilled {
                 s.drilled = true;
-                self.push(Write::Drill {
+                self.queue.push(Write::Drill {
                     uid: n.key.clone(),
                     t0: now,
                 });
@@ -581,7 +465,7 @@ impl Recorder {
             && !s.ready
         {
             s.ready = true;
-            self.push(Write::Ready {
+            self.queue.push(Write::Ready {
                 uid: n.key.clone(),
                 at,
             });
@@ -591,7 +475,7 @@ impl Recorder {
     fn preempting(&mut self, uid: &str, t0: DateTime<Utc>) {
         if let Some(s) = self.seen.get_mut(uid) {
             s.preempting = true;
-            self.push(Write::Preempting {
+            self.queue.push(Write::Preempting {
                 uid: uid.to_string(),
                 t0,
             });
@@ -641,7 +525,7 @@ impl Recorder {
                     }
                 }),
             });
-            self.push(Write::Ended {
+            self.queue.push(Write::Ended {
                 uid: uid.clone(),
                 at: missed,
                 reason,
@@ -680,30 +564,6 @@ impl Recorder {
             }
             self.reconciled.insert(cluster.clone());
         }
-        Ok(())
-    }
-
-    /// Writes the queue in order, [`WRITES_PER_COMMIT`] to a transaction, stopping at the
-    /// first failure: its batch is rolled back and stays queued (every write is idempotent,
-    /// so the batch's earlier writes are simply made again).
-    async fn flush(&mut self, ledger: &Ledger) -> Result<()> {
-        while !self.queue.is_empty() {
-            let batch = self.queue.len().min(WRITES_PER_COMMIT);
-            let mut tx = ledger.begin().await?;
-            for (_, w) in self.queue.iter().take(batch) {
-                w.apply(ledger, &mut tx).await?;
-            }
-            tx.commit().await.map_err(super::store::db("committing"))?;
-            self.queue.drain(..batch);
-        }
-        if self.dropped > 0 {
-            tracing::error!(
-                dropped = self.dropped,
-                "the ledger's queue is written; the changes dropped meanwhile are lost"
-            );
-            self.dropped = 0;
-        }
-        self.compact();
         Ok(())
     }
 }

@@ -1,3 +1,4 @@
+use super::writes::WRITES_PER_COMMIT;
 use super::*;
 use spotboard_core::model::PoolRow;
 use std::sync::Arc;
