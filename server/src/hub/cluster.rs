@@ -116,6 +116,12 @@ pub struct ClusterData {
 }
 
 impl ClusterData {
+    /// Whether every watch of the cluster has listed once (all of [`ALL_KINDS`] in
+    /// `synced`): what it holds is then the whole cluster.
+    pub fn listed(&self) -> bool {
+        self.synced & ALL_KINDS == ALL_KINDS
+    }
+
     pub fn new(cluster: &str, zone: Option<String>) -> Self {
         Self {
             cluster: cluster.to_string(),

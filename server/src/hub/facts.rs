@@ -11,7 +11,7 @@ use spotboard_core::model::{EventRow, NodeRow, PoolRow};
 use tokio::sync::broadcast;
 
 use super::views::is_departure;
-use super::{ALL_KINDS, Hub, State};
+use super::{Hub, State};
 
 /// Facts a follower may fall behind by before it starts again from a fresh [`Following`],
 /// for each cluster the hub holds ([`facts_buffer`]).
@@ -141,7 +141,7 @@ impl Hub {
         let synced = s
             .clusters
             .iter()
-            .filter(|(_, c)| c.synced & ALL_KINDS == ALL_KINDS)
+            .filter(|(_, c)| c.listed())
             .map(|(name, _)| name.clone())
             .collect();
         LedgerInputs {

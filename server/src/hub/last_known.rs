@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use spotboard_core::model::{LinkState, NodeRow, PoolRow};
 
-use super::{ALL_KINDS, Hub};
+use super::Hub;
 
 /// One cluster's rows as kept: its pools and nodes.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -86,7 +86,7 @@ impl Hub {
     pub fn known_rows(&self, cluster: &str) -> Option<String> {
         self.read(|s| {
             let data = s.clusters.get(cluster)?;
-            if data.synced & ALL_KINDS != ALL_KINDS {
+            if !data.listed() {
                 return None;
             }
             encode_known(|w| s.views.write_known_rows(cluster, w))
@@ -97,16 +97,15 @@ impl Hub {
     /// show their last known state still: what `/readyz?last-known=true` answers.
     pub fn serving(&self) -> (bool, usize) {
         self.read(|s| {
-            let listed = |d: &super::ClusterData| d.synced & ALL_KINDS == ALL_KINDS;
             let restored = s
                 .clusters
                 .values()
-                .filter(|d| !listed(d) && d.restored.is_some())
+                .filter(|d| !d.listed() && d.restored.is_some())
                 .count();
             let all = s
                 .clusters
                 .values()
-                .all(|d| listed(d) || d.restored.is_some());
+                .all(|d| d.listed() || d.restored.is_some());
             (all, restored)
         })
     }

@@ -46,7 +46,7 @@ use crate::watch::records::{
     EventRecord, KarpenterPoolRecord, NodeRecord, Observed, PodRecord, PoolRecord,
 };
 
-pub use cluster::{ALL_KINDS, EVENTS_PER_CLUSTER, WatchedKind};
+pub use cluster::{EVENTS_PER_CLUSTER, WatchedKind};
 pub use derived::DerivedRow;
 pub use facts::{FACTS_BUFFER, Fact, Following, LedgerInputs, facts_buffer, fell_behind};
 pub use last_known::{KnownRows, RESTORED_MESSAGE, decode_known, encode_known};
@@ -218,7 +218,7 @@ impl Hub {
             };
             let dirty = f(data);
             data.last_good = Some(Utc::now());
-            let was_synced = data.synced & ALL_KINDS == ALL_KINDS;
+            let was_synced = data.listed();
             if resync {
                 data.synced |= kind as u8;
             }
@@ -228,7 +228,7 @@ impl Hub {
             state
                 .views
                 .refresh(cluster, data, dirty, aggregate_only, tx, facts);
-            if !was_synced && data.synced & ALL_KINDS == ALL_KINDS {
+            if !was_synced && data.listed() {
                 // Restored rows the cluster no longer has go before anyone reads it as
                 // listed.
                 let leftovers = state.views.take_restored(cluster);
@@ -374,20 +374,12 @@ impl Hub {
 
     /// Whether every kind of every cluster has been listed at least once.
     pub fn ready(&self) -> bool {
-        self.read(|s| {
-            s.clusters
-                .values()
-                .all(|c| c.synced & ALL_KINDS == ALL_KINDS)
-        })
+        self.read(|s| s.clusters.values().all(|c| c.listed()))
     }
 
     /// Whether every kind of `cluster` has been listed at least once.
     pub fn synced(&self, cluster: &str) -> bool {
-        self.read(|s| {
-            s.clusters
-                .get(cluster)
-                .is_some_and(|c| c.synced & ALL_KINDS == ALL_KINDS)
-        })
+        self.read(|s| s.clusters.get(cluster).is_some_and(|c| c.listed()))
     }
 
     /// This process's epoch: revisions are comparable only within it.

@@ -45,7 +45,7 @@ impl PodStays for Hub {
         self.read(|s| {
             s.clusters
                 .iter()
-                .filter(|(_, c)| c.synced & super::ALL_KINDS == super::ALL_KINDS)
+                .filter(|(_, c)| c.listed())
                 .map(|(name, _)| name.clone())
                 .collect()
         })
@@ -57,7 +57,7 @@ impl PodStays for Hub {
     /// cluster's pods at most.
     fn each_pod_stay(&self, cluster: &str, f: &mut dyn FnMut(&PodStay<'_>)) -> bool {
         self.read(|s| match s.clusters.get(cluster) {
-            Some(c) if c.synced & super::ALL_KINDS == super::ALL_KINDS => {
+            Some(c) if c.listed() => {
                 c.each_pod_stay(|stay| f(stay));
                 true
             }
