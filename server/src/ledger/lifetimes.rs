@@ -165,13 +165,9 @@ impl Ledger {
     /// seen together with the provider's notice). Never sets `preemption_t0`: a drill is no
     /// preemption for rates, survival curves or savings.
     ///
+    /// On `conn`: a connection of the pool, or a transaction's (the recorder's batches).
+    ///
     /// Errors: the database refused the write, or this replica is not the writer.
-    pub async fn drilled(&self, uid: &str, t0: DateTime<Utc>) -> Result<()> {
-        self.drilled_on(&mut *self.connection().await?, uid, t0)
-            .await
-    }
-
-    /// [`Self::drilled`] on `conn`: a connection of the pool, or a transaction's.
     pub(super) async fn drilled_on(
         &self,
         conn: &mut AnyConnection,

@@ -231,10 +231,6 @@ impl Ledger {
         &self.writer
     }
 
-    /// `Ok` when this process may write now.
-    ///
-    /// Errors: [`Error::NotWriter`] on a replica that does not hold the Lease (or whose
-    /// renewal deadline has passed).
     /// A connection of the pool, for a write (see the `_on` writes).
     ///
     /// Errors: the database cannot be reached.
@@ -253,6 +249,10 @@ impl Ledger {
             .map_err(db("starting a transaction"))
     }
 
+    /// `Ok` when this process may write now.
+    ///
+    /// Errors: [`Error::NotWriter`] on a replica that does not hold the Lease (or whose
+    /// renewal deadline has passed).
     pub(super) fn writable(&self) -> Result<()> {
         if self.writer.holds() {
             Ok(())
